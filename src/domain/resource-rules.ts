@@ -1,0 +1,78 @@
+// Body rules of SPEC.md section 4 that a JSON schema cannot say: cross-field requirements, time zones, dates.
+// Types, lengths, enumerations and required fields are checked first by the route schemas; these rules run on
+// well-typed input.
+
+import { FieldErrorCollector, ValidationError } from './errors.js';
+import { isCalendarDate, isTimeZone } from './time.js';
+import type { Currency, MultiDomainOption, Sharing, Site } from '../store/types.js';
+
+export interface SiteBody {
+  name?: string;
+  sharing?: Sharing;
+  share_password?: string;
+  timezone?: string;
+  multi_domain?: boolean;
+  multi_domain_option?: MultiDomainOption;
+}
+
+/** The settings a site ends up with, with the share password still in clear (hashed by the caller). */
+export interface SiteSettings {
+  name: string;
+  sharing: Sharing;
+  /** New clear-text password, `null` to clear the stored one, undefined to keep it. */
+  sharePassword: string | null | undefined;
+  timezone: string;
+  multiDomain: boolean;
+  multiDomainOption: MultiDomainOption | null;
+}
+
+/**
+ * Applies a create (no `current`) or update body. `private` needs a password in the same request; leaving
+ * `private` clears the stored one. `multi_domain: true` needs `multi_domain_option` in the same request, and
+ * turning multi-domain off clears the option.
+ */
+export function siteSettings(body: SiteBody, current: Site | undefined, defaultTimezone: string): SiteSettings {
+  const errors = new FieldErrorCollector();
+  if (body.timezone !== undefined && !isTimeZone(body.timezone)) {
+    errors.add('timezone', 'is not a time zone of the TZ database (for example Europe/Berlin)');
+  }
+  const sharing = body.sharing ?? current?.sharing ?? 'none';
+  if (body.sharing === 'private' && body.share_password === undefined) {
+    errors.add('share_password', "is required when sharing is 'private'");
+  }
+  if (body.multi_domain === true && body.multi_domain_option === undefined) {
+    errors.add('multi_domain_option', 'is required when multi_domain is true');
+  }
+  errors.throwIfAny();
+
+  const multiDomain = body.multi_domain ?? current?.multiDomain ?? false;
+  let sharePassword: string | null | undefined;
+  if (sharing !== 'private') sharePassword = current?.sharePasswordHash ? null : undefined;
+  else sharePassword = body.share_password;
+  return {
+    name: body.name ?? current!.name,
+    sharing,
+    sharePassword,
+    timezone: body.timezone ?? current?.timezone ?? defaultTimezone,
+    multiDomain,
+    multiDomainOption: multiDomain ? (body.multi_domain_option ?? current?.multiDomainOption ?? null) : null,
+  };
+}
+
+export interface GoalBody {
+  name?: string;
+  currency?: Currency;
+}
+
+export interface MilestoneBody {
+  name?: string;
+  milestone_date?: string;
+}
+
+/** Both fields are required on create and on update (SPEC.md section 4); the date must exist. */
+export function milestoneFields(body: Required<MilestoneBody>): { name: string; milestoneDate: string } {
+  if (!isCalendarDate(body.milestone_date)) {
+    throw ValidationError.of('milestone_date', 'must be a real date in YYYY-MM-DD format');
+  }
+  return { name: body.name, milestoneDate: body.milestone_date };
+}

@@ -1,0 +1,56 @@
+// Timestamps and time zones as the API writes and reads them: UTC `YYYY-MM-DD HH:MM:SS`, IANA zone names.
+
+const TIMESTAMP_RE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
+// IANA names are letters, digits, `_`, `-`, `+` and `/`; this rejects offsets like "+05:00" that Intl also accepts.
+const ZONE_NAME_RE = /^[A-Za-z][A-Za-z0-9_+\-]*(\/[A-Za-z0-9_+\-]+)*$/;
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/** A Date as the API's UTC timestamp string (seconds precision). */
+export function formatTimestamp(date: Date): string {
+  return (
+    `${pad(date.getUTCFullYear(), 4)}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())} ` +
+    `${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}`
+  );
+}
+
+/** A `YYYY-MM-DD` string as the API's timestamp at midnight. */
+export function formatDateAsTimestamp(date: string): string {
+  return `${date} 00:00:00`;
+}
+
+/** Parses `YYYY-MM-DD HH:MM:SS` as UTC; undefined when malformed or not a real calendar time. */
+export function parseTimestamp(text: string): Date | undefined {
+  const m = TIMESTAMP_RE.exec(text);
+  if (!m) return undefined;
+  const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  if (formatTimestamp(date) !== text) return undefined; // rejects 2024-02-30, 25:00:00 and the like
+  return date;
+}
+
+/** True when `text` is a real `YYYY-MM-DD` calendar date. */
+export function isCalendarDate(text: string): boolean {
+  const m = DATE_RE.exec(text);
+  if (!m) return false;
+  return parseTimestamp(`${text} 00:00:00`) !== undefined;
+}
+
+const zoneCache = new Map<string, boolean>();
+
+/** True when `name` is a time zone of the TZ database (as known to ICU, which DuckDB and Node share). */
+export function isTimeZone(name: string): boolean {
+  const cached = zoneCache.get(name);
+  if (cached !== undefined) return cached;
+  let ok = ZONE_NAME_RE.test(name) && name.length <= 64;
+  if (ok) {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: name });
+    } catch {
+      ok = false;
+    }
+  }
+  if (zoneCache.size < 10_000) zoneCache.set(name, ok);
+  return ok;
+}

@@ -1,0 +1,189 @@
+// /admin: instance administration (DESIGN.md section 4), guarded by PLUMB_ADMIN_TOKEN and off without it.
+
+import type { FastifyInstance } from 'fastify';
+import type { TokenAuthenticator } from '../../auth/token-authenticator.js';
+import { notFound, unauthenticated, ValidationError, FieldErrorCollector } from '../../domain/errors.js';
+import { newTokenSecret } from '../../domain/ids.js';
+import { abilityProblem } from '../../domain/scopes.js';
+import { constantTimeEqual, hashToken } from '../../domain/secrets.js';
+import { formatTimestamp, isTimeZone, parseTimestamp } from '../../domain/time.js';
+import type { Account, AccountPatch, MetaStore, SubscriptionStatus, TokenRecord } from '../../store/types.js';
+import { presentDeleted, presentToken } from '../v1/present.js';
+import { coerceFormBody } from '../validation.js';
+
+export interface AdminOptions {
+  adminToken: string | undefined;
+  meta: MetaStore;
+  auth: TokenAuthenticator;
+}
+
+const accountFields = {
+  name: { type: 'string', minLength: 1, maxLength: 255 },
+  email: { type: 'string', minLength: 3, maxLength: 255, pattern: '^[^\\s@]+@[^\\s@]+$' },
+  timezone: { type: 'string', maxLength: 64 },
+  tier: { type: 'integer', minimum: 1, maximum: 6 },
+  subscription_status: { type: 'string', enum: ['active', 'lapsed'] },
+} as const;
+const accountIdParams = { type: 'object', properties: { id: { type: 'integer', minimum: 1 } }, required: ['id'] } as const;
+const tokenBody = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 255 },
+    abilities: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string', maxLength: 64 } },
+    expires_at: { type: ['string', 'null'] },
+  },
+  required: ['name', 'abilities'],
+} as const;
+
+interface AccountBody {
+  name?: string;
+  email?: string;
+  timezone?: string;
+  tier?: number;
+  subscription_status?: SubscriptionStatus;
+}
+interface TokenBody {
+  name: string;
+  abilities: string[];
+  expires_at?: string | null;
+}
+
+const presentAdminAccount = (a: Account) => ({
+  id: a.id,
+  object: 'account',
+  name: a.name,
+  email: a.email,
+  timezone: a.timezone,
+  tier: a.tier,
+  subscription_status: a.subscriptionStatus,
+  created_at: formatTimestamp(a.createdAt),
+  updated_at: formatTimestamp(a.updatedAt),
+});
+
+const presentAdminToken = (t: TokenRecord) => ({
+  id: t.id,
+  ...presentToken(t),
+  revoked_at: t.revokedAt ? formatTimestamp(t.revokedAt) : null,
+});
+
+export async function adminApi(app: FastifyInstance, { adminToken, meta, auth }: AdminOptions): Promise<void> {
+  app.addHook('onRequest', async (request) => {
+    if (!adminToken) throw notFound('The admin API is disabled: set PLUMB_ADMIN_TOKEN to enable it');
+    const m = /^Bearer +(\S+)$/i.exec(request.headers.authorization?.trim() ?? '');
+    if (!m) throw unauthenticated('Missing admin token: send Authorization: Bearer $PLUMB_ADMIN_TOKEN');
+    if (!constantTimeEqual(m[1]!, adminToken)) throw unauthenticated('Invalid admin token');
+  });
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined || request.body === null) request.body = {};
+    coerceFormBody(request);
+  });
+
+  const accountOr404 = async (id: number) => {
+    const account = await meta.getAccount(id);
+    if (!account) throw notFound('Account not found');
+    return account;
+  };
+  const checkTimezone = (tz: string | undefined) => {
+    if (tz !== undefined && !isTimeZone(tz)) throw ValidationError.of('timezone', 'is not a time zone of the TZ database');
+  };
+
+  app.get('/accounts', async () => (await meta.listAccounts()).map(presentAdminAccount));
+
+  app.post<{ Body: AccountBody }>('/accounts', {
+    schema: { body: { type: 'object', properties: accountFields, required: ['name', 'email'] } },
+    handler: async (request) => {
+      const b = request.body;
+      checkTimezone(b.timezone);
+      const account = await meta.createAccount({
+        name: b.name!,
+        email: b.email!,
+        timezone: b.timezone ?? 'UTC',
+        tier: b.tier ?? 1,
+        subscriptionStatus: b.subscription_status ?? 'active',
+      });
+      return presentAdminAccount(account);
+    },
+  });
+
+  app.get<{ Params: { id: number } }>('/accounts/:id', {
+    schema: { params: accountIdParams },
+    handler: async (request) => presentAdminAccount(await accountOr404(request.params.id)),
+  });
+
+  app.post<{ Params: { id: number }; Body: AccountBody }>('/accounts/:id', {
+    schema: { params: accountIdParams, body: { type: 'object', properties: accountFields } },
+    handler: async (request) => {
+      const b = request.body;
+      await accountOr404(request.params.id);
+      checkTimezone(b.timezone);
+      const patch: AccountPatch = {
+        name: b.name,
+        email: b.email,
+        timezone: b.timezone,
+        tier: b.tier,
+        subscriptionStatus: b.subscription_status,
+      };
+      const account = await meta.updateAccount(request.params.id, patch);
+      // Plans apply immediately (SPEC.md section 8): drop this process's cached copy now.
+      auth.forgetAccount(request.params.id);
+      return presentAdminAccount(account!);
+    },
+  });
+
+  app.post<{ Params: { id: number }; Body: TokenBody }>('/accounts/:id/tokens', {
+    schema: { params: accountIdParams, body: tokenBody },
+    handler: async (request) => {
+      const account = await accountOr404(request.params.id);
+      const b = request.body;
+      const errors = new FieldErrorCollector();
+      for (const ability of b.abilities) {
+        const problem = abilityProblem(ability);
+        if (problem) {
+          errors.add('abilities', problem);
+          continue;
+        }
+        const siteId = ability.split(':')[1];
+        if (siteId) {
+          const site = await meta.getSite(siteId);
+          if (!site || site.accountId !== account.id) errors.add('abilities', `site ${siteId} is not a site of this account`);
+        }
+      }
+      let expiresAt: Date | null = null;
+      if (b.expires_at) {
+        expiresAt = parseTimestamp(b.expires_at) ?? null;
+        if (!expiresAt) errors.add('expires_at', 'must be a UTC timestamp in YYYY-MM-DD HH:MM:SS format');
+      }
+      errors.throwIfAny();
+      const secret = newTokenSecret();
+      const token = await meta.createToken({
+        accountId: account.id,
+        name: b.name,
+        abilities: [...new Set(b.abilities)],
+        hash: hashToken(secret),
+        expiresAt,
+      });
+      return { ...presentAdminToken(token), token: secret };
+    },
+  });
+
+  app.get<{ Params: { id: number } }>('/accounts/:id/tokens', {
+    schema: { params: accountIdParams },
+    handler: async (request) => {
+      await accountOr404(request.params.id);
+      await auth.flushLastUsed(); // so last_used_at is current in the listing
+      const tokens = await meta.listTokens(request.params.id);
+      return { object: 'list', url: request.url.split('?')[0], has_more: false, data: tokens.map(presentAdminToken) };
+    },
+  });
+
+  app.delete<{ Params: { id: number; token_id: string } }>('/accounts/:id/tokens/:token_id', {
+    schema: { params: { ...accountIdParams, properties: { ...accountIdParams.properties, token_id: { type: 'string' } } } },
+    handler: async (request) => {
+      await accountOr404(request.params.id);
+      const revoked = await meta.revokeToken(request.params.id, request.params.token_id);
+      if (!revoked) throw notFound('Token not found or already revoked');
+      auth.forgetToken(request.params.token_id);
+      return presentDeleted(request.params.token_id, 'token');
+    },
+  });
+}

@@ -1,0 +1,65 @@
+// Builds the Fastify application: parsers, validation, errors, the OpenAPI document, /v1 and /admin.
+
+import formbody from '@fastify/formbody';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TokenAuthenticator } from '../auth/token-authenticator.js';
+import type { MetaStore } from '../store/types.js';
+import { adminApi } from './admin/index.js';
+import { installErrorHandling } from './errors.js';
+import { validatorCompiler } from './validation.js';
+import { v1Api } from './v1/index.js';
+
+export interface AppDeps {
+  meta: MetaStore;
+  auth: TokenAuthenticator;
+  adminToken: string | undefined;
+  logger?: FastifyServerOptions['logger'];
+  version?: string;
+}
+
+const BODY_LIMIT = 1024 * 1024;
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    bodyLimit: BODY_LIMIT,
+    // Slow or stalled clients must not hold a connection open forever.
+    requestTimeout: 30_000,
+    connectionTimeout: 60_000,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  installErrorHandling(app);
+
+  // Real clients send `Content-Type: application/json` with an empty body on GET and DELETE: that is no body.
+  // Fastify's own parser (with its prototype-poisoning guard) does the rest.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) => {
+    if (String(text).trim() === '') return done(null, undefined);
+    parseJson(request, String(text), done);
+  });
+  await app.register(formbody);
+
+  await app.register(swagger, {
+    hideUntagged: true,
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Plumb Management and Reporting API',
+        version: deps.version ?? '1',
+        description: 'The v1 API of a Plumb analytics server. Authenticate with `Authorization: Bearer <token>`.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+
+  app.get('/openapi.json', async () => app.swagger());
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  await app.register(v1Api, { prefix: '/v1', meta: deps.meta, auth: deps.auth });
+  await app.register(adminApi, { prefix: '/admin', meta: deps.meta, auth: deps.auth, adminToken: deps.adminToken });
+  return app;
+}

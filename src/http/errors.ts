@@ -1,0 +1,44 @@
+// One error handler for the whole server: every failure leaves as JSON in a SPEC.md section 7 shape, and
+// server faults are logged in full but answered without internals.
+
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ErrorObject } from 'ajv';
+import { ApiError, ValidationError } from '../domain/errors.js';
+import { fieldErrorsFrom } from './validation.js';
+
+/** Fastify's own request errors, by code: the status we answer and the message a client gets. */
+const FRAMEWORK_ERRORS: Record<string, [number, string]> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'Unsupported Content-Type: send application/json or application/x-www-form-urlencoded'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'Content-Length does not match the body'],
+  FST_ERR_CTP_BODY_TOO_LARGE: [413, 'Request body is too large'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'Malformed JSON body'],
+  FST_ERR_CTP_INVALID_JSON_BODY: [400, 'Malformed JSON body'],
+  FST_ERR_BAD_URL: [400, 'Malformed URL'],
+  FST_ERR_ASYNC_CONSTRAINT: [400, 'Malformed request'],
+};
+
+export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
+  return reply.code(err.status).headers(err.headers()).type('application/json; charset=utf-8').send(err.body());
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError & { validation?: ErrorObject[]; validationContext?: string }, request, reply) => {
+    if (error instanceof ApiError) return sendError(reply, error);
+    if (error.validation) {
+      return sendError(reply, new ValidationError(fieldErrorsFrom(error.validation, error.validationContext ?? 'body')));
+    }
+    const known = error.code ? FRAMEWORK_ERRORS[error.code] : undefined;
+    if (known) return reply.code(known[0]).send({ error: known[1] });
+    if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) {
+      return reply.code(400).send({ error: 'Malformed JSON body' });
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) return reply.code(status).send({ error: error.message });
+    request.log.error({ err: error }, 'request failed');
+    return reply.code(500).send({ error: 'Internal server error' });
+  });
+
+  app.setNotFoundHandler((request: FastifyRequest, reply) =>
+    reply.code(404).send({ error: `No route for ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}` }),
+  );
+}

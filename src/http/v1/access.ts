@@ -1,0 +1,76 @@
+// Authentication and the scope table of SPEC.md section 5, applied to every /v1 route from its `access` config.
+
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Principal, TokenAuthenticator } from '../../auth/token-authenticator.js';
+import { badRequest, forbidden, notFound } from '../../domain/errors.js';
+import type { MetaStore, Site } from '../../store/types.js';
+import { coerceFormBody } from '../validation.js';
+
+/**
+ * What a route requires, one value per row of SPEC.md's scope table:
+ * - `token`: any valid token (GET /token)
+ * - `full`: `*` (GET /account, POST /sites)
+ * - `list-sites`: `*` or `all-sites-readonly` (GET /sites)
+ * - `read-site`: read access to the `site_id` in the path
+ * - `manage-site`: `manage:{site_id}` or `*`
+ * - `full-site`: the site must be visible, and the token must hold `*` (DELETE /sites/{site_id})
+ * - `public`: no token at all (the retired 410 endpoints, which answer 410 whatever is sent)
+ */
+export type Access = 'token' | 'full' | 'list-sites' | 'read-site' | 'manage-site' | 'full-site' | 'public';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: Access;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+    site: Site | null;
+  }
+}
+
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new Error('route has no principal: is its access "public"?');
+  return request.principal;
+}
+
+export function siteOf(request: FastifyRequest): Site {
+  if (!request.site) throw new Error('route has no site: is its access site-scoped?');
+  return request.site;
+}
+
+export function installAccessControl(app: FastifyInstance, meta: MetaStore, auth: TokenAuthenticator): void {
+  app.decorateRequest('principal', null);
+  app.decorateRequest('site', null);
+
+  // onRequest: a bad token is a 401 before the body is even read.
+  app.addHook('onRequest', async (request) => {
+    const access = request.routeOptions.config.access;
+    if (access === undefined || access === 'public') return;
+    const principal = await auth.authenticate(request.headers.authorization);
+    if (principal.account.subscriptionStatus === 'lapsed') {
+      throw badRequest('The subscription of this account has lapsed');
+    }
+    request.principal = principal;
+  });
+
+  // preValidation: existence and permission are settled before the body is judged, so a write to a missing
+  // site is a 404 and a write without permission a 400, whatever its body says.
+  app.addHook('preValidation', async (request) => {
+    const access = request.routeOptions.config.access;
+    if (access === undefined || access === 'public') return;
+    const { scopes, account } = principalOf(request);
+    if (access === 'full' && !scopes.isFullAccess) throw forbidden();
+    if (access === 'list-sites' && !scopes.canListSites) throw forbidden();
+    if (access === 'read-site' || access === 'manage-site' || access === 'full-site') {
+      const siteId = (request.params as { site_id?: string }).site_id ?? '';
+      const site = await meta.getSite(siteId);
+      // Another account's site and a site outside the token's scopes look exactly like a missing one.
+      if (!site || site.accountId !== account.id || !scopes.canReadSite(site.id)) throw notFound('Site not found');
+      if (access === 'manage-site' && !scopes.canManageSite(site.id)) throw forbidden();
+      if (access === 'full-site' && !scopes.isFullAccess) throw forbidden();
+      request.site = site;
+    }
+    if (request.body === undefined || request.body === null) request.body = {};
+    coerceFormBody(request);
+  });
+}

@@ -1,0 +1,363 @@
+// MetaStore on the embedded DuckDB file: accounts, tokens, sites, events (goals) and milestones.
+
+import { ValidationError } from '../../domain/errors.js';
+import { newTrackingCode, newUuid } from '../../domain/ids.js';
+import type {
+  Account, AccountPatch, Goal, GoalPatch, MetaStore, Milestone, MilestonePatch, NewAccount, NewGoal,
+  NewMilestone, NewSite, NewToken, Page, PageRequest, Site, SitePatch, TokenRecord,
+} from '../types.js';
+import type { DuckDatabase, Param, Querier } from './database.js';
+
+type Row = Record<string, unknown>;
+
+const toAccount = (r: Row): Account => ({
+  id: Number(r.id),
+  name: r.name as string,
+  email: r.email as string,
+  timezone: r.timezone as string,
+  tier: Number(r.tier),
+  subscriptionStatus: r.subscription_status as Account['subscriptionStatus'],
+  createdAt: r.created_at as Date,
+  updatedAt: r.updated_at as Date,
+});
+
+const toToken = (r: Row): TokenRecord => ({
+  id: r.id as string,
+  accountId: Number(r.account_id),
+  name: r.name as string,
+  version: Number(r.version),
+  abilities: JSON.parse(r.abilities as string) as string[],
+  hash: r.hash as string,
+  lastUsedAt: (r.last_used_at as Date | null) ?? null,
+  expiresAt: (r.expires_at as Date | null) ?? null,
+  revokedAt: (r.revoked_at as Date | null) ?? null,
+  createdAt: r.created_at as Date,
+  updatedAt: r.updated_at as Date,
+});
+
+const toSite = (r: Row): Site => ({
+  id: r.id as string,
+  accountId: Number(r.account_id),
+  name: r.name as string,
+  sharing: r.sharing as Site['sharing'],
+  sharePasswordHash: (r.share_password_hash as string | null) ?? null,
+  timezone: r.timezone as string,
+  multiDomain: Boolean(r.multi_domain),
+  multiDomainOption: (r.multi_domain_option as Site['multiDomainOption']) ?? null,
+  createdAt: r.created_at as Date,
+  updatedAt: r.updated_at as Date,
+});
+
+const toGoal = (r: Row): Goal => ({
+  id: r.id as string,
+  siteId: r.site_id as string,
+  name: r.name as string,
+  currency: r.currency as Goal['currency'],
+  createdAt: r.created_at as Date,
+  updatedAt: r.updated_at as Date,
+});
+
+const toMilestone = (r: Row): Milestone => ({
+  id: r.id as string,
+  siteId: r.site_id as string,
+  name: r.name as string,
+  milestoneDate: (r.milestone_date as Date).toISOString().slice(0, 10),
+  createdAt: r.created_at as Date,
+  updatedAt: r.updated_at as Date,
+});
+
+/** Column lists for UPDATE statements; keys are the only SQL text built from code, never from input. */
+const SITE_COLUMNS: Record<keyof SitePatch, string> = {
+  name: 'name',
+  sharing: 'sharing',
+  sharePasswordHash: 'share_password_hash',
+  timezone: 'timezone',
+  multiDomain: 'multi_domain',
+  multiDomainOption: 'multi_domain_option',
+};
+const ACCOUNT_COLUMNS: Record<keyof AccountPatch, string> = {
+  name: 'name',
+  email: 'email',
+  timezone: 'timezone',
+  tier: 'tier',
+  subscriptionStatus: 'subscription_status',
+};
+
+function assignments<K extends string>(columns: Record<K, string>, patch: Partial<Record<K, Param>>) {
+  const sets: string[] = [];
+  const params: Param[] = [];
+  for (const key of Object.keys(columns) as K[]) {
+    const value = patch[key];
+    if (value === undefined) continue;
+    sets.push(`${columns[key]} = ?`);
+    params.push(value);
+  }
+  return { sets, params };
+}
+
+export class DuckMetaStore implements MetaStore {
+  constructor(private readonly db: DuckDatabase) {}
+
+  // ---- accounts
+
+  createAccount(input: NewAccount): Promise<Account> {
+    const now = new Date();
+    return this.db.serial(async (q) => {
+      const [row] = await q.rows(
+        `INSERT INTO accounts (name, email, timezone, tier, subscription_status, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        [input.name, input.email, input.timezone, input.tier, input.subscriptionStatus, now, now],
+      );
+      return toAccount(row!);
+    });
+  }
+
+  async getAccount(id: number): Promise<Account | undefined> {
+    const rows = await this.db.serial((q) => q.rows('SELECT * FROM accounts WHERE id = ?', [id]));
+    return rows[0] && toAccount(rows[0]);
+  }
+
+  async listAccounts(): Promise<Account[]> {
+    return (await this.db.serial((q) => q.rows('SELECT * FROM accounts ORDER BY id'))).map(toAccount);
+  }
+
+  async updateAccount(id: number, patch: AccountPatch): Promise<Account | undefined> {
+    const { sets, params } = assignments(ACCOUNT_COLUMNS, patch);
+    const rows = await this.db.serial((q) =>
+      q.rows(`UPDATE accounts SET ${[...sets, 'updated_at = ?'].join(', ')} WHERE id = ? RETURNING *`, [
+        ...params, new Date(), id,
+      ]),
+    );
+    return rows[0] && toAccount(rows[0]);
+  }
+
+  // ---- tokens
+
+  createToken(input: NewToken): Promise<TokenRecord> {
+    const now = new Date();
+    return this.db.serial(async (q) => {
+      const [row] = await q.rows(
+        `INSERT INTO tokens (id, account_id, name, version, abilities, hash, expires_at, created_at, updated_at)
+         VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?) RETURNING *`,
+        [newUuid(), input.accountId, input.name, JSON.stringify(input.abilities), input.hash, input.expiresAt, now, now],
+      );
+      return toToken(row!);
+    });
+  }
+
+  async findTokenByHash(hash: string): Promise<TokenRecord | undefined> {
+    const rows = await this.db.serial((q) => q.rows('SELECT * FROM tokens WHERE hash = ?', [hash]));
+    return rows[0] && toToken(rows[0]);
+  }
+
+  async listTokens(accountId: number): Promise<TokenRecord[]> {
+    const rows = await this.db.serial((q) =>
+      q.rows('SELECT * FROM tokens WHERE account_id = ? ORDER BY created_at, seq', [accountId]),
+    );
+    return rows.map(toToken);
+  }
+
+  async revokeToken(accountId: number, tokenId: string): Promise<boolean> {
+    const now = new Date();
+    const rows = await this.db.serial((q) =>
+      q.rows(
+        `UPDATE tokens SET revoked_at = ?, updated_at = ?
+         WHERE id = ? AND account_id = ? AND revoked_at IS NULL RETURNING id`,
+        [now, now, tokenId, accountId],
+      ),
+    );
+    return rows.length > 0;
+  }
+
+  async touchTokens(lastUsed: ReadonlyMap<string, Date>): Promise<void> {
+    if (lastUsed.size === 0) return;
+    await this.db.transaction(async (q) => {
+      for (const [id, at] of lastUsed) {
+        await q.exec(
+          'UPDATE tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)',
+          [at, id, at],
+        );
+      }
+    });
+  }
+
+  // ---- sites
+
+  createSite(input: NewSite): Promise<Site> {
+    const now = new Date();
+    return this.db.serial((q) =>
+      insertWithFreshCode(q, 'sites', async (id) => {
+        const [row] = await q.rows(
+          `INSERT INTO sites (id, account_id, name, sharing, share_password_hash, timezone, multi_domain,
+             multi_domain_option, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+          [id, input.accountId, input.name, input.sharing, input.sharePasswordHash, input.timezone,
+            input.multiDomain, input.multiDomainOption, now, now],
+        );
+        return toSite(row!);
+      }),
+    );
+  }
+
+  async getSite(id: string): Promise<Site | undefined> {
+    const rows = await this.db.serial((q) => q.rows('SELECT * FROM sites WHERE id = ?', [id]));
+    return rows[0] && toSite(rows[0]);
+  }
+
+  listSites(accountId: number, page: PageRequest): Promise<Page<Site>> {
+    return this.page('sites', 'account_id', accountId, page, toSite);
+  }
+
+  async updateSite(id: string, patch: SitePatch): Promise<Site> {
+    const { sets, params } = assignments(SITE_COLUMNS, patch);
+    const rows = await this.db.serial((q) =>
+      q.rows(`UPDATE sites SET ${[...sets, 'updated_at = ?'].join(', ')} WHERE id = ? RETURNING *`, [
+        ...params, new Date(), id,
+      ]),
+    );
+    return toSite(rows[0]!);
+  }
+
+  async deleteSite(id: string): Promise<void> {
+    await this.db.transaction(async (q) => {
+      await q.exec('DELETE FROM goals WHERE site_id = ?', [id]);
+      await q.exec('DELETE FROM milestones WHERE site_id = ?', [id]);
+      await q.exec('DELETE FROM sites WHERE id = ?', [id]);
+    });
+  }
+
+  // ---- events (conversion goals)
+
+  createGoal(input: NewGoal): Promise<Goal> {
+    const now = new Date();
+    return this.db.serial((q) =>
+      insertWithFreshCode(q, 'goals', async (id) => {
+        const [row] = await q.rows(
+          `INSERT INTO goals (id, site_id, name, currency, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?) RETURNING *`,
+          [id, input.siteId, input.name, input.currency, now, now],
+        );
+        return toGoal(row!);
+      }),
+    );
+  }
+
+  async getGoal(siteId: string, id: string): Promise<Goal | undefined> {
+    const rows = await this.db.serial((q) => q.rows('SELECT * FROM goals WHERE id = ? AND site_id = ?', [id, siteId]));
+    return rows[0] && toGoal(rows[0]);
+  }
+
+  listGoals(siteId: string, page: PageRequest): Promise<Page<Goal>> {
+    return this.page('goals', 'site_id', siteId, page, toGoal);
+  }
+
+  async updateGoal(siteId: string, id: string, patch: GoalPatch): Promise<Goal> {
+    const rows = await this.db.serial((q) =>
+      q.rows(
+        `UPDATE goals SET name = coalesce(?, name), currency = coalesce(?, currency), updated_at = ?
+         WHERE id = ? AND site_id = ? RETURNING *`,
+        [patch.name ?? null, patch.currency ?? null, new Date(), id, siteId],
+      ),
+    );
+    return toGoal(rows[0]!);
+  }
+
+  async deleteGoal(siteId: string, id: string): Promise<void> {
+    await this.db.serial((q) => q.exec('DELETE FROM goals WHERE id = ? AND site_id = ?', [id, siteId]));
+  }
+
+  // ---- milestones
+
+  async createMilestone(input: NewMilestone): Promise<Milestone> {
+    const now = new Date();
+    const rows = await this.db.serial((q) =>
+      q.rows(
+        `INSERT INTO milestones (id, site_id, name, milestone_date, created_at, updated_at)
+         VALUES (?, ?, ?, CAST(? AS DATE), ?, ?) RETURNING *`,
+        [newUuid(), input.siteId, input.name, input.milestoneDate, now, now],
+      ),
+    );
+    return toMilestone(rows[0]!);
+  }
+
+  async getMilestone(siteId: string, id: string): Promise<Milestone | undefined> {
+    const rows = await this.db.serial((q) =>
+      q.rows('SELECT * FROM milestones WHERE id = ? AND site_id = ?', [id, siteId]),
+    );
+    return rows[0] && toMilestone(rows[0]);
+  }
+
+  listMilestones(siteId: string, page: PageRequest): Promise<Page<Milestone>> {
+    return this.page('milestones', 'site_id', siteId, page, toMilestone);
+  }
+
+  async updateMilestone(siteId: string, id: string, patch: MilestonePatch): Promise<Milestone> {
+    const rows = await this.db.serial((q) =>
+      q.rows(
+        `UPDATE milestones SET name = ?, milestone_date = CAST(? AS DATE), updated_at = ?
+         WHERE id = ? AND site_id = ? RETURNING *`,
+        [patch.name, patch.milestoneDate, new Date(), id, siteId],
+      ),
+    );
+    return toMilestone(rows[0]!);
+  }
+
+  async deleteMilestone(siteId: string, id: string): Promise<void> {
+    await this.db.serial((q) => q.exec('DELETE FROM milestones WHERE id = ? AND site_id = ?', [id, siteId]));
+  }
+
+  async close(): Promise<void> {
+    await this.db.close();
+  }
+
+  // ---- shared
+
+  /**
+   * One page of a list ordered by (created_at, insertion order). Backward pages are read in descending order
+   * and flipped, so `data` is always ascending (DESIGN.md section 5).
+   */
+  private page<T>(
+    table: 'sites' | 'goals' | 'milestones',
+    scopeColumn: 'account_id' | 'site_id',
+    scope: Param,
+    page: PageRequest,
+    map: (r: Row) => T,
+  ): Promise<Page<T>> {
+    return this.db.serial(async (q) => {
+      const cursorField = page.startingAfter !== undefined ? 'starting_after' : page.endingBefore !== undefined ? 'ending_before' : undefined;
+      const backward = cursorField === 'ending_before';
+      let where = `${scopeColumn} = ?`;
+      const params: Param[] = [scope];
+      if (cursorField) {
+        const cursorId = (backward ? page.endingBefore : page.startingAfter)!;
+        const [cursor] = await q.rows<{ created_at: Date; seq: bigint }>(
+          `SELECT created_at, seq FROM ${table} WHERE id = ? AND ${scopeColumn} = ?`,
+          [cursorId, scope],
+        );
+        if (!cursor) throw ValidationError.of(cursorField, 'does not name an object in this list');
+        const op = backward ? '<' : '>';
+        where += ` AND (created_at ${op} ? OR (created_at = ? AND seq ${op} ?))`;
+        params.push(cursor.created_at, cursor.created_at, cursor.seq);
+      }
+      const dir = backward ? 'DESC' : 'ASC';
+      const rows = await q.rows(
+        `SELECT * FROM ${table} WHERE ${where} ORDER BY created_at ${dir}, seq ${dir} LIMIT ?`,
+        [...params, page.limit + 1],
+      );
+      const hasMore = rows.length > page.limit;
+      const items = rows.slice(0, page.limit).map(map);
+      if (backward) items.reverse();
+      return { items, hasMore };
+    });
+  }
+}
+
+/** Tracking codes are random; on the rare collision, draw again. */
+async function insertWithFreshCode<T>(q: Querier, table: 'sites' | 'goals', insert: (id: string) => Promise<T>): Promise<T> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const id = newTrackingCode();
+    const taken = await q.rows(`SELECT 1 FROM ${table} WHERE id = ?`, [id]);
+    if (taken.length === 0) return insert(id);
+  }
+  throw new Error(`could not allocate a free ${table} id`);
+}

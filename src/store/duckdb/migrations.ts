@@ -1,0 +1,100 @@
+// Versioned schema migrations for the embedded store, applied in order on start, each in its own transaction.
+
+import type { DuckDatabase } from './database.js';
+
+interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+// Append only: a released migration is never edited, a change is a new version.
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: 'accounts, tokens, sites, events, milestones',
+    sql: `
+      CREATE SEQUENCE account_ids START 1;
+      CREATE SEQUENCE insertion_order START 1;
+      CREATE TABLE accounts (
+        id INTEGER PRIMARY KEY DEFAULT nextval('account_ids'),
+        name VARCHAR NOT NULL,
+        email VARCHAR NOT NULL,
+        timezone VARCHAR NOT NULL,
+        tier INTEGER NOT NULL,
+        subscription_status VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL
+      );
+      CREATE TABLE tokens (
+        id VARCHAR PRIMARY KEY,
+        account_id INTEGER NOT NULL,
+        name VARCHAR NOT NULL,
+        version INTEGER NOT NULL,
+        abilities VARCHAR NOT NULL, -- JSON array of strings
+        hash VARCHAR NOT NULL UNIQUE,
+        last_used_at TIMESTAMP,
+        expires_at TIMESTAMP,
+        revoked_at TIMESTAMP,
+        created_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('insertion_order')
+      );
+      CREATE TABLE sites (
+        id VARCHAR PRIMARY KEY,
+        account_id INTEGER NOT NULL,
+        name VARCHAR NOT NULL,
+        sharing VARCHAR NOT NULL,
+        share_password_hash VARCHAR,
+        timezone VARCHAR NOT NULL,
+        multi_domain BOOLEAN NOT NULL,
+        multi_domain_option VARCHAR,
+        created_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('insertion_order')
+      );
+      CREATE INDEX sites_by_account ON sites (account_id);
+      CREATE TABLE goals (
+        id VARCHAR PRIMARY KEY,
+        site_id VARCHAR NOT NULL,
+        name VARCHAR NOT NULL,
+        currency VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('insertion_order')
+      );
+      CREATE INDEX goals_by_site ON goals (site_id);
+      CREATE TABLE milestones (
+        id VARCHAR PRIMARY KEY,
+        site_id VARCHAR NOT NULL,
+        name VARCHAR NOT NULL,
+        milestone_date DATE NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('insertion_order')
+      );
+      CREATE INDEX milestones_by_site ON milestones (site_id);
+    `,
+  },
+];
+
+/** Brings the schema up to the newest version; a no-op on an up-to-date database. */
+export async function migrate(db: DuckDatabase): Promise<number[]> {
+  await db.serial((q) =>
+    q.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)`),
+  );
+  const applied = new Set(
+    (await db.serial((q) => q.rows<{ version: number }>('SELECT version FROM schema_migrations'))).map((r) => r.version),
+  );
+  const ran: number[] = [];
+  for (const m of MIGRATIONS) {
+    if (applied.has(m.version)) continue;
+    await db.transaction(async (q) => {
+      await q.exec(m.sql);
+      await q.exec('INSERT INTO schema_migrations VALUES (?, ?, ?)', [m.version, m.name, new Date()]);
+    });
+    ran.push(m.version);
+  }
+  return ran;
+}

@@ -1,0 +1,132 @@
+// Store interfaces: what the rest of Plumb may ask of persistence, whatever the backend.
+// MetaStore holds accounts, tokens, sites, events and milestones. EventStore (hits) and LimitStore (rate
+// limits) join it as their issues land; each backend lives in its own folder under store/.
+
+export type Sharing = 'none' | 'private' | 'public';
+export type MultiDomainOption = 'combined' | 'separate';
+export type SubscriptionStatus = 'active' | 'lapsed';
+export const CURRENCIES = [
+  'dollar', 'pound', 'euro', 'yuan', 'peso', 'shekel', 'yen', 'won', 'hryvnia', 'franc', 'rupee', 'integer', 'none',
+] as const;
+export type Currency = (typeof CURRENCIES)[number];
+
+export interface Account {
+  id: number;
+  name: string;
+  email: string;
+  timezone: string;
+  tier: number;
+  subscriptionStatus: SubscriptionStatus;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface TokenRecord {
+  id: string;
+  accountId: number;
+  name: string;
+  version: number;
+  abilities: string[];
+  /** SHA-256 of the secret; the secret itself is never stored. */
+  hash: string;
+  lastUsedAt: Date | null;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface Site {
+  id: string;
+  accountId: number;
+  name: string;
+  sharing: Sharing;
+  sharePasswordHash: string | null;
+  timezone: string;
+  multiDomain: boolean;
+  multiDomainOption: MultiDomainOption | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface Goal {
+  id: string;
+  siteId: string;
+  name: string;
+  currency: Currency;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface Milestone {
+  id: string;
+  siteId: string;
+  name: string;
+  /** `YYYY-MM-DD` */
+  milestoneDate: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A cursor page request (DESIGN.md section 5); at most one cursor is set. */
+export interface PageRequest {
+  limit: number;
+  startingAfter?: string | undefined;
+  endingBefore?: string | undefined;
+}
+
+/** Items in ascending creation order; `hasMore` is about the paging direction. */
+export interface Page<T> {
+  items: T[];
+  hasMore: boolean;
+}
+
+export type NewAccount = Pick<Account, 'name' | 'email' | 'timezone' | 'tier' | 'subscriptionStatus'>;
+export type AccountPatch = Partial<NewAccount>;
+export type NewToken = Pick<TokenRecord, 'accountId' | 'name' | 'abilities' | 'hash' | 'expiresAt'>;
+export type NewSite = Omit<Site, 'id' | 'createdAt' | 'updatedAt'>;
+export type SitePatch = Partial<Pick<Site, 'name' | 'sharing' | 'sharePasswordHash' | 'timezone' | 'multiDomain' | 'multiDomainOption'>>;
+export type NewGoal = Pick<Goal, 'siteId' | 'name' | 'currency'>;
+export type GoalPatch = Partial<Pick<Goal, 'name' | 'currency'>>;
+export type NewMilestone = Pick<Milestone, 'siteId' | 'name' | 'milestoneDate'>;
+export type MilestonePatch = Pick<Milestone, 'name' | 'milestoneDate'>;
+
+/**
+ * Metadata persistence. Lookups by id return undefined when absent; list methods throw a ValidationError
+ * naming the cursor field when a cursor id is not in the list. Account scoping is the caller's job.
+ */
+export interface MetaStore {
+  createAccount(input: NewAccount): Promise<Account>;
+  getAccount(id: number): Promise<Account | undefined>;
+  listAccounts(): Promise<Account[]>;
+  updateAccount(id: number, patch: AccountPatch): Promise<Account | undefined>;
+
+  createToken(input: NewToken): Promise<TokenRecord>;
+  findTokenByHash(hash: string): Promise<TokenRecord | undefined>;
+  listTokens(accountId: number): Promise<TokenRecord[]>;
+  /** Returns false when the token does not exist in that account or was already revoked. */
+  revokeToken(accountId: number, tokenId: string): Promise<boolean>;
+  /** Records last-use times in one batch (each only moves forward). */
+  touchTokens(lastUsed: ReadonlyMap<string, Date>): Promise<void>;
+
+  createSite(input: NewSite): Promise<Site>;
+  getSite(id: string): Promise<Site | undefined>;
+  listSites(accountId: number, page: PageRequest): Promise<Page<Site>>;
+  updateSite(id: string, patch: SitePatch): Promise<Site>;
+  /** Deletes the site with its events and milestones. */
+  deleteSite(id: string): Promise<void>;
+
+  createGoal(input: NewGoal): Promise<Goal>;
+  getGoal(siteId: string, id: string): Promise<Goal | undefined>;
+  listGoals(siteId: string, page: PageRequest): Promise<Page<Goal>>;
+  updateGoal(siteId: string, id: string, patch: GoalPatch): Promise<Goal>;
+  deleteGoal(siteId: string, id: string): Promise<void>;
+
+  createMilestone(input: NewMilestone): Promise<Milestone>;
+  getMilestone(siteId: string, id: string): Promise<Milestone | undefined>;
+  listMilestones(siteId: string, page: PageRequest): Promise<Page<Milestone>>;
+  updateMilestone(siteId: string, id: string, patch: MilestonePatch): Promise<Milestone>;
+  deleteMilestone(siteId: string, id: string): Promise<void>;
+
+  close(): Promise<void>;
+}

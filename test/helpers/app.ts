@@ -1,0 +1,69 @@
+// A Plumb app on a fresh in-memory DuckDB for tests, with helpers to make accounts, tokens and requests.
+
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { TokenAuthenticator } from '../../src/auth/token-authenticator.js';
+import { bootstrap } from '../../src/bootstrap.js';
+import { newTokenSecret } from '../../src/domain/ids.js';
+import { hashToken } from '../../src/domain/secrets.js';
+import { buildApp } from '../../src/http/app.js';
+import { DuckDatabase } from '../../src/store/duckdb/database.js';
+import { DuckMetaStore } from '../../src/store/duckdb/meta-store.js';
+import { migrate } from '../../src/store/duckdb/migrations.js';
+import type { MetaStore } from '../../src/store/types.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+export const OWNER_TOKEN = 'test-owner-token-0123456789abcdef';
+
+export interface TestApp {
+  app: FastifyInstance;
+  meta: MetaStore;
+  auth: TokenAuthenticator;
+  /** A new token for `accountId` (default: the owner account 1) with these abilities. */
+  token(abilities: string[], options?: { accountId?: number; expiresAt?: Date | null }): Promise<string>;
+  /** A request with `Authorization: Bearer <token>`; JSON body when `body` is an object. */
+  call(token: string | undefined, method: InjectOptions['method'], url: string, body?: unknown): Promise<Reply>;
+  close(): Promise<void>;
+}
+
+export interface Reply {
+  status: number;
+  body: any;
+  headers: Record<string, unknown>;
+}
+
+export async function startTestApp(options: { dbPath?: string; cacheMs?: number } = {}): Promise<TestApp> {
+  const db = await DuckDatabase.open(options.dbPath ?? ':memory:');
+  await migrate(db);
+  const meta = new DuckMetaStore(db);
+  const auth = new TokenAuthenticator(meta, { cacheMs: options.cacheMs ?? 0 });
+  await bootstrap(meta, OWNER_TOKEN);
+  const app = await buildApp({ meta, auth, adminToken: ADMIN_TOKEN });
+  await app.ready();
+  return {
+    app,
+    meta,
+    auth,
+    async token(abilities, { accountId = 1, expiresAt = null } = {}) {
+      const secret = newTokenSecret();
+      await meta.createToken({ accountId, name: `test ${abilities.join(' ')}`, abilities, hash: hashToken(secret), expiresAt });
+      return secret;
+    },
+    async call(token, method, url, body) {
+      const headers: Record<string, string> = {};
+      if (token !== undefined) headers.authorization = `Bearer ${token}`;
+      const res = await app.inject({ method, url, headers, ...(body === undefined ? {} : { payload: body as object }) });
+      let parsed: unknown = res.body;
+      try {
+        parsed = JSON.parse(res.body);
+      } catch {
+        // not JSON: leave the text for the assertion to show
+      }
+      return { status: res.statusCode, body: parsed, headers: res.headers };
+    },
+    async close() {
+      await app.close();
+      await auth.close();
+      await meta.close();
+    },
+  };
+}
