@@ -1,0 +1,48 @@
+// A small client for the running server's /admin API, used by every CLI command.
+
+export class AdminClientError extends Error {}
+
+export class AdminClient {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly adminToken: string | undefined,
+  ) {}
+
+  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    if (!this.adminToken) {
+      throw new AdminClientError('PLUMB_ADMIN_TOKEN is not set: export the admin token the server was started with');
+    }
+    let res: Response;
+    try {
+      res = await fetch(new URL(path, this.baseUrl), {
+        method,
+        headers: {
+          authorization: `Bearer ${this.adminToken}`,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (err) {
+      throw new AdminClientError(`cannot reach Plumb at ${this.baseUrl} (${(err as Error).message}); is it running? (PLUMB_URL)`);
+    }
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      throw new AdminClientError(`unexpected answer from ${this.baseUrl} (HTTP ${res.status})`);
+    }
+    if (!res.ok) throw new AdminClientError(`HTTP ${res.status}: ${describeError(parsed)}`);
+    return parsed as T;
+  }
+}
+
+function describeError(body: unknown): string {
+  if (body && typeof body === 'object') {
+    const b = body as { error?: unknown; errors?: Record<string, string[]> };
+    if (typeof b.error === 'string') return b.error;
+    if (b.errors) return Object.entries(b.errors).map(([field, msgs]) => `${field} ${msgs.join(', ')}`).join('; ');
+  }
+  return JSON.stringify(body);
+}

@@ -1,0 +1,81 @@
+// The `plumb` CLI against a running server over real HTTP: accounts and tokens, errors and usage.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { run } from '../../src/cli/main.js';
+import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
+
+describe('plumb CLI', () => {
+  let t: TestApp;
+  let env: Record<string, string>;
+  before(async () => {
+    t = await startTestApp();
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    env = { PLUMB_URL: address, PLUMB_ADMIN_TOKEN: ADMIN_TOKEN };
+  });
+  after(() => t.close());
+
+  const plumb = async (args: string[], environment = env) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await run(args, environment, (l) => out.push(l), (l) => err.push(l));
+    return { code, out: out.join('\n'), err: err.join('\n') };
+  };
+
+  it('creates, lists and updates accounts', async () => {
+    const created = await plumb(['account', 'create', '--name', 'Acme', '--email', 'a@acme.test', '--tier', '2', '--json']);
+    assert.equal(created.code, 0, created.err);
+    const account = JSON.parse(created.out);
+    assert.equal(account.tier, 2);
+    const list = await plumb(['account', 'list']);
+    assert.match(list.out, new RegExp(`account ${account.id}: Acme <a@acme.test>`));
+    const updated = await plumb(['account', 'update', String(account.id), '--tier', '5', '--status', 'lapsed']);
+    assert.equal(updated.code, 0, updated.err);
+    assert.match(updated.out, /tier 5, lapsed/);
+  });
+
+  it('creates a token that works, lists it and revokes it', async () => {
+    const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'CLI' })).body;
+    const created = await plumb(['token', 'create', '--account', '1', '--name', 'ci', '--ability', `read:${site.id}`, '--ability', 'all-sites-readonly']);
+    assert.equal(created.code, 0, created.err);
+    const secret = /shown once, store it now\):\n(plumb_\S+)/.exec(created.out)?.[1];
+    assert.ok(secret, created.out);
+    assert.equal((await t.call(secret, 'GET', '/v1/sites')).status, 200);
+    const tokenId = /token ([0-9a-f-]{36}): ci/.exec(created.out)?.[1];
+    assert.ok(tokenId);
+
+    const list = await plumb(['token', 'list', '--account', '1']);
+    assert.match(list.out, new RegExp(`token ${tokenId}: ci \\[read:${site.id}, all-sites-readonly\\]`));
+    assert.doesNotMatch(list.out, new RegExp(secret));
+
+    const revoked = await plumb(['token', 'revoke', '--account', '1', tokenId]);
+    assert.equal(revoked.code, 0, revoked.err);
+    assert.equal((await t.call(secret, 'GET', '/v1/sites')).status, 401);
+    assert.match((await plumb(['token', 'list', '--account', '1'])).out, new RegExp(`token ${tokenId}: ci .*revoked`));
+  });
+
+  it('reports server-side validation errors and exits 1', async () => {
+    const res = await plumb(['token', 'create', '--account', '1', '--name', 'bad', '--ability', 'root']);
+    assert.equal(res.code, 1);
+    assert.match(res.err, /HTTP 400: abilities/);
+    const missing = await plumb(['account', 'update', '999', '--tier', '2']);
+    assert.equal(missing.code, 1);
+    assert.match(missing.err, /HTTP 404/);
+  });
+
+  it('explains usage mistakes and missing setup', async () => {
+    assert.equal((await plumb([])).code, 2);
+    const unknown = await plumb(['frobnicate']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.err, /unknown command/);
+    const noName = await plumb(['account', 'create', '--email', 'x@y.z']);
+    assert.equal(noName.code, 2);
+    assert.match(noName.err, /missing --name/);
+    const noToken = await plumb(['account', 'list'], { PLUMB_URL: env.PLUMB_URL! });
+    assert.equal(noToken.code, 1);
+    assert.match(noToken.err, /PLUMB_ADMIN_TOKEN is not set/);
+    const down = await plumb(['account', 'list'], { PLUMB_URL: 'http://127.0.0.1:9', PLUMB_ADMIN_TOKEN: ADMIN_TOKEN });
+    assert.equal(down.code, 1);
+    assert.match(down.err, /cannot reach Plumb/);
+  });
+});

@@ -1,0 +1,37 @@
+// Configuration from the environment: defaults, and a clear refusal of every bad value.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+describe('config', () => {
+  it('needs no variables at all', () => {
+    const c = loadConfig({});
+    assert.deepEqual([c.port, c.host, c.adminToken, c.bootstrapToken, c.logLevel], [8080, '0.0.0.0', undefined, undefined, 'info']);
+    assert.match(c.dataDir, /data$/);
+  });
+
+  it('reads every variable', () => {
+    const c = loadConfig({
+      PORT: '9000', HOST: '127.0.0.1', PLUMB_DATA_DIR: '/tmp/x', PLUMB_ADMIN_TOKEN: 'a'.repeat(24),
+      PLUMB_BOOTSTRAP_TOKEN: 'b'.repeat(30), PLUMB_LOG_LEVEL: 'warn',
+    });
+    assert.deepEqual([c.port, c.host, c.dataDir, c.adminToken, c.bootstrapToken, c.logLevel], [9000, '127.0.0.1', '/tmp/x', 'a'.repeat(24), 'b'.repeat(30), 'warn']);
+  });
+
+  it('lists every problem at once', () => {
+    try {
+      loadConfig({ PORT: 'eighty', PLUMB_ADMIN_TOKEN: 'short', PLUMB_LOG_LEVEL: 'loud', REDIS_URL: 'http://x' });
+      assert.fail('expected a ConfigError');
+    } catch (err) {
+      assert.ok(err instanceof ConfigError);
+      assert.equal(err.problems.length, 5, err.message);
+      for (const name of ['PORT', 'PLUMB_ADMIN_TOKEN', 'PLUMB_LOG_LEVEL', 'REDIS_URL']) assert.match(err.message, new RegExp(name));
+    }
+  });
+
+  it('refuses scale-out variables this version cannot use', () => {
+    assert.throws(() => loadConfig({ DATABASE_URL: 'postgres://localhost/test' }), /embedded store/);
+    assert.throws(() => loadConfig({ PORT: '70000' }), /PORT/);
+  });
+});

@@ -1,0 +1,49 @@
+// Runs the real server (src/main.ts) as a child process, the way `npm start` does, for end-to-end tests.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+
+export interface ServerProcess {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+}
+
+export function startServer(env: Record<string, string>): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', PLUMB_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    const check = () => {
+      const m = /Plumb listening on (http:\/\/[\d.:]+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1]!, stdout: () => out, stop: async () => (child.kill('SIGTERM'), exited) });
+      }
+    };
+    child.stdout!.on('data', check);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${out}`));
+    });
+  });
+}
+
+/** Runs the server expecting it to refuse to start; resolves with its exit code and output. */
+export function runServerExpectingExit(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
+}
