@@ -11,10 +11,15 @@ export interface Config {
   /** The first owner token's value on an empty store; random when unset. */
   bootstrapToken: string | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** Scale-out backends (reserved: the embedded store is the only mode this version runs). */
+  /** PLUMB_RATE_LIMITS: false turns off the three per-account limits (private installs). */
+  rateLimits: boolean;
+  /** Scale-out metadata and hits (reserved: this version refuses to start with them). */
   databaseUrl: string | undefined;
   clickhouseUrl: string | undefined;
+  /** Shared rate-limit state; without it, limits are kept in process memory. */
   redisUrl: string | undefined;
+  /** Key prefix in Redis, so several Plumb installations can share one Redis. */
+  redisPrefix: string;
 }
 
 export class ConfigError extends Error {
@@ -71,13 +76,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = url('DATABASE_URL', ['postgres', 'postgresql']);
   const clickhouseUrl = url('CLICKHOUSE_URL', ['http', 'https']);
   const redisUrl = url('REDIS_URL', ['redis', 'rediss']);
-  const scaleOut = ['DATABASE_URL', 'CLICKHOUSE_URL', 'REDIS_URL'].filter((n) => text(n) !== undefined);
+  const scaleOut = ['DATABASE_URL', 'CLICKHOUSE_URL'].filter((n) => text(n) !== undefined);
   if (scaleOut.length > 0) {
     problems.push(
-      `${scaleOut.join(', ')} ${scaleOut.length > 1 ? 'are' : 'is'} set, but this version of Plumb runs only on the ` +
-        'embedded store; unset scale-out variables to start',
+      `${scaleOut.join(', ')} ${scaleOut.length > 1 ? 'are' : 'is'} set, but this version of Plumb keeps metadata ` +
+        'and hits only in the embedded store; unset it to start',
     );
   }
+
+  const limitsText = (text('PLUMB_RATE_LIMITS') ?? 'on').toLowerCase();
+  if (!['on', 'off'].includes(limitsText)) problems.push(`PLUMB_RATE_LIMITS must be "on" or "off" (got "${limitsText}")`);
 
   const config: Config = {
     port,
@@ -86,9 +94,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: secret('PLUMB_ADMIN_TOKEN'),
     bootstrapToken: secret('PLUMB_BOOTSTRAP_TOKEN'),
     logLevel,
+    rateLimits: limitsText !== 'off',
     databaseUrl,
     clickhouseUrl,
     redisUrl,
+    redisPrefix: text('PLUMB_REDIS_PREFIX') ?? 'plumb:',
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -5,9 +5,14 @@ import { TokenAuthenticator } from './auth/token-authenticator.js';
 import { bootstrap } from './bootstrap.js';
 import { ConfigError, loadConfig } from './config.js';
 import { buildApp } from './http/app.js';
+import { Limiter } from './limits/limiter.js';
+import { UsageMeter } from './limits/usage-meter.js';
 import { DuckDatabase } from './store/duckdb/database.js';
 import { DuckMetaStore } from './store/duckdb/meta-store.js';
 import { migrate } from './store/duckdb/migrations.js';
+import { MemoryLimitStore } from './store/memory/limit-store.js';
+import { RedisLimitStore } from './store/redis/limit-store.js';
+import type { LimitStore } from './store/types.js';
 
 async function main(): Promise<void> {
   let config;
@@ -25,7 +30,10 @@ async function main(): Promise<void> {
   await migrate(db);
   const meta = new DuckMetaStore(db);
   const auth = new TokenAuthenticator(meta);
-  const app = await buildApp({ meta, auth, adminToken: config.adminToken, logger: { level: config.logLevel } });
+  const limits: LimitStore = config.redisUrl ? new RedisLimitStore(config.redisUrl, config.redisPrefix) : new MemoryLimitStore();
+  const limiter = new Limiter(limits, { enabled: config.rateLimits });
+  const usage = new UsageMeter(meta);
+  const app = await buildApp({ meta, auth, limiter, usage, adminToken: config.adminToken, logger: { level: config.logLevel } });
 
   const created = await bootstrap(meta, config.bootstrapToken);
   const address = await app.listen({ port: config.port, host: config.host });
@@ -36,7 +44,10 @@ async function main(): Promise<void> {
       : '  Owner API token: the value of PLUMB_BOOTSTRAP_TOKEN';
     console.log(`\nPlumb created the first account ("${created.account.name}", id ${created.account.id}).\n${tokenLine}\n  Dashboard and API: ${shown}\n`);
   }
-  app.log.info({ dataDir: config.dataDir, admin: Boolean(config.adminToken) }, `Plumb listening on ${shown}`);
+  app.log.info(
+    { dataDir: config.dataDir, admin: Boolean(config.adminToken), rateLimits: config.rateLimits ? (config.redisUrl ? 'redis' : 'memory') : 'off' },
+    `Plumb listening on ${shown}`,
+  );
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -45,6 +56,8 @@ async function main(): Promise<void> {
     app.log.info({ signal }, 'shutting down');
     await app.close();
     await auth.close();
+    await usage.close();
+    await limits.close();
     await meta.close();
     process.exit(0);
   };

@@ -25,13 +25,18 @@ describe('config', () => {
       assert.fail('expected a ConfigError');
     } catch (err) {
       assert.ok(err instanceof ConfigError);
-      assert.equal(err.problems.length, 5, err.message);
+      assert.equal(err.problems.length, 4, err.message);
       for (const name of ['PORT', 'PLUMB_ADMIN_TOKEN', 'PLUMB_LOG_LEVEL', 'REDIS_URL']) assert.match(err.message, new RegExp(name));
     }
   });
 
-  it('refuses scale-out variables this version cannot use', () => {
+  it('refuses scale-out variables this version cannot use, and takes REDIS_URL for limits', () => {
     assert.throws(() => loadConfig({ DATABASE_URL: 'postgres://localhost/test' }), /embedded store/);
+    assert.throws(() => loadConfig({ CLICKHOUSE_URL: 'http://localhost:8123' }), /embedded store/);
+    assert.equal(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).redisUrl, 'redis://127.0.0.1:6379');
+    assert.equal(loadConfig({}).rateLimits, true);
+    assert.equal(loadConfig({ PLUMB_RATE_LIMITS: 'off' }).rateLimits, false);
+    assert.throws(() => loadConfig({ PLUMB_RATE_LIMITS: 'maybe' }), /PLUMB_RATE_LIMITS/);
     assert.throws(() => loadConfig({ PORT: '70000' }), /PORT/);
   });
 });

@@ -9,6 +9,7 @@ Commands:
   account create --name NAME --email EMAIL [--timezone ZONE] [--tier 1-6]
   account list
   account update ID [--name NAME] [--email EMAIL] [--timezone ZONE] [--tier 1-6] [--status active|lapsed]
+  account usage ID        API requests counted per month (each counts as a pageview)
   token create --account ID --name NAME --ability ABILITY [--ability ABILITY ...] [--expires-at "YYYY-MM-DD HH:MM:SS"]
       ABILITY is *, all-sites-readonly, read:SITE_ID or manage:SITE_ID
   token list --account ID
@@ -122,6 +123,12 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: Out, err:
         };
         const a = await client.request<AccountJson>('POST', `/admin/accounts/${id}`, body);
         show(a, `updated ${describeAccount(a)}`);
+        return 0;
+      }
+      case 'account usage': {
+        const id = integer(need(rest[0], 'the account ID'), 'the account ID');
+        const usage = await client.request<{ data: { month: string; api_requests: number }[] }>('GET', `/admin/accounts/${id}/usage`);
+        show(usage, usage.data.map((m) => `${m.month}: ${m.api_requests} API requests`).join('\n') || 'no API requests yet');
         return 0;
       }
       case 'token create': {

@@ -4,15 +4,19 @@ import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TokenAuthenticator } from '../auth/token-authenticator.js';
+import type { Limiter } from '../limits/limiter.js';
+import type { UsageMeter } from '../limits/usage-meter.js';
 import type { MetaStore } from '../store/types.js';
 import { adminApi } from './admin/index.js';
-import { installErrorHandling } from './errors.js';
+import { frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { validatorCompiler } from './validation.js';
 import { v1Api } from './v1/index.js';
 
 export interface AppDeps {
   meta: MetaStore;
   auth: TokenAuthenticator;
+  limiter: Limiter;
+  usage: UsageMeter;
   adminToken: string | undefined;
   logger?: FastifyServerOptions['logger'];
   version?: string;
@@ -28,6 +32,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestTimeout: 30_000,
     connectionTimeout: 60_000,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    frameworkErrors: frameworkErrorHandler,
   });
   app.setValidatorCompiler(validatorCompiler);
   installErrorHandling(app);
@@ -59,7 +64,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.get('/openapi.json', async () => app.swagger());
   app.get('/healthz', async () => ({ status: 'ok' }));
 
-  await app.register(v1Api, { prefix: '/v1', meta: deps.meta, auth: deps.auth });
-  await app.register(adminApi, { prefix: '/admin', meta: deps.meta, auth: deps.auth, adminToken: deps.adminToken });
+  const { meta, auth, limiter, usage, adminToken } = deps;
+  await app.register(v1Api, { prefix: '/v1', meta, auth, limiter, usage });
+  await app.register(adminApi, { prefix: '/admin', meta, auth, usage, adminToken });
   return app;
 }

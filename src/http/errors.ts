@@ -15,7 +15,18 @@ const FRAMEWORK_ERRORS: Record<string, [number, string]> = {
   FST_ERR_CTP_INVALID_JSON_BODY: [400, 'Malformed JSON body'],
   FST_ERR_BAD_URL: [400, 'Malformed URL'],
   FST_ERR_ASYNC_CONSTRAINT: [400, 'Malformed request'],
+  // A path segment longer than any id Plumb issues names nothing that exists.
+  FST_ERR_MAX_PARAM_LENGTH: [404, 'Not found'],
 };
+
+/**
+ * For the errors Fastify raises while routing, before any handler or hook exists (the `frameworkErrors`
+ * option): the same JSON shapes as everything else, and never the URL echoed back.
+ */
+export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const [status, message] = (error.code && FRAMEWORK_ERRORS[error.code]) || [400, 'Malformed request'];
+  void reply.code(status).send({ error: message });
+}
 
 export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
   return reply.code(err.status).headers(err.headers()).type('application/json; charset=utf-8').send(err.body());

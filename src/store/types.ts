@@ -91,6 +91,12 @@ export type GoalPatch = Partial<Pick<Goal, 'name' | 'currency'>>;
 export type NewMilestone = Pick<Milestone, 'siteId' | 'name' | 'milestoneDate'>;
 export type MilestonePatch = Pick<Milestone, 'name' | 'milestoneDate'>;
 
+/** API requests counted for one account in one calendar month (UTC), `YYYY-MM`. */
+export interface MonthlyUsage {
+  month: string;
+  apiRequests: number;
+}
+
 /**
  * Metadata persistence. Lookups by id return undefined when absent; list methods throw a ValidationError
  * naming the cursor field when a cursor id is not in the list. Account scoping is the caller's job.
@@ -100,6 +106,11 @@ export interface MetaStore {
   getAccount(id: number): Promise<Account | undefined>;
   listAccounts(): Promise<Account[]>;
   updateAccount(id: number, patch: AccountPatch): Promise<Account | undefined>;
+
+  /** Adds counted API requests: account id -> month (`YYYY-MM`) -> count. */
+  addUsage(counts: ReadonlyMap<number, ReadonlyMap<string, number>>): Promise<void>;
+  /** The account's counted API requests per month, oldest first. */
+  getUsage(accountId: number): Promise<MonthlyUsage[]>;
 
   createToken(input: NewToken): Promise<TokenRecord>;
   findTokenByHash(hash: string): Promise<TokenRecord | undefined>;
@@ -128,5 +139,24 @@ export interface MetaStore {
   updateMilestone(siteId: string, id: string, patch: MilestonePatch): Promise<Milestone>;
   deleteMilestone(siteId: string, id: string): Promise<void>;
 
+  close(): Promise<void>;
+}
+
+/** The outcome of counting one request against a sliding window. */
+export type WindowDecision = { allowed: true } | { allowed: false; retryAfterMs: number };
+
+/**
+ * Shared state for rate limits (DESIGN.md section 7). Times are milliseconds since the epoch, passed in by the
+ * caller so that every implementation follows the same clock (and tests can move it).
+ */
+export interface LimitStore {
+  /**
+   * Counts one request under `key` when fewer than `limit` were counted in the `windowMs` before `now`;
+   * otherwise counts nothing and says how long until a request would be allowed.
+   */
+  hitWindow(key: string, windowMs: number, limit: number, now: number): Promise<WindowDecision>;
+  /** Takes one of `limit` slots under `key`, held until released or until `now + leaseMs`; false when all are taken. */
+  acquireSlot(key: string, slotId: string, limit: number, leaseMs: number, now: number): Promise<boolean>;
+  releaseSlot(key: string, slotId: string): Promise<void>;
   close(): Promise<void>;
 }

@@ -34,6 +34,14 @@ describe('plumb CLI', () => {
     assert.match(updated.out, /tier 5, lapsed/);
   });
 
+  it('shows monthly API usage', async () => {
+    assert.equal((await plumb(['account', 'usage', '1'])).out, 'no API requests yet');
+    for (let i = 0; i < 3; i++) await t.call(OWNER_TOKEN, 'GET', '/v1/token');
+    const usage = await plumb(['account', 'usage', '1']);
+    assert.equal(usage.code, 0, usage.err);
+    assert.equal(usage.out, `${new Date().toISOString().slice(0, 7)}: 3 API requests`);
+  });
+
   it('creates a token that works, lists it and revokes it', async () => {
     const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'CLI' })).body;
     const created = await plumb(['token', 'create', '--account', '1', '--name', 'ci', '--ability', `read:${site.id}`, '--ability', 'all-sites-readonly']);

@@ -6,10 +6,13 @@ import { bootstrap } from '../../src/bootstrap.js';
 import { newTokenSecret } from '../../src/domain/ids.js';
 import { hashToken } from '../../src/domain/secrets.js';
 import { buildApp } from '../../src/http/app.js';
+import { Limiter } from '../../src/limits/limiter.js';
+import { UsageMeter } from '../../src/limits/usage-meter.js';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
 import { DuckMetaStore } from '../../src/store/duckdb/meta-store.js';
 import { migrate } from '../../src/store/duckdb/migrations.js';
-import type { MetaStore } from '../../src/store/types.js';
+import { MemoryLimitStore } from '../../src/store/memory/limit-store.js';
+import type { LimitStore, MetaStore } from '../../src/store/types.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const OWNER_TOKEN = 'test-owner-token-0123456789abcdef';
@@ -18,6 +21,7 @@ export interface TestApp {
   app: FastifyInstance;
   meta: MetaStore;
   auth: TokenAuthenticator;
+  usage: UsageMeter;
   /** A new token for `accountId` (default: the owner account 1) with these abilities. */
   token(abilities: string[], options?: { accountId?: number; expiresAt?: Date | null }): Promise<string>;
   /** A request with `Authorization: Bearer <token>`; JSON body when `body` is an object. */
@@ -31,18 +35,29 @@ export interface Reply {
   headers: Record<string, unknown>;
 }
 
-export async function startTestApp(options: { dbPath?: string; cacheMs?: number } = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  dbPath?: string;
+  cacheMs?: number;
+  /** Rate limits are off unless a test asks for them, with its own store and clock. */
+  limits?: { store?: LimitStore; now?: () => number };
+}
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const db = await DuckDatabase.open(options.dbPath ?? ':memory:');
   await migrate(db);
   const meta = new DuckMetaStore(db);
   const auth = new TokenAuthenticator(meta, { cacheMs: options.cacheMs ?? 0 });
+  const limitStore = options.limits?.store ?? new MemoryLimitStore();
+  const limiter = new Limiter(limitStore, { enabled: options.limits !== undefined, now: options.limits?.now });
+  const usage = new UsageMeter(meta);
   await bootstrap(meta, OWNER_TOKEN);
-  const app = await buildApp({ meta, auth, adminToken: ADMIN_TOKEN });
+  const app = await buildApp({ meta, auth, limiter, usage, adminToken: ADMIN_TOKEN });
   await app.ready();
   return {
     app,
     meta,
     auth,
+    usage,
     async token(abilities, { accountId = 1, expiresAt = null } = {}) {
       const secret = newTokenSecret();
       await meta.createToken({ accountId, name: `test ${abilities.join(' ')}`, abilities, hash: hashToken(secret), expiresAt });
@@ -63,6 +78,8 @@ export async function startTestApp(options: { dbPath?: string; cacheMs?: number 
     async close() {
       await app.close();
       await auth.close();
+      await usage.close();
+      await limitStore.close();
       await meta.close();
     },
   };

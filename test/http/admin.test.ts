@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TokenAuthenticator } from '../../src/auth/token-authenticator.js';
 import { buildApp } from '../../src/http/app.js';
+import { Limiter } from '../../src/limits/limiter.js';
+import { MemoryLimitStore } from '../../src/store/memory/limit-store.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 
 describe('/admin', () => {
@@ -23,7 +25,13 @@ describe('/admin', () => {
   });
 
   it('is off (404) when PLUMB_ADMIN_TOKEN is unset', async () => {
-    const app = await buildApp({ meta: t.meta, auth: new TokenAuthenticator(t.meta), adminToken: undefined });
+    const app = await buildApp({
+      meta: t.meta,
+      auth: new TokenAuthenticator(t.meta),
+      limiter: new Limiter(new MemoryLimitStore(), { enabled: false }),
+      usage: t.usage,
+      adminToken: undefined,
+    });
     const res = await app.inject({ method: 'GET', url: '/admin/accounts', headers: { authorization: 'Bearer anything-at-all-here' } });
     assert.equal(res.statusCode, 404);
     assert.match(JSON.parse(res.body).error, /PLUMB_ADMIN_TOKEN/);

@@ -7,6 +7,7 @@ import { newTokenSecret } from '../../domain/ids.js';
 import { abilityProblem } from '../../domain/scopes.js';
 import { constantTimeEqual, hashToken } from '../../domain/secrets.js';
 import { formatTimestamp, isTimeZone, parseTimestamp } from '../../domain/time.js';
+import type { UsageMeter } from '../../limits/usage-meter.js';
 import type { Account, AccountPatch, MetaStore, SubscriptionStatus, TokenRecord } from '../../store/types.js';
 import { presentDeleted, presentToken } from '../v1/present.js';
 import { coerceFormBody } from '../validation.js';
@@ -15,6 +16,7 @@ export interface AdminOptions {
   adminToken: string | undefined;
   meta: MetaStore;
   auth: TokenAuthenticator;
+  usage: UsageMeter;
 }
 
 const accountFields = {
@@ -66,7 +68,7 @@ const presentAdminToken = (t: TokenRecord) => ({
   revoked_at: t.revokedAt ? formatTimestamp(t.revokedAt) : null,
 });
 
-export async function adminApi(app: FastifyInstance, { adminToken, meta, auth }: AdminOptions): Promise<void> {
+export async function adminApi(app: FastifyInstance, { adminToken, meta, auth, usage }: AdminOptions): Promise<void> {
   app.addHook('onRequest', async (request) => {
     if (!adminToken) throw notFound('The admin API is disabled: set PLUMB_ADMIN_TOKEN to enable it');
     const m = /^Bearer +(\S+)$/i.exec(request.headers.authorization?.trim() ?? '');
@@ -127,6 +129,20 @@ export async function adminApi(app: FastifyInstance, { adminToken, meta, auth }:
       // Plans apply immediately (SPEC.md section 8): drop this process's cached copy now.
       auth.forgetAccount(request.params.id);
       return presentAdminAccount(account!);
+    },
+  });
+
+  app.get<{ Params: { id: number } }>('/accounts/:id/usage', {
+    schema: { params: accountIdParams },
+    handler: async (request) => {
+      await accountOr404(request.params.id);
+      await usage.flush(); // include what this process counted but has not written yet
+      const months = await meta.getUsage(request.params.id);
+      return {
+        object: 'usage',
+        account_id: request.params.id,
+        data: months.map((m) => ({ month: m.month, api_requests: m.apiRequests })),
+      };
     },
   });
 

@@ -3,6 +3,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Principal, TokenAuthenticator } from '../../auth/token-authenticator.js';
 import { badRequest, forbidden, notFound } from '../../domain/errors.js';
+import type { Admission, LimitClass, Limiter } from '../../limits/limiter.js';
+import type { UsageMeter } from '../../limits/usage-meter.js';
 import type { MetaStore, Site } from '../../store/types.js';
 import { coerceFormBody } from '../validation.js';
 
@@ -21,10 +23,13 @@ export type Access = 'token' | 'full' | 'list-sites' | 'read-site' | 'manage-sit
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: Access;
+    /** The window the route counts against (default `hour`). */
+    limit?: LimitClass;
   }
   interface FastifyRequest {
     principal: Principal | null;
     site: Site | null;
+    admission: Admission | null;
   }
 }
 
@@ -38,20 +43,36 @@ export function siteOf(request: FastifyRequest): Site {
   return request.site;
 }
 
-export function installAccessControl(app: FastifyInstance, meta: MetaStore, auth: TokenAuthenticator): void {
+export interface AccessDeps {
+  meta: MetaStore;
+  auth: TokenAuthenticator;
+  limiter: Limiter;
+  usage: UsageMeter;
+}
+
+export function installAccessControl(app: FastifyInstance, { meta, auth, limiter, usage }: AccessDeps): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('site', null);
+  app.decorateRequest('admission', null);
 
-  // onRequest: a bad token is a 401 before the body is even read.
+  // onRequest: a bad token is a 401, and an exhausted limit a 429, before the body is even read.
   app.addHook('onRequest', async (request) => {
     const access = request.routeOptions.config.access;
     if (access === undefined || access === 'public') return;
     const principal = await auth.authenticate(request.headers.authorization);
-    if (principal.account.subscriptionStatus === 'lapsed') {
-      throw badRequest('The subscription of this account has lapsed');
-    }
+    const { account } = principal;
+    usage.count(account.id, new Date());
+    if (account.subscriptionStatus === 'lapsed') throw badRequest('The subscription of this account has lapsed');
+    request.admission = await limiter.admit(account.id, account.tier, request.routeOptions.config.limit ?? 'hour');
     request.principal = principal;
   });
+
+  // The concurrency slot is held until the answer is sent, or the client gives up.
+  const release = async (request: FastifyRequest) => {
+    await request.admission?.release();
+  };
+  app.addHook('onResponse', release);
+  app.addHook('onRequestAbort', release);
 
   // preValidation: existence and permission are settled before the body is judged, so a write to a missing
   // site is a 404 and a write without permission a 400, whatever its body says.

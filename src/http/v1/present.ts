@@ -50,7 +50,7 @@ export const presentMilestone = (m: Milestone) => ({
 
 export const presentList = <T>(url: string, page: Page<T>, present: (item: T) => unknown) => ({
   object: 'list',
-  url: url.split('?')[0],
+  url: url.split('?')[0]!.replace(/(.)\/+$/, '$1'),
   has_more: page.hasMore,
   data: page.items.map(present),
 });

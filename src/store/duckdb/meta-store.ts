@@ -3,7 +3,7 @@
 import { ValidationError } from '../../domain/errors.js';
 import { newTrackingCode, newUuid } from '../../domain/ids.js';
 import type {
-  Account, AccountPatch, Goal, GoalPatch, MetaStore, Milestone, MilestonePatch, NewAccount, NewGoal,
+  Account, AccountPatch, Goal, GoalPatch, MetaStore, Milestone, MilestonePatch, MonthlyUsage, NewAccount, NewGoal,
   NewMilestone, NewSite, NewToken, Page, PageRequest, Site, SitePatch, TokenRecord,
 } from '../types.js';
 import type { DuckDatabase, Param, Querier } from './database.js';
@@ -129,6 +129,33 @@ export class DuckMetaStore implements MetaStore {
       ]),
     );
     return rows[0] && toAccount(rows[0]);
+  }
+
+  // ---- usage
+
+  async addUsage(counts: ReadonlyMap<number, ReadonlyMap<string, number>>): Promise<void> {
+    if (counts.size === 0) return;
+    await this.db.transaction(async (q) => {
+      for (const [accountId, months] of counts) {
+        for (const [month, n] of months) {
+          await q.exec(
+            `INSERT INTO api_usage VALUES (?, ?, ?)
+             ON CONFLICT (account_id, month) DO UPDATE SET api_requests = api_requests + excluded.api_requests`,
+            [accountId, month, n],
+          );
+        }
+      }
+    });
+  }
+
+  async getUsage(accountId: number): Promise<MonthlyUsage[]> {
+    const rows = await this.db.serial((q) =>
+      q.rows<{ month: string; api_requests: bigint }>(
+        'SELECT month, api_requests FROM api_usage WHERE account_id = ? ORDER BY month',
+        [accountId],
+      ),
+    );
+    return rows.map((r) => ({ month: r.month, apiRequests: Number(r.api_requests) }));
   }
 
   // ---- tokens

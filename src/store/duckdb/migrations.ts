@@ -76,6 +76,18 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX milestones_by_site ON milestones (site_id);
     `,
   },
+  {
+    version: 2,
+    name: 'monthly API usage',
+    sql: `
+      CREATE TABLE api_usage (
+        account_id INTEGER NOT NULL,
+        month VARCHAR NOT NULL, -- YYYY-MM, UTC
+        api_requests BIGINT NOT NULL,
+        PRIMARY KEY (account_id, month)
+      );
+    `,
+  },
 ];
 
 /** Brings the schema up to the newest version; a no-op on an up-to-date database. */
