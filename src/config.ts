@@ -1,5 +1,6 @@
 // Configuration from the environment, validated once at start with messages an operator can act on.
 
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 export interface Config {
@@ -11,6 +12,10 @@ export interface Config {
   /** The first owner token's value on an empty store; random when unset. */
   bootstrapToken: string | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** PLUMB_TRUST_PROXY: whose X-Forwarded-For to believe for the client IP (Fastify's trustProxy). */
+  trustProxy: boolean | number | string;
+  /** PLUMB_EXCLUDED_HOSTS: page hosts whose hits are dropped (`*.example.com` for subdomains). */
+  excludedHosts: string[];
   /** PLUMB_RATE_LIMITS: false turns off the three per-account limits (private installs). */
   rateLimits: boolean;
   /** Scale-out metadata and hits (reserved: this version refuses to start with them). */
@@ -84,6 +89,35 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
 
+  // PLUMB_TRUST_PROXY: false (default: the socket address is the client), true (any proxy), a number of hops,
+  // or a comma-separated list of proxy addresses and CIDR ranges.
+  let trustProxy: boolean | number | string = false;
+  const proxyText = text('PLUMB_TRUST_PROXY');
+  if (proxyText !== undefined) {
+    if (/^(true|false)$/i.test(proxyText)) trustProxy = proxyText.toLowerCase() === 'true';
+    else if (/^\d{1,2}$/.test(proxyText)) trustProxy = Number(proxyText);
+    else {
+      const entries = proxyText.split(',').map((e) => e.trim());
+      const bad = entries.filter((e) => {
+        const [address, bits, extra] = e.split('/');
+        if (extra !== undefined || !address || isIP(address) === 0) return true;
+        return bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= (isIP(address) === 4 ? 32 : 128));
+      });
+      if (bad.length > 0) {
+        problems.push(`PLUMB_TRUST_PROXY must be true, false, a hop count or addresses/CIDR ranges (bad: ${bad.join(', ')})`);
+      }
+      trustProxy = entries.join(',');
+    }
+  }
+
+  const excludedHosts = (text('PLUMB_EXCLUDED_HOSTS') ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter((h) => h !== '');
+  for (const host of excludedHosts) {
+    if (!/^(\*\.)?[a-z0-9.-]+$/.test(host)) problems.push(`PLUMB_EXCLUDED_HOSTS: "${host}" is not a host name`);
+  }
+
   const limitsText = (text('PLUMB_RATE_LIMITS') ?? 'on').toLowerCase();
   if (!['on', 'off'].includes(limitsText)) problems.push(`PLUMB_RATE_LIMITS must be "on" or "off" (got "${limitsText}")`);
 
@@ -94,6 +128,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: secret('PLUMB_ADMIN_TOKEN'),
     bootstrapToken: secret('PLUMB_BOOTSTRAP_TOKEN'),
     logLevel,
+    trustProxy,
+    excludedHosts,
     rateLimits: limitsText !== 'off',
     databaseUrl,
     clickhouseUrl,

@@ -3,21 +3,24 @@
 import { join } from 'node:path';
 import { TokenAuthenticator } from './auth/token-authenticator.js';
 import { bootstrap } from './bootstrap.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { buildApp } from './http/app.js';
+import { buildTrackerScript } from './http/tracker-script.js';
+import { Ingest } from './ingest/live.js';
 import { Limiter } from './limits/limiter.js';
 import { UsageMeter } from './limits/usage-meter.js';
+import { Metrics } from './metrics.js';
 import { DuckDatabase } from './store/duckdb/database.js';
+import { DuckEventStore } from './store/duckdb/event-store.js';
 import { DuckMetaStore } from './store/duckdb/meta-store.js';
 import { migrate } from './store/duckdb/migrations.js';
 import { MemoryLimitStore } from './store/memory/limit-store.js';
 import { RedisLimitStore } from './store/redis/limit-store.js';
 import type { LimitStore } from './store/types.js';
 
-async function main(): Promise<void> {
-  let config;
+function configOrExit(): Config {
   try {
-    config = loadConfig();
+    return loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);
@@ -25,15 +28,40 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+}
 
+async function main(): Promise<void> {
+  const config = configOrExit();
   const db = await DuckDatabase.open(join(config.dataDir, 'plumb.duckdb'));
   await migrate(db);
   const meta = new DuckMetaStore(db);
+  const events = await DuckEventStore.open(db);
+  const metrics = new Metrics({ processMetrics: true });
   const auth = new TokenAuthenticator(meta);
   const limits: LimitStore = config.redisUrl ? new RedisLimitStore(config.redisUrl, config.redisPrefix) : new MemoryLimitStore();
   const limiter = new Limiter(limits, { enabled: config.rateLimits });
   const usage = new UsageMeter(meta);
-  const app = await buildApp({ meta, auth, limiter, usage, adminToken: config.adminToken, logger: { level: config.logLevel } });
+  // Ingest starts before the app (it resumes recent visits); its errors reach the app's logger once that exists.
+  let logError = (err: unknown, message: string) => console.error(message, err);
+  const ingest = await Ingest.start(meta, events, metrics, {
+    excludedHosts: config.excludedHosts,
+    log: (err, message) => logError(err, message),
+  });
+
+  const app = await buildApp({
+    meta,
+    events,
+    ingest,
+    metrics,
+    auth,
+    limiter,
+    usage,
+    trackerScript: await buildTrackerScript(),
+    adminToken: config.adminToken,
+    trustProxy: config.trustProxy,
+    logger: { level: config.logLevel },
+  });
+  logError = (err, message) => app.log.error({ err }, message);
 
   const created = await bootstrap(meta, config.bootstrapToken);
   const address = await app.listen({ port: config.port, host: config.host });
@@ -42,10 +70,17 @@ async function main(): Promise<void> {
     const tokenLine = created.shownToken
       ? `  Owner API token (shown once, store it now): ${created.shownToken}`
       : '  Owner API token: the value of PLUMB_BOOTSTRAP_TOKEN';
-    console.log(`\nPlumb created the first account ("${created.account.name}", id ${created.account.id}).\n${tokenLine}\n  Dashboard and API: ${shown}\n`);
+    console.log(
+      `\nPlumb created the first account ("${created.account.name}", id ${created.account.id}).\n${tokenLine}\n` +
+        `  Dashboard and API: ${shown}\n  Tracking script: <script src="${shown}/script.js" data-site="SITE_ID" defer></script>\n`,
+    );
   }
   app.log.info(
-    { dataDir: config.dataDir, admin: Boolean(config.adminToken), rateLimits: config.rateLimits ? (config.redisUrl ? 'redis' : 'memory') : 'off' },
+    {
+      dataDir: config.dataDir,
+      admin: Boolean(config.adminToken),
+      rateLimits: config.rateLimits ? (config.redisUrl ? 'redis' : 'memory') : 'off',
+    },
     `Plumb listening on ${shown}`,
   );
 
@@ -54,10 +89,13 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'shutting down');
+    // Stop taking requests and finish those in flight, then write everything still buffered, then close stores.
     await app.close();
+    await ingest.close();
     await auth.close();
     await usage.close();
     await limits.close();
+    await events.close();
     await meta.close();
     process.exit(0);
   };

@@ -4,21 +4,31 @@ import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TokenAuthenticator } from '../auth/token-authenticator.js';
+import type { Ingest } from '../ingest/live.js';
 import type { Limiter } from '../limits/limiter.js';
 import type { UsageMeter } from '../limits/usage-meter.js';
-import type { MetaStore } from '../store/types.js';
+import type { Metrics } from '../metrics.js';
+import type { EventStore, MetaStore } from '../store/types.js';
 import { adminApi } from './admin/index.js';
+import { collector } from './collector.js';
+import { trackerScriptRoute, type TrackerScript } from './tracker-script.js';
 import { frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { validatorCompiler } from './validation.js';
 import { v1Api } from './v1/index.js';
 
 export interface AppDeps {
   meta: MetaStore;
+  events: EventStore;
+  ingest: Ingest;
+  metrics: Metrics;
+  trackerScript: TrackerScript;
   auth: TokenAuthenticator;
   limiter: Limiter;
   usage: UsageMeter;
   adminToken: string | undefined;
   logger?: FastifyServerOptions['logger'];
+  /** Fastify's trustProxy: which proxies' X-Forwarded-For to believe for the client IP (PLUMB_TRUST_PROXY). */
+  trustProxy?: boolean | number | string;
   version?: string;
 }
 
@@ -27,6 +37,8 @@ const BODY_LIMIT = 1024 * 1024;
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? false,
+    // A hop count is valid for Fastify (proxy-addr) though its type declarations leave numbers out.
+    trustProxy: (deps.trustProxy ?? false) as FastifyServerOptions['trustProxy'],
     bodyLimit: BODY_LIMIT,
     // Slow or stalled clients must not hold a connection open forever.
     requestTimeout: 30_000,
@@ -64,8 +76,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.get('/openapi.json', async () => app.swagger());
   app.get('/healthz', async () => ({ status: 'ok' }));
 
-  const { meta, auth, limiter, usage, adminToken } = deps;
-  await app.register(v1Api, { prefix: '/v1', meta, auth, limiter, usage });
-  await app.register(adminApi, { prefix: '/admin', meta, auth, usage, adminToken });
+  const { meta, events, ingest, metrics, auth, limiter, usage, adminToken } = deps;
+  app.get('/metrics', async (_request, reply) => {
+    metrics.bufferPending.set(ingest.buffer.pending);
+    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+
+  const siteData = {
+    changed: (siteId: string) => ingest.forgetSite(siteId),
+    // Hits of the site still in the write buffer are written first, so none outlive the deletion.
+    delete: async (siteId: string) => {
+      ingest.forgetSite(siteId);
+      await ingest.buffer.flush();
+      await events.deleteSite(siteId);
+    },
+  };
+  await app.register(collector, { ingest, metrics });
+  await app.register(trackerScriptRoute, deps.trackerScript);
+  await app.register(v1Api, { prefix: '/v1', meta, auth, limiter, usage, siteData });
+  await app.register(adminApi, { prefix: '/admin', meta, auth, usage, adminToken, ingest });
   return app;
 }

@@ -1,4 +1,6 @@
 // Store interfaces: what the rest of Plumb may ask of persistence, whatever the backend.
+import type { StoredHit, VisitRecord } from '../domain/hits.js';
+
 // MetaStore holds accounts, tokens, sites, events and milestones. EventStore (hits) and LimitStore (rate
 // limits) join it as their issues land; each backend lives in its own folder under store/.
 
@@ -112,6 +114,16 @@ export interface MetaStore {
   /** The account's counted API requests per month, oldest first. */
   getUsage(accountId: number): Promise<MonthlyUsage[]>;
 
+  /**
+   * The salt for a UTC day (`YYYY-MM-DD`), created with `candidate` if the day has none yet. Every process
+   * gets the same salt for the same day, whoever created it first.
+   */
+  saltForDay(day: string, candidate: string): Promise<string>;
+  /** The salt of a day if it exists (yesterday's, to continue visits across midnight). */
+  findSalt(day: string): Promise<string | undefined>;
+  /** Deletes salts of days before `day`; returns how many. */
+  deleteSaltsBefore(day: string): Promise<number>;
+
   createToken(input: NewToken): Promise<TokenRecord>;
   findTokenByHash(hash: string): Promise<TokenRecord | undefined>;
   listTokens(accountId: number): Promise<TokenRecord[]>;
@@ -158,5 +170,18 @@ export interface LimitStore {
   /** Takes one of `limit` slots under `key`, held until released or until `now + leaseMs`; false when all are taken. */
   acquireSlot(key: string, slotId: string, limit: number, leaseMs: number, now: number): Promise<boolean>;
   releaseSlot(key: string, slotId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Hits and visits. Visits are written whole each time they change (the newest version wins). */
+export interface EventStore {
+  /** Stores a batch atomically: every hit, and the latest state of every visit the batch touched. */
+  write(hits: readonly StoredHit[], visits: readonly VisitRecord[]): Promise<void>;
+  /** Visits of any site seen at or after `since`, to resume visits after a restart. */
+  visitsSeenSince(since: Date): Promise<VisitRecord[]>;
+  /** Every stored hit of a site in time order (tests, exports; not for reports). */
+  listHits(siteId: string): Promise<StoredHit[]>;
+  listVisits(siteId: string): Promise<VisitRecord[]>;
+  deleteSite(siteId: string): Promise<void>;
   close(): Promise<void>;
 }

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TokenAuthenticator } from '../../src/auth/token-authenticator.js';
 import { buildApp } from '../../src/http/app.js';
+import { buildTrackerScript } from '../../src/http/tracker-script.js';
 import { Limiter } from '../../src/limits/limiter.js';
 import { MemoryLimitStore } from '../../src/store/memory/limit-store.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
@@ -27,6 +28,10 @@ describe('/admin', () => {
   it('is off (404) when PLUMB_ADMIN_TOKEN is unset', async () => {
     const app = await buildApp({
       meta: t.meta,
+      events: t.events,
+      ingest: t.ingest,
+      metrics: t.metrics,
+      trackerScript: await buildTrackerScript(),
       auth: new TokenAuthenticator(t.meta),
       limiter: new Limiter(new MemoryLimitStore(), { enabled: false }),
       usage: t.usage,

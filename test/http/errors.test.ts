@@ -86,7 +86,7 @@ describe('request-level errors over HTTP', () => {
       ['PUT', '/v1/sites'],
       ['PATCH', `/v1/sites/${'X'.repeat(8)}`],
       ['GET', '/v1/sites/ABCDEFGH/unknown'],
-      ['GET', '/'],
+      ['GET', '/nothing-here'],
     ] as const) {
       it(`${method} ${path} -> 404 {error} as JSON`, async () => {
         const res = await send(method, path);

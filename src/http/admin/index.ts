@@ -7,6 +7,9 @@ import { newTokenSecret } from '../../domain/ids.js';
 import { abilityProblem } from '../../domain/scopes.js';
 import { constantTimeEqual, hashToken } from '../../domain/secrets.js';
 import { formatTimestamp, isTimeZone, parseTimestamp } from '../../domain/time.js';
+import { importLines } from '../../ingest/import.js';
+import type { Ingest } from '../../ingest/live.js';
+import type { HitPipeline } from '../../ingest/pipeline.js';
 import type { UsageMeter } from '../../limits/usage-meter.js';
 import type { Account, AccountPatch, MetaStore, SubscriptionStatus, TokenRecord } from '../../store/types.js';
 import { presentDeleted, presentToken } from '../v1/present.js';
@@ -17,7 +20,13 @@ export interface AdminOptions {
   meta: MetaStore;
   auth: TokenAuthenticator;
   usage: UsageMeter;
+  ingest: Ingest;
 }
+
+/** Import bodies: NDJSON of up to this size per request (the CLI sends files in chunks well below it). */
+const IMPORT_BODY_LIMIT = 64 * 1024 * 1024;
+/** How long a chunked import's visit state waits for its next chunk. */
+const IMPORT_SESSION_MS = 10 * 60 * 1000;
 
 const accountFields = {
   name: { type: 'string', minLength: 1, maxLength: 255 },
@@ -68,7 +77,7 @@ const presentAdminToken = (t: TokenRecord) => ({
   revoked_at: t.revokedAt ? formatTimestamp(t.revokedAt) : null,
 });
 
-export async function adminApi(app: FastifyInstance, { adminToken, meta, auth, usage }: AdminOptions): Promise<void> {
+export async function adminApi(app: FastifyInstance, { adminToken, meta, auth, usage, ingest }: AdminOptions): Promise<void> {
   app.addHook('onRequest', async (request) => {
     if (!adminToken) throw notFound('The admin API is disabled: set PLUMB_ADMIN_TOKEN to enable it');
     const m = /^Bearer +(\S+)$/i.exec(request.headers.authorization?.trim() ?? '');
@@ -90,6 +99,39 @@ export async function adminApi(app: FastifyInstance, { adminToken, meta, auth, u
   };
 
   app.get('/accounts', async () => (await meta.listAccounts()).map(presentAdminAccount));
+
+  // Imports: one request, or several chunks sharing an `X-Plumb-Import-Id` so visits continue across chunks.
+  app.addContentTypeParser(
+    ['application/x-ndjson', 'application/jsonl', 'text/plain', 'application/octet-stream'],
+    { parseAs: 'string', bodyLimit: IMPORT_BODY_LIMIT },
+    (_request, body, done) => done(null, String(body)),
+  );
+  const sessions = new Map<string, { pipeline: HitPipeline; at: number }>();
+  const pipelineFor = (id: string | undefined): HitPipeline => {
+    const now = Date.now();
+    for (const [key, s] of sessions) if (now - s.at > IMPORT_SESSION_MS) sessions.delete(key);
+    if (!id) return ingest.importPipeline();
+    const session = sessions.get(id) ?? { pipeline: ingest.importPipeline(), at: now };
+    session.at = now;
+    sessions.set(id, session);
+    return session.pipeline;
+  };
+  app.post('/import', { bodyLimit: IMPORT_BODY_LIMIT }, async (request) => {
+    if (typeof request.body !== 'string') {
+      throw ValidationError.of('body', 'must be NDJSON (Content-Type: application/x-ndjson), one hit per line');
+    }
+    const header = (name: string) => {
+      const v = request.headers[name];
+      return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
+    };
+    const importId = header('x-plumb-import-id');
+    if (importId !== undefined && importId.length > 100) throw ValidationError.of('x-plumb-import-id', 'is too long');
+    const firstLineText = header('x-plumb-first-line') ?? '1';
+    if (!/^\d{1,12}$/.test(firstLineText)) throw ValidationError.of('x-plumb-first-line', 'must be a line number');
+    const result = await importLines(request.body.split('\n'), pipelineFor(importId), ingest.buffer, Number(firstLineText));
+    await ingest.buffer.flush();
+    return result;
+  });
 
   app.post<{ Body: AccountBody }>('/accounts', {
     schema: { body: { type: 'object', properties: accountFields, required: ['name', 'email'] } },

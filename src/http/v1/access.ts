@@ -67,10 +67,16 @@ export function installAccessControl(app: FastifyInstance, { meta, auth, limiter
     request.principal = principal;
   });
 
-  // The concurrency slot is held until the answer is sent, or the client gives up.
+  // The concurrency slot is given back just before the answer leaves, so a client that sends its next request
+  // on receiving this answer never finds its own finished request still counted; the other hooks cover
+  // answers that skip onSend and clients that hang up.
   const release = async (request: FastifyRequest) => {
     await request.admission?.release();
   };
+  app.addHook('onSend', async (request, _reply, payload) => {
+    await release(request);
+    return payload;
+  });
   app.addHook('onResponse', release);
   app.addHook('onRequestAbort', release);
 

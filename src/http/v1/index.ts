@@ -7,13 +7,21 @@ import { eventRoutes } from './events.js';
 import { milestoneRoutes } from './milestones.js';
 import { siteRoutes } from './sites.js';
 
-export type V1Options = AccessDeps;
+/** What the management routes must tell the analytics side: a site changed, or its data must go. */
+export interface SiteDataHooks {
+  changed(siteId: string): void;
+  delete(siteId: string): Promise<void>;
+}
+
+export interface V1Options extends AccessDeps {
+  siteData: SiteDataHooks;
+}
 
 export async function v1Api(app: FastifyInstance, deps: V1Options): Promise<void> {
   const { meta } = deps;
   installAccessControl(app, deps);
   accountRoutes(app);
-  siteRoutes(app, meta);
+  siteRoutes(app, meta, deps.siteData);
   eventRoutes(app, meta);
   milestoneRoutes(app, meta);
 }

@@ -5,6 +5,7 @@ import { gone } from '../../domain/errors.js';
 import { siteSettings, type SiteBody } from '../../domain/resource-rules.js';
 import { hashPassword } from '../../domain/secrets.js';
 import type { MetaStore, Site } from '../../store/types.js';
+import type { SiteDataHooks } from './index.js';
 import { principalOf, siteOf } from './access.js';
 import { pageRequest } from './pagination.js';
 import { presentDeleted, presentList, presentSite } from './present.js';
@@ -15,7 +16,7 @@ import {
 
 const tags = ['Sites'];
 
-export function siteRoutes(app: FastifyInstance, meta: MetaStore): void {
+export function siteRoutes(app: FastifyInstance, meta: MetaStore, siteData: SiteDataHooks): void {
   app.get<{ Querystring: PaginationQuery }>('/sites', {
     config: { access: 'list-sites' },
     schema: { tags, summary: 'List sites', querystring: paginationQuery, response: { 200: siteList } },
@@ -66,7 +67,9 @@ export function siteRoutes(app: FastifyInstance, meta: MetaStore): void {
       if (s.sharePassword !== undefined) {
         patch.sharePasswordHash = s.sharePassword === null ? null : await hashPassword(s.sharePassword);
       }
-      return presentSite(await meta.updateSite(current.id, patch));
+      const updated = await meta.updateSite(current.id, patch);
+      siteData.changed(current.id);
+      return presentSite(updated);
     },
   });
 
@@ -75,6 +78,7 @@ export function siteRoutes(app: FastifyInstance, meta: MetaStore): void {
     schema: { tags, summary: 'Delete a site with its events, milestones and data', params: siteIdParams, response: { 200: deletedObject } },
     handler: async (request) => {
       const site = siteOf(request);
+      await siteData.delete(site.id);
       await meta.deleteSite(site.id);
       return presentDeleted(site.id, 'site');
     },

@@ -158,6 +158,26 @@ export class DuckMetaStore implements MetaStore {
     return rows.map((r) => ({ month: r.month, apiRequests: Number(r.api_requests) }));
   }
 
+  // ---- visitor salts
+
+  saltForDay(day: string, candidate: string): Promise<string> {
+    return this.db.transaction(async (q) => {
+      await q.exec('INSERT INTO salts VALUES (CAST(? AS DATE), ?, ?) ON CONFLICT (day) DO NOTHING', [day, candidate, new Date()]);
+      const [row] = await q.rows<{ salt: string }>('SELECT salt FROM salts WHERE day = CAST(? AS DATE)', [day]);
+      return row!.salt;
+    });
+  }
+
+  async findSalt(day: string): Promise<string | undefined> {
+    const rows = await this.db.serial((q) => q.rows<{ salt: string }>('SELECT salt FROM salts WHERE day = CAST(? AS DATE)', [day]));
+    return rows[0]?.salt;
+  }
+
+  async deleteSaltsBefore(day: string): Promise<number> {
+    const rows = await this.db.serial((q) => q.rows('DELETE FROM salts WHERE day < CAST(? AS DATE) RETURNING day', [day]));
+    return rows.length;
+  }
+
   // ---- tokens
 
   createToken(input: NewToken): Promise<TokenRecord> {

@@ -88,6 +88,61 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: 'visitor salts, hits and visits',
+    sql: `
+      CREATE TABLE salts (
+        day DATE PRIMARY KEY, -- the UTC day the salt hashes visitors for
+        salt VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL
+      );
+      -- One row per pageview or event. No identifying data: visitor_id is a salted hash, never an IP or agent.
+      CREATE TABLE hits (
+        site_id VARCHAR NOT NULL,
+        type VARCHAR NOT NULL, -- pageview | event
+        ts TIMESTAMP NOT NULL, -- UTC
+        visitor_id UBIGINT NOT NULL,
+        visit_id UBIGINT NOT NULL,
+        hostname VARCHAR NOT NULL,
+        pathname VARCHAR NOT NULL,
+        referrer_hostname VARCHAR NOT NULL,
+        referrer_pathname VARCHAR NOT NULL,
+        referrer_source VARCHAR NOT NULL,
+        utm_campaign VARCHAR NOT NULL,
+        utm_content VARCHAR NOT NULL,
+        utm_medium VARCHAR NOT NULL,
+        utm_source VARCHAR NOT NULL,
+        utm_term VARCHAR NOT NULL,
+        ref VARCHAR NOT NULL,
+        keyword VARCHAR NOT NULL,
+        browser VARCHAR NOT NULL,
+        operating_system VARCHAR NOT NULL,
+        device_type VARCHAR NOT NULL,
+        country_code VARCHAR NOT NULL,
+        region VARCHAR NOT NULL,
+        state VARCHAR NOT NULL,
+        city VARCHAR NOT NULL,
+        event_name VARCHAR NOT NULL,
+        value BIGINT NOT NULL
+      );
+      -- The latest state of each visit (rewritten whole when a hit changes it).
+      CREATE TABLE visits (
+        visit_id UBIGINT PRIMARY KEY,
+        site_id VARCHAR NOT NULL,
+        visitor_id UBIGINT NOT NULL,
+        started_at TIMESTAMP NOT NULL,
+        last_seen_at TIMESTAMP NOT NULL,
+        entry_page VARCHAR NOT NULL,
+        exit_page VARCHAR NOT NULL,
+        exit_hostname VARCHAR NOT NULL,
+        pageviews INTEGER NOT NULL,
+        events INTEGER NOT NULL,
+        referrer_hostname VARCHAR NOT NULL,
+        referrer_pathname VARCHAR NOT NULL
+      );
+    `,
+  },
 ];
 
 /** Brings the schema up to the newest version; a no-op on an up-to-date database. */

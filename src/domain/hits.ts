@@ -1,0 +1,87 @@
+// The shapes a hit takes on its way in: as received, as enriched, as stored with its visit.
+
+export type HitType = 'pageview' | 'event';
+
+/**
+ * A hit as it arrives, from the collector's query string or an import line. `ip` and `userAgent` are used for
+ * the visitor hash and enrichment only and are never stored.
+ */
+export interface IncomingHit {
+  type: HitType;
+  siteId: string;
+  timestamp: Date;
+  /** The page's full URL: scheme, host, path and query (the fragment is ignored unless it is a hash route). */
+  url: string;
+  /** The full referrer URL, '' when there is none. */
+  referrer: string;
+  userAgent: string;
+  ip: string;
+  /** Events only: the conversion goal's name. */
+  eventName?: string;
+  /** Events only: the value in cents (0 when none). */
+  value?: number;
+}
+
+/**
+ * What Plumb stores about a hit besides its identity: the aggregation fields of SPEC.md. Absent values are ''
+ * (never null), so `is not` filters need no three-valued logic.
+ */
+export interface HitAttributes {
+  /** With scheme: `https://example.com` (a non-default port is kept). */
+  hostname: string;
+  pathname: string;
+  referrerHostname: string;
+  referrerPathname: string;
+  referrerSource: string;
+  utmCampaign: string;
+  utmContent: string;
+  utmMedium: string;
+  utmSource: string;
+  utmTerm: string;
+  ref: string;
+  keyword: string;
+  browser: string;
+  operatingSystem: string;
+  /** `Desktop`, `Mobile` or `Tablet` */
+  deviceType: string;
+  /** ISO 3166-1 alpha-2, upper case */
+  countryCode: string;
+  region: string;
+  state: string;
+  city: string;
+}
+
+/** A stored hit: attributes plus when, what, and which visitor and visit it belongs to. */
+export interface StoredHit extends HitAttributes {
+  siteId: string;
+  type: HitType;
+  timestamp: Date;
+  /** 64-bit hash of (day salt, site, ip, user agent[, hostname]); meaningless after the salt is deleted. */
+  visitorId: bigint;
+  /** Random 64-bit id of the visit the hit belongs to. */
+  visitId: bigint;
+  /** Events only ('' for pageviews). */
+  eventName: string;
+  /** Events only, cents (0 for pageviews). */
+  value: number;
+}
+
+/** The visit-level facts of DESIGN.md section 6, as known after the visit's latest hit. */
+export interface VisitRecord {
+  siteId: string;
+  visitId: bigint;
+  visitorId: bigint;
+  startedAt: Date;
+  lastSeenAt: Date;
+  /** Pathname of the first pageview ('' while the visit has only events). */
+  entryPage: string;
+  /** Pathname of the latest pageview. */
+  exitPage: string;
+  /** Hostname (with scheme) of the latest pageview. */
+  exitHostname: string;
+  pageviews: number;
+  events: number;
+  /** Referrer of the visit's first hit that had one, for current visitors. */
+  referrerHostname: string;
+  referrerPathname: string;
+}

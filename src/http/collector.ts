@@ -1,0 +1,175 @@
+// The collector (DESIGN.md section 4): `GET /` records pageviews, `POST /` events, in the wire format of the
+// Fathom script, so existing sites switch by changing the script URL. Browsers on any origin may send.
+
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { HitType, IncomingHit } from '../domain/hits.js';
+import { GeneralError } from '../domain/errors.js';
+import { InvalidHit } from '../ingest/pipeline.js';
+import type { Ingest } from '../ingest/live.js';
+import type { Metrics } from '../metrics.js';
+
+// A transparent 1x1 GIF: what an <img> beacon expects back.
+const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+
+const CORS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, POST, OPTIONS',
+  'access-control-allow-headers': 'Content-Type',
+  'access-control-max-age': '86400',
+};
+
+/** Longest value accepted per parameter; longer is a malformed hit. */
+const MAX_LENGTH: Record<string, number> = { sid: 64, h: 2048, p: 4096, r: 4096, qs: 4096, name: 255, payload: 1024, gcode: 64, gval: 20, cid: 64 };
+const PARAMS = Object.keys(MAX_LENGTH);
+
+function invalid(message: string): GeneralError {
+  return new GeneralError(400, `Malformed hit: ${message}`);
+}
+
+/** Reads the collector's parameters from the query string and, for beacons that send a body, the body. */
+function readParams(request: FastifyRequest): Record<string, string> {
+  const sources = [request.query, request.body].filter((s): s is Record<string, unknown> => !!s && typeof s === 'object');
+  const params: Record<string, string> = {};
+  for (const source of sources) {
+    for (const name of PARAMS) {
+      const value = source[name];
+      if (value === undefined) continue;
+      if (typeof value !== 'string') throw invalid(`${name} must be given once, as text`);
+      if (value.length > MAX_LENGTH[name]!) throw invalid(`${name} is longer than ${MAX_LENGTH[name]} characters`);
+      params[name] = value;
+    }
+  }
+  return params;
+}
+
+/** `qs` is a JSON object of the page's query parameters (Fathom's format), or a plain query string. */
+function queryFrom(qs: string | undefined): URLSearchParams {
+  const out = new URLSearchParams();
+  if (!qs) return out;
+  if (qs.trimStart().startsWith('{')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(qs);
+    } catch {
+      throw invalid('qs is not valid JSON');
+    }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid('qs must be a JSON object');
+    for (const [k, v] of Object.entries(parsed)) {
+      if (typeof v === 'string' || typeof v === 'number') out.set(k, String(v));
+    }
+    return out;
+  }
+  return new URLSearchParams(qs.startsWith('?') ? qs.slice(1) : qs);
+}
+
+function cents(text: string, what: string): number {
+  if (!/^\d{1,15}$/.test(text.trim())) throw invalid(`${what} must be a whole, non-negative number of cents`);
+  return Number(text.trim());
+}
+
+function eventValue(payload: string | undefined): number {
+  if (!payload) return 0;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(payload);
+  } catch {
+    throw invalid('payload is not valid JSON');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid('payload must be a JSON object');
+  const value = (parsed as { _value?: unknown })._value;
+  if (value === undefined || value === null || value === '') return 0;
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+  if (typeof value === 'string') return cents(value, '_value');
+  throw invalid('_value must be a whole, non-negative number of cents');
+}
+
+/** The page URL the hit describes: origin `h`, path `p` and the query parameters of `qs`. */
+function pageUrl(h: string | undefined, p: string | undefined, qs: URLSearchParams): string {
+  if (!h) throw invalid('h (the page origin, e.g. https://example.com) is required');
+  let url: URL;
+  try {
+    url = new URL(p && p !== '' ? p : '/', h);
+  } catch {
+    throw invalid('h and p do not form a URL');
+  }
+  if (p && !p.startsWith('/')) throw invalid('p must start with /');
+  for (const [k, v] of qs) url.searchParams.append(k, v);
+  return url.href;
+}
+
+export interface CollectorDeps {
+  ingest: Ingest;
+  metrics: Metrics;
+}
+
+export async function collector(app: FastifyInstance, { ingest, metrics }: CollectorDeps): Promise<void> {
+  // Beacons send whatever body type the browser picks (often none, sometimes text/plain): parameters may come
+  // as a query-string-style body, anything else in the body is ignored.
+  app.addContentTypeParser(['text/plain', '*'], { parseAs: 'string', bodyLimit: 16 * 1024 }, (_request, body, done) => {
+    const text = String(body);
+    done(null, text.includes('=') && !text.trimStart().startsWith('{') ? Object.fromEntries(new URLSearchParams(text)) : undefined);
+  });
+
+  const collect = async (request: FastifyRequest, reply: FastifyReply) => {
+    void reply.headers(CORS);
+    try {
+      const params = readParams(request);
+      if (request.method === 'GET' && Object.keys(params).length === 0) {
+        // Not a hit: someone opened the server's root in a browser.
+        return reply.send({ name: 'Plumb', api: '/v1', openapi: '/openapi.json', script: '/script.js' });
+      }
+      if (!params.sid) throw invalid('sid (the site id) is required');
+      let type: HitType = 'pageview';
+      let eventName: string | undefined;
+      let value: number | undefined;
+      if (params.name !== undefined) {
+        type = 'event';
+        eventName = params.name;
+        value = eventValue(params.payload);
+      } else if (params.gcode !== undefined) {
+        // Legacy goals: the code is the event's tracking code; its name is what gets recorded.
+        type = 'event';
+        const goal = await ingest.sites.goalByCode(params.sid, params.gcode);
+        value = params.gval ? cents(params.gval, 'gval') : 0;
+        if (!goal) {
+          metrics.hitsReceived.inc({ type });
+          metrics.drop('unknown-goal');
+          return answer(request, reply);
+        }
+        eventName = goal.name;
+      }
+      if (ingest.buffer.isFull) {
+        metrics.hitsRefused.inc();
+        return reply.code(503).header('retry-after', '1').send({ error: 'Plumb is busy writing; retry shortly' });
+      }
+      const hit: IncomingHit = {
+        type,
+        siteId: params.sid,
+        timestamp: new Date(),
+        url: pageUrl(params.h, params.p, queryFrom(params.qs)),
+        referrer: params.r ?? '',
+        userAgent: request.headers['user-agent'] ?? '',
+        ip: request.ip,
+        ...(eventName !== undefined ? { eventName } : {}),
+        ...(value !== undefined ? { value } : {}),
+      };
+      await ingest.pipeline.process(hit);
+    } catch (err) {
+      const problem = err instanceof InvalidHit ? invalid(err.message) : err;
+      if (problem instanceof GeneralError && problem.status === 400) metrics.hitsInvalid.inc();
+      throw problem;
+    }
+    return answer(request, reply);
+  };
+
+  app.get('/', collect);
+  app.post('/', collect);
+  app.options('/', async (_request, reply) => reply.code(204).headers(CORS).send());
+}
+
+/** Dropped and recorded hits get the same answer: a client cannot tell which (and need not). */
+function answer(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  void reply.header('cache-control', 'no-store');
+  if (request.method === 'GET') return reply.type('image/gif').send(PIXEL);
+  return reply.code(204).send();
+}

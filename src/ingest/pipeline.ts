@@ -1,0 +1,97 @@
+// One hit from arrival to the write buffer: checks, enrichment, the anonymous visitor, its visit.
+// Live collection and imports run the same pipeline, with their own salts and visit state.
+
+import type { IncomingHit, StoredHit, VisitRecord } from '../domain/hits.js';
+import type { DropReason, Metrics } from '../metrics.js';
+import type { Enricher } from './enrich/index.js';
+import { isBotUserAgent } from './enrich/index.js';
+import type { SaltSource } from './salts.js';
+import type { SiteDirectory } from './site-directory.js';
+import { visitorHash } from './visitor.js';
+import type { VisitTracker } from './visits.js';
+
+/** A hit that cannot be understood: the collector answers 400 and stores nothing. */
+export class InvalidHit extends Error {}
+
+export type Outcome = { recorded: true } | { recorded: false; reason: DropReason };
+
+export interface HitSink {
+  add(hit: StoredHit, visit: VisitRecord): void;
+}
+
+export interface PipelineDeps {
+  enricher: Enricher;
+  sites: SiteDirectory;
+  salts: SaltSource;
+  visits: VisitTracker;
+  sink: HitSink;
+  metrics: Metrics;
+  /** Page hostnames (without scheme) never recorded; `*.example.com` matches subdomains. */
+  excludedHosts?: readonly string[];
+}
+
+const MAX_EVENT_NAME = 255;
+
+export class HitPipeline {
+  private readonly excluded: ((host: string) => boolean)[];
+
+  constructor(private readonly deps: PipelineDeps) {
+    this.excluded = (deps.excludedHosts ?? []).map((pattern) => {
+      const p = pattern.toLowerCase();
+      return p.startsWith('*.') ? (host: string) => host.endsWith(p.slice(1)) || host === p.slice(2) : (host: string) => host === p;
+    });
+  }
+
+  async process(hit: IncomingHit): Promise<Outcome> {
+    const { metrics } = this.deps;
+    metrics.hitsReceived.inc({ type: hit.type });
+    if (hit.type === 'event' && (!hit.eventName || hit.eventName.length > MAX_EVENT_NAME)) {
+      throw new InvalidHit(`event name must be 1 to ${MAX_EVENT_NAME} characters`);
+    }
+    if (hit.value !== undefined && (!Number.isSafeInteger(hit.value) || hit.value < 0)) {
+      throw new InvalidHit('value must be a whole, non-negative number of cents');
+    }
+    const attributes = this.deps.enricher.enrich(hit);
+    if (!attributes) throw new InvalidHit('the page URL must be an absolute http(s) URL');
+    if (isBotUserAgent(hit.userAgent)) return this.drop('bot');
+    const site = await this.deps.sites.site(hit.siteId);
+    if (!site) return this.drop('unknown-site');
+    const host = attributes.hostname.replace(/^https?:\/\//, '').replace(/:\d+$/, '');
+    if (this.excluded.some((matches) => matches(host))) return this.drop('excluded-host');
+
+    let eventName = '';
+    if (hit.type === 'event') {
+      const goal = await this.deps.sites.goalByName(site.id, hit.eventName!);
+      if (!goal) return this.drop('goal-limit');
+      eventName = goal.name;
+    }
+
+    const salts = await this.deps.salts.saltsFor(hit.timestamp);
+    // Multi-domain sites reporting domains separately count each domain's visitors on their own.
+    const domain = site.multiDomain && site.multiDomainOption === 'separate' ? attributes.hostname : undefined;
+    const current = visitorHash(salts.current, site.id, hit.ip, hit.userAgent, domain);
+    const previous = salts.previous === undefined ? undefined : visitorHash(salts.previous, site.id, hit.ip, hit.userAgent, domain);
+    const visit = this.deps.visits.record(site.id, current, previous, { ...attributes, type: hit.type, timestamp: hit.timestamp });
+
+    this.deps.sink.add(
+      {
+        ...attributes,
+        siteId: site.id,
+        type: hit.type,
+        timestamp: hit.timestamp,
+        visitorId: visit.visitorId,
+        visitId: visit.visitId,
+        eventName,
+        value: hit.type === 'event' ? (hit.value ?? 0) : 0,
+      },
+      visit,
+    );
+    metrics.hitsRecorded.inc({ type: hit.type });
+    return { recorded: true };
+  }
+
+  private drop(reason: DropReason): Outcome {
+    this.deps.metrics.drop(reason);
+    return { recorded: false, reason };
+  }
+}

@@ -1,0 +1,76 @@
+// Daily visitor salts (DESIGN.md section 6): random, one per UTC day, the previous day's kept only to continue
+// visits across midnight, anything older deleted.
+
+import { randomBytes } from 'node:crypto';
+import type { MetaStore } from '../store/types.js';
+
+export interface DaySalts {
+  /** The salt of the hit's UTC day. */
+  current: string;
+  /** The previous day's salt, when it still exists. */
+  previous: string | undefined;
+}
+
+export interface SaltSource {
+  saltsFor(at: Date): Promise<DaySalts>;
+}
+
+const DAY_MS = 86_400_000;
+export const utcDay = (at: Date) => at.toISOString().slice(0, 10);
+const dayBefore = (day: string) => utcDay(new Date(Date.parse(`${day}T00:00:00Z`) - DAY_MS));
+const newSalt = () => randomBytes(32).toString('base64url');
+
+/** Live salts in the MetaStore, shared by every process; cached per day here. */
+export class StoredSalts implements SaltSource {
+  private readonly cache = new Map<string, Promise<DaySalts>>();
+  private lastCleanedDay = '';
+
+  constructor(private readonly meta: MetaStore) {}
+
+  saltsFor(at: Date): Promise<DaySalts> {
+    const day = utcDay(at);
+    let salts = this.cache.get(day);
+    if (!salts) {
+      salts = this.load(day);
+      salts.catch(() => this.cache.delete(day));
+      this.cache.set(day, salts);
+      // Only today and yesterday can be asked for by live hits; drop older cache entries with their salts.
+      for (const key of this.cache.keys()) if (key < dayBefore(day)) this.cache.delete(key);
+    }
+    return salts;
+  }
+
+  /** Deletes salts older than yesterday's: by then they are over 48 hours old. */
+  async rotate(now: Date): Promise<number> {
+    const today = utcDay(now);
+    if (today === this.lastCleanedDay) return 0;
+    const deleted = await this.meta.deleteSaltsBefore(dayBefore(today));
+    this.lastCleanedDay = today;
+    return deleted;
+  }
+
+  private async load(day: string): Promise<DaySalts> {
+    const current = await this.meta.saltForDay(day, newSalt());
+    const previous = await this.meta.findSalt(dayBefore(day));
+    return { current, previous };
+  }
+}
+
+/**
+ * Salts that live only as long as one import: historical hits must be hashed and sessionised like live ones,
+ * but their salts must never be stored (they would outlive the 48-hour rule).
+ */
+export class EphemeralSalts implements SaltSource {
+  private readonly byDay = new Map<string, string>();
+
+  async saltsFor(at: Date): Promise<DaySalts> {
+    const day = utcDay(at);
+    return { current: this.salt(day), previous: this.byDay.get(dayBefore(day)) };
+  }
+
+  private salt(day: string): string {
+    let salt = this.byDay.get(day);
+    if (!salt) this.byDay.set(day, (salt = newSalt()));
+    return salt;
+  }
+}

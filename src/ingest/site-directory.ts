@@ -1,0 +1,88 @@
+// What the collector needs to know about sites and their conversion goals, cached briefly so that a hit costs
+// no database read: a new or changed site is seen within seconds.
+
+import type { Goal, MetaStore, Site } from '../store/types.js';
+
+interface Entry<T> {
+  value: T;
+  at: number;
+}
+
+/** The most goals a site gets by tracking new event names; beyond this, unknown names are dropped. */
+export const MAX_AUTO_GOALS_PER_SITE = 500;
+
+export class SiteDirectory {
+  private readonly sites = new Map<string, Entry<Promise<Site | undefined>>>();
+  private readonly goals = new Map<string, Entry<Promise<Goal[]>>>();
+  /** Goal creations under way, so two hits with the same new name create it once. */
+  private readonly creating = new Map<string, Promise<Goal | undefined>>();
+
+  constructor(
+    private readonly meta: MetaStore,
+    private readonly ttlMs = 5000,
+  ) {}
+
+  site(siteId: string): Promise<Site | undefined> {
+    return this.cached(this.sites, siteId, () => this.meta.getSite(siteId));
+  }
+
+  /** The goal a legacy `gcode` names (its tracking code), if the site has it. */
+  async goalByCode(siteId: string, code: string): Promise<Goal | undefined> {
+    return (await this.siteGoals(siteId)).find((g) => g.id === code);
+  }
+
+  /**
+   * The goal with this name, created on first use like Fathom's events (a site owner need not declare an event
+   * before `trackEvent` sends it); undefined when the site already has the maximum number of goals.
+   */
+  async goalByName(siteId: string, name: string): Promise<Goal | undefined> {
+    const known = (await this.siteGoals(siteId)).find((g) => g.name === name);
+    if (known) return known;
+    const key = `${siteId}\0${name}`;
+    let creation = this.creating.get(key);
+    if (!creation) {
+      creation = this.createGoal(siteId, name).finally(() => this.creating.delete(key));
+      this.creating.set(key, creation);
+    }
+    return creation;
+  }
+
+  private async createGoal(siteId: string, name: string): Promise<Goal | undefined> {
+    this.goals.delete(siteId);
+    const fresh = await this.siteGoals(siteId);
+    const again = fresh.find((g) => g.name === name);
+    if (again || fresh.length >= MAX_AUTO_GOALS_PER_SITE) return again;
+    const created = await this.meta.createGoal({ siteId, name, currency: 'dollar' });
+    this.goals.delete(siteId);
+    return created;
+  }
+
+  forget(siteId: string): void {
+    this.sites.delete(siteId);
+    this.goals.delete(siteId);
+  }
+
+  private siteGoals(siteId: string): Promise<Goal[]> {
+    return this.cached(this.goals, siteId, async () => {
+      const all: Goal[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await this.meta.listGoals(siteId, { limit: 100, startingAfter: after });
+        all.push(...page.items);
+        if (!page.hasMore) return all;
+        after = page.items.at(-1)!.id;
+      }
+    });
+  }
+
+  private cached<T>(map: Map<string, Entry<Promise<T>>>, key: string, load: () => Promise<T>): Promise<T> {
+    const now = Date.now();
+    const hit = map.get(key);
+    if (hit && now - hit.at < this.ttlMs) return hit.value;
+    const value = load();
+    value.catch(() => map.delete(key));
+    if (map.size > 50_000) map.clear();
+    map.set(key, { value, at: now });
+    return value;
+  }
+}

@@ -1,0 +1,98 @@
+// The write buffer in front of the EventStore: hits gathered into batches written by size or by time, a bound
+// on what waits in memory (callers are told to back off instead of the buffer growing), and a final flush.
+
+import type { StoredHit, VisitRecord } from '../domain/hits.js';
+import type { EventStore } from '../store/types.js';
+
+export interface WriteBufferOptions {
+  /** Write as soon as this many hits wait. */
+  batchSize?: number;
+  /** Write at least this often while anything waits. */
+  flushIntervalMs?: number;
+  /** Refuse new hits (back-pressure) while this many wait, e.g. when the store is slow or down. */
+  maxPending?: number;
+  onError?: (err: unknown) => void;
+  onWritten?: (hits: number) => void;
+}
+
+export class WriteBuffer {
+  private hits: StoredHit[] = [];
+  /** Latest state of each visit touched since the last write, by visit id. */
+  private visits = new Map<bigint, VisitRecord>();
+  private flushing: Promise<void> | undefined;
+  private readonly timer: NodeJS.Timeout;
+  private readonly batchSize: number;
+  private readonly maxPending: number;
+  private written = 0;
+  private failures = 0;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly options: WriteBufferOptions = {},
+  ) {
+    this.batchSize = options.batchSize ?? 5000;
+    this.maxPending = options.maxPending ?? 200_000;
+    this.timer = setInterval(() => void this.flush().catch(() => undefined), options.flushIntervalMs ?? 1000);
+    this.timer.unref();
+  }
+
+  /** Hits accepted but not yet written. */
+  get pending(): number {
+    return this.hits.length;
+  }
+
+  /** True while new hits must be refused: the caller answers 503 and the client retries later. */
+  get isFull(): boolean {
+    return this.hits.length >= this.maxPending;
+  }
+
+  get stats() {
+    return { pending: this.hits.length, written: this.written, failures: this.failures };
+  }
+
+  add(hit: StoredHit, visit: VisitRecord): void {
+    this.hits.push(hit);
+    this.visits.set(visit.visitId, visit);
+    if (this.hits.length >= this.batchSize && !this.flushing) void this.flush().catch(() => undefined);
+  }
+
+  /**
+   * Writes everything waiting, in batches. One flush runs at a time; a batch the store refuses goes back to
+   * the front of the queue, so nothing accepted is dropped, and the error is reported.
+   */
+  flush(): Promise<void> {
+    if (this.flushing) return this.flushing.then(() => (this.hits.length > 0 ? this.flush() : undefined));
+    if (this.hits.length === 0 && this.visits.size === 0) return Promise.resolve();
+    this.flushing = this.drain().finally(() => {
+      this.flushing = undefined;
+    });
+    return this.flushing;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+
+  private async drain(): Promise<void> {
+    while (this.hits.length > 0 || this.visits.size > 0) {
+      const hits = this.hits.splice(0, this.batchSize);
+      // Visit states go with the batch in which they were last changed or earlier; taking them all is simplest
+      // and keeps each visit row current after every write.
+      const visits = this.visits;
+      this.visits = new Map();
+      try {
+        await this.store.write(hits, [...visits.values()]);
+        this.written += hits.length;
+        this.options.onWritten?.(hits.length);
+      } catch (err) {
+        this.failures++;
+        this.hits = hits.concat(this.hits);
+        for (const [id, v] of this.visits) visits.set(id, v);
+        this.visits = visits;
+        this.options.onError?.(err);
+        throw err;
+      }
+    }
+  }
+}

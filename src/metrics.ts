@@ -1,0 +1,61 @@
+// Process metrics in the Prometheus text format (served at /metrics): what was received, kept, dropped, queued.
+
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+
+export type DropReason = 'bot' | 'unknown-site' | 'excluded-host' | 'goal-limit' | 'unknown-goal';
+
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly hitsReceived = new Counter({
+    name: 'plumb_hits_received_total',
+    help: 'Collector and import hits received, by type',
+    labelNames: ['type'] as const,
+    registers: [this.registry],
+  });
+  readonly hitsRecorded = new Counter({
+    name: 'plumb_hits_recorded_total',
+    help: 'Hits accepted into the write buffer, by type',
+    labelNames: ['type'] as const,
+    registers: [this.registry],
+  });
+  readonly hitsDropped = new Counter({
+    name: 'plumb_hits_dropped_total',
+    help: 'Hits dropped on purpose (answered as success), by reason',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly hitsInvalid = new Counter({
+    name: 'plumb_hits_invalid_total',
+    help: 'Malformed hits answered with 400',
+    registers: [this.registry],
+  });
+  readonly hitsRefused = new Counter({
+    name: 'plumb_hits_refused_total',
+    help: 'Hits refused with 503 because the write buffer was full',
+    registers: [this.registry],
+  });
+  readonly bufferPending = new Gauge({
+    name: 'plumb_write_buffer_pending',
+    help: 'Hits accepted and waiting to be written',
+    registers: [this.registry],
+  });
+  readonly hitsWritten = new Counter({
+    name: 'plumb_hits_written_total',
+    help: 'Hits written to the event store',
+    registers: [this.registry],
+  });
+  readonly writeFailures = new Counter({
+    name: 'plumb_write_failures_total',
+    help: 'Batches the event store refused (kept and retried)',
+    registers: [this.registry],
+  });
+
+  constructor(options: { processMetrics?: boolean } = {}) {
+    if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'plumb_' });
+  }
+
+  drop(reason: DropReason): void {
+    this.hitsDropped.inc({ reason });
+  }
+}

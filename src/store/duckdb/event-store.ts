@@ -1,0 +1,130 @@
+// EventStore on the embedded DuckDB file: hits appended in batches, visits upserted by id.
+
+import type { DuckDBAppender } from '@duckdb/node-api';
+import type { StoredHit, VisitRecord } from '../../domain/hits.js';
+import type { EventStore } from '../types.js';
+import { timestampValue, type DuckDatabase, type SerialConnection } from './database.js';
+
+type Row = Record<string, unknown>;
+
+/** Hit columns in table order, each with how to read it from a StoredHit. */
+const HIT_TEXT_COLUMNS = [
+  'hostname', 'pathname', 'referrerHostname', 'referrerPathname', 'referrerSource', 'utmCampaign', 'utmContent',
+  'utmMedium', 'utmSource', 'utmTerm', 'ref', 'keyword', 'browser', 'operatingSystem', 'deviceType', 'countryCode',
+  'region', 'state', 'city',
+] as const;
+
+const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+function appendHit(a: DuckDBAppender, h: StoredHit): void {
+  a.appendVarchar(h.siteId);
+  a.appendVarchar(h.type);
+  a.appendTimestamp(timestampValue(h.timestamp));
+  a.appendUBigInt(h.visitorId);
+  a.appendUBigInt(h.visitId);
+  for (const column of HIT_TEXT_COLUMNS) a.appendVarchar(h[column]);
+  a.appendVarchar(h.eventName);
+  a.appendBigInt(BigInt(h.value));
+  a.endRow();
+}
+
+function appendVisit(a: DuckDBAppender, v: VisitRecord): void {
+  a.appendUBigInt(v.visitId);
+  a.appendVarchar(v.siteId);
+  a.appendUBigInt(v.visitorId);
+  a.appendTimestamp(timestampValue(v.startedAt));
+  a.appendTimestamp(timestampValue(v.lastSeenAt));
+  a.appendVarchar(v.entryPage);
+  a.appendVarchar(v.exitPage);
+  a.appendVarchar(v.exitHostname);
+  a.appendInteger(v.pageviews);
+  a.appendInteger(v.events);
+  a.appendVarchar(v.referrerHostname);
+  a.appendVarchar(v.referrerPathname);
+  a.endRow();
+}
+
+const toHit = (r: Row): StoredHit => {
+  const hit = {
+    siteId: r.site_id as string,
+    type: r.type as StoredHit['type'],
+    timestamp: r.ts as Date,
+    visitorId: r.visitor_id as bigint,
+    visitId: r.visit_id as bigint,
+    eventName: r.event_name as string,
+    value: Number(r.value),
+  } as StoredHit;
+  for (const column of HIT_TEXT_COLUMNS) hit[column] = r[snake(column)] as string;
+  return hit;
+};
+
+const toVisit = (r: Row): VisitRecord => ({
+  siteId: r.site_id as string,
+  visitId: r.visit_id as bigint,
+  visitorId: r.visitor_id as bigint,
+  startedAt: r.started_at as Date,
+  lastSeenAt: r.last_seen_at as Date,
+  entryPage: r.entry_page as string,
+  exitPage: r.exit_page as string,
+  exitHostname: r.exit_hostname as string,
+  pageviews: Number(r.pageviews),
+  events: Number(r.events),
+  referrerHostname: r.referrer_hostname as string,
+  referrerPathname: r.referrer_pathname as string,
+});
+
+export class DuckEventStore implements EventStore {
+  private constructor(private readonly conn: SerialConnection) {}
+
+  /** Hit writes get a connection of their own, so they never queue behind metadata work or the reverse. */
+  static async open(db: DuckDatabase): Promise<DuckEventStore> {
+    const conn = await db.connection();
+    await conn.serial((q) => q.exec('CREATE TEMP TABLE IF NOT EXISTS visit_updates AS SELECT * FROM visits LIMIT 0'));
+    return new DuckEventStore(conn);
+  }
+
+  write(hits: readonly StoredHit[], visits: readonly VisitRecord[]): Promise<void> {
+    if (hits.length === 0 && visits.length === 0) return Promise.resolve();
+    return this.conn.transaction(async (q) => {
+      if (hits.length > 0) {
+        const a = await q.appender('hits');
+        for (const h of hits) appendHit(a, h);
+        a.closeSync();
+      }
+      if (visits.length > 0) {
+        // Appending to a staging table and upserting from it is far faster than one statement per visit.
+        await q.exec('DELETE FROM visit_updates');
+        const a = await q.appender('visit_updates');
+        for (const v of visits) appendVisit(a, v);
+        a.closeSync();
+        await q.exec('INSERT OR REPLACE INTO visits SELECT * FROM visit_updates');
+      }
+    });
+  }
+
+  async visitsSeenSince(since: Date): Promise<VisitRecord[]> {
+    const rows = await this.conn.serial((q) => q.rows('SELECT * FROM visits WHERE last_seen_at >= ?', [since]));
+    return rows.map(toVisit);
+  }
+
+  async listHits(siteId: string): Promise<StoredHit[]> {
+    const rows = await this.conn.serial((q) => q.rows('SELECT * FROM hits WHERE site_id = ? ORDER BY ts', [siteId]));
+    return rows.map(toHit);
+  }
+
+  async listVisits(siteId: string): Promise<VisitRecord[]> {
+    const rows = await this.conn.serial((q) => q.rows('SELECT * FROM visits WHERE site_id = ? ORDER BY started_at', [siteId]));
+    return rows.map(toVisit);
+  }
+
+  async deleteSite(siteId: string): Promise<void> {
+    await this.conn.transaction(async (q) => {
+      await q.exec('DELETE FROM hits WHERE site_id = ?', [siteId]);
+      await q.exec('DELETE FROM visits WHERE site_id = ?', [siteId]);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.conn.close();
+  }
+}

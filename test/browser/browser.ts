@@ -1,0 +1,65 @@
+// Real headless Chromium for browser tests (playwright-core driving the system Chromium).
+//
+//   const browser = await launchBrowser();
+//   const page = await openPage(browser, { initScript: 'Object.defineProperty(...)' });
+//   ...
+//   await page.context().close();   // or closePage(page)
+//   await browser.close();
+//
+// Tests that need a browser should skip when `browserSkipReason()` returns a reason (no Chromium here).
+
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
+
+export const CHROMIUM_PATH = process.env.PLUMB_CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
+
+/** Why browser tests cannot run on this machine, or undefined when they can. */
+export function browserSkipReason(): string | undefined {
+  return existsSync(CHROMIUM_PATH) ? undefined : `no Chromium at ${CHROMIUM_PATH} (set PLUMB_CHROMIUM_PATH)`;
+}
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, timeout: 30_000 });
+}
+
+export interface OpenPageOptions extends BrowserContextOptions {
+  /** JavaScript run in every frame before the page's own scripts (e.g. to fake navigator.doNotTrack). */
+  initScript?: string;
+}
+
+/**
+ * A page in a fresh browser context (its own storage and cookies). Close it with `closePage`.
+ * Dialogs (alert/confirm) are dismissed; uncaught page errors are collected in `errors`.
+ */
+export async function openPage(browser: Browser, options: OpenPageOptions = {}): Promise<Page & { errors: string[] }> {
+  const { initScript, ...contextOptions } = options;
+  const context = await browser.newContext(contextOptions);
+  if (initScript !== undefined) await context.addInitScript(initScript);
+  const page = (await context.newPage()) as Page & { errors: string[] };
+  page.errors = [];
+  page.on('pageerror', (err) => page.errors.push(String(err)));
+  page.on('dialog', (dialog) => void dialog.dismiss().catch(() => {}));
+  page.setDefaultTimeout(10_000);
+  return page;
+}
+
+export async function closePage(page: Page): Promise<void> {
+  await page.context().close();
+}
+
+/**
+ * The User-Agent of a desktop Chrome of this browser's version. Headless Chromium says `HeadlessChrome`, which
+ * Plumb's collector (rightly) drops as a bot: tests of stored hits browse with this instead.
+ */
+export function desktopChromeUserAgent(browser: Browser): string {
+  return `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${browser.version()} Safari/537.36`;
+}
