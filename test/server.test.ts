@@ -6,6 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { DuckDatabase } from '../src/store/duckdb/database.js';
+import { DuckEventStore } from '../src/store/duckdb/event-store.js';
 import { runServerExpectingExit, startServer } from './helpers/process.js';
 
 describe('server process', () => {
@@ -41,6 +43,39 @@ describe('server process', () => {
     assert.equal(res.status, 200);
     assert.deepEqual(((await res.json()) as { abilities: string[] }).abilities, ['*']);
     await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('writes every accepted hit before exiting on SIGTERM', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plumb-flush-'));
+    const token = 'flush-bootstrap-token-0123456789';
+    const server = await startServer({ PLUMB_DATA_DIR: dir, PLUMB_BOOTSTRAP_TOKEN: token });
+    const created = await fetch(`${server.url}/v1/sites`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Flushed' }),
+    });
+    const site = ((await created.json()) as { id: string }).id;
+    const agent = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
+    let accepted = 0;
+    for (let i = 0; i < 300; i += 30) {
+      const batch = await Promise.all(
+        Array.from({ length: 30 }, (_, j) =>
+          fetch(`${server.url}/?sid=${site}&h=https%3A%2F%2Fex.test&p=%2Fpage-${i + j}`, { headers: { 'user-agent': agent } }),
+        ),
+      );
+      accepted += batch.filter((r) => r.status === 200).length;
+    }
+    assert.equal(accepted, 300);
+    // SIGTERM right away, long before the next timed flush.
+    assert.equal(await server.stop(), 0);
+    const db = await DuckDatabase.open(join(dir, 'plumb.duckdb'));
+    const events = await DuckEventStore.open(db);
+    const hits = await events.listHits(site);
+    assert.equal(hits.length, 300);
+    assert.equal(new Set(hits.map((h) => h.pathname)).size, 300);
+    await events.close();
+    await db.close();
     rmSync(dir, { recursive: true, force: true });
   });
 

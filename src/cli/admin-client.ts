@@ -8,20 +8,38 @@ export class AdminClient {
     private readonly adminToken: string | undefined,
   ) {}
 
-  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  /** A JSON request to /admin. */
+  request<T>(method: string, path: string, body?: unknown): Promise<T> {
     if (!this.adminToken) {
       throw new AdminClientError('PLUMB_ADMIN_TOKEN is not set: export the admin token the server was started with');
     }
+    return this.send<T>(method, path, this.adminToken, body === undefined ? undefined : JSON.stringify(body), {
+      'content-type': 'application/json',
+    });
+  }
+
+  /** A request with a text body of any type (imports). */
+  requestText<T>(path: string, body: string, headers: Record<string, string>): Promise<T> {
+    if (!this.adminToken) {
+      throw new AdminClientError('PLUMB_ADMIN_TOKEN is not set: export the admin token the server was started with');
+    }
+    return this.send<T>('POST', path, this.adminToken, body, headers);
+  }
+
+  /** A JSON request to /v1 with an API token. */
+  api<T>(method: string, path: string, token: string, body?: unknown): Promise<T> {
+    return this.send<T>(method, path, token, body === undefined ? undefined : JSON.stringify(body), {
+      'content-type': 'application/json',
+    });
+  }
+
+  private async send<T>(method: string, path: string, token: string, body: string | undefined, headers: Record<string, string>): Promise<T> {
     let res: Response;
     try {
       res = await fetch(new URL(path, this.baseUrl), {
         method,
-        headers: {
-          authorization: `Bearer ${this.adminToken}`,
-          accept: 'application/json',
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : headers) },
+        ...(body === undefined ? {} : { body }),
       });
     } catch (err) {
       throw new AdminClientError(`cannot reach Plumb at ${this.baseUrl} (${(err as Error).message}); is it running? (PLUMB_URL)`);

@@ -1,7 +1,11 @@
 // The `plumb` command line: accounts and tokens through the running server's /admin API.
 
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { DEFAULT_DEMO_EVENTS, demoTraffic, emptyTotals } from '../ingest/demo-traffic.js';
+import { formatTimestamp } from '../domain/time.js';
 import { AdminClient, AdminClientError } from './admin-client.js';
+import { importNdjson, progressBar, type ImportSummary } from './import.js';
 
 const USAGE = `Usage: plumb <command> [options]
 
@@ -14,6 +18,9 @@ Commands:
       ABILITY is *, all-sites-readonly, read:SITE_ID or manage:SITE_ID
   token list --account ID
   token revoke --account ID TOKEN_ID
+  import FILE             import NDJSON hits (one JSON object per line; see the README)
+  demo [--account ID] [--days 30] [--visits-per-day 1000]
+                          create a demo site and import a generated month of traffic
 
 Options:
   --json   print the server's JSON answer instead of a summary
@@ -24,6 +31,13 @@ Environment:
 `;
 
 type Out = (line: string) => void;
+
+export interface CliIo {
+  out: Out;
+  err: Out;
+  /** Where the progress bar goes (a terminal) */
+  progress?: NodeJS.WriteStream;
+}
 
 interface AccountJson {
   id: number;
@@ -54,6 +68,8 @@ const OPTIONS = {
   account: { type: 'string' },
   ability: { type: 'string', multiple: true },
   'expires-at': { type: 'string' },
+  days: { type: 'string' },
+  'visits-per-day': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -76,8 +92,51 @@ const describeToken = (t: TokenJson) =>
   (t.expires_at ? `, expires ${t.expires_at}` : '') +
   `, last used ${t.last_used_at ?? 'never'}`;
 
+function describeImport(s: ImportSummary): string {
+  const lines = [`imported ${s.imported} hits, rejected ${s.rejected}`];
+  for (const e of s.errors.slice(0, 20)) lines.push(`  line ${e.line}: ${e.message}`);
+  if (s.errors.length > 20) lines.push(`  ... and ${s.errors.length - 20} more`);
+  return lines.join('\n');
+}
+
+interface SiteJson {
+  id: string;
+  name: string;
+}
+
+/** Creates a demo site through /v1 with a token that lives only for this command, then imports its month. */
+async function demo(client: AdminClient, accountId: number, days: number, visitsPerDay: number, io: CliIo) {
+  const temporary = await client.request<{ id: string; token: string }>('POST', `/admin/accounts/${accountId}/tokens`, {
+    name: 'plumb demo (temporary)',
+    abilities: ['*'],
+    expires_at: formatTimestamp(new Date(Date.now() + 3_600_000)),
+  });
+  let site: SiteJson;
+  try {
+    site = await client.api<SiteJson>('POST', '/v1/sites', temporary.token, { name: 'Demo site', timezone: 'UTC' });
+    for (const e of DEFAULT_DEMO_EVENTS) {
+      await client.api('POST', `/v1/sites/${site.id}/events`, temporary.token, { name: e.name, currency: e.value[1] > 0 ? 'dollar' : 'none' });
+    }
+    const launch = new Date(Date.now() - Math.floor(days / 2) * 86_400_000).toISOString().slice(0, 10);
+    await client.api('POST', `/v1/sites/${site.id}/milestones`, temporary.token, { name: 'Launched v2', milestone_date: launch });
+  } finally {
+    await client.request('DELETE', `/admin/accounts/${accountId}/tokens/${temporary.id}`);
+  }
+  const totals = emptyTotals();
+  const start = new Date(Date.now() - (days - 1) * 86_400_000);
+  const lines: string[] = [];
+  for (const hit of demoTraffic({ siteId: site.id, start, days, visitsPerDay }, totals)) {
+    // Nothing from the future: today's traffic stops now.
+    if (Date.parse(`${hit.timestamp.replace(' ', 'T')}Z`) <= Date.now()) lines.push(JSON.stringify(hit));
+  }
+  const bar = progressBar(io.progress ?? process.stderr, 'importing');
+  const summary = await importNdjson(client, lines.join('\n'), (done, total) => bar.update(done, total));
+  bar.done();
+  return { site, summary };
+}
+
 /** Runs one command; returns the process exit code. */
-export async function run(argv: string[], env: NodeJS.ProcessEnv, out: Out, err: Out): Promise<number> {
+export async function run(argv: string[], env: NodeJS.ProcessEnv, out: Out, err: Out, io: Partial<CliIo> = {}): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
@@ -155,7 +214,37 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: Out, err:
         show(res, `revoked token ${tokenId}`);
         return 0;
       }
+      case 'import ': {
+        throw new UsageError('missing FILE');
+      }
+      case 'demo ': {
+        const accountId = integer(o.account ?? '1', '--account');
+        const days = integer(o.days ?? '30', '--days');
+        const perDay = integer(o['visits-per-day'] ?? '1000', '--visits-per-day');
+        if (days < 1 || days > 366) throw new UsageError('--days must be from 1 to 366');
+        if (perDay < 1 || perDay > 1_000_000) throw new UsageError('--visits-per-day must be from 1 to 1000000');
+        const { site, summary } = await demo(client, accountId, days, perDay, { out, err, ...io });
+        show(
+          { site, ...summary },
+          `created site ${site.id} ("${site.name}") in account ${accountId}\n${describeImport(summary)}`,
+        );
+        return 0;
+      }
       default:
+        if (group === 'import' && action !== undefined) {
+          let text: string;
+          try {
+            text = await readFile(action, 'utf8');
+          } catch (e) {
+            err(`plumb: cannot read ${action}: ${(e as Error).message}`);
+            return 1;
+          }
+          const bar = progressBar(io.progress ?? process.stderr, 'importing');
+          const summary = await importNdjson(client, text, (done, total) => bar.update(done, total));
+          bar.done();
+          show(summary, describeImport(summary));
+          return summary.imported === 0 && summary.rejected > 0 ? 1 : 0;
+        }
         throw new UsageError(`unknown command "${positionals.join(' ')}"`);
     }
   } catch (e) {

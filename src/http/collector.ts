@@ -46,7 +46,7 @@ function readParams(request: FastifyRequest): Record<string, string> {
 function queryFrom(qs: string | undefined): URLSearchParams {
   const out = new URLSearchParams();
   if (!qs) return out;
-  if (qs.trimStart().startsWith('{')) {
+  if (/^\s*[[{]/.test(qs)) {
     let parsed: unknown;
     try {
       parsed = JSON.parse(qs);

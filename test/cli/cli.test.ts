@@ -1,6 +1,9 @@
 // The `plumb` CLI against a running server over real HTTP: accounts and tokens, errors and usage.
 
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { run } from '../../src/cli/main.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
@@ -69,6 +72,46 @@ describe('plumb CLI', () => {
     const missing = await plumb(['account', 'update', '999', '--tier', '2']);
     assert.equal(missing.code, 1);
     assert.match(missing.err, /HTTP 404/);
+  });
+
+  it('imports an NDJSON file and reports bad lines by number', async () => {
+    const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Imported' })).body.id;
+    const dir = mkdtempSync(join(tmpdir(), 'plumb-cli-'));
+    const file = join(dir, 'hits.ndjson');
+    const line = (ts: string, path: string) =>
+      JSON.stringify({ type: 'pageview', site_id: site, timestamp: ts, url: `https://ex.test${path}`, user_agent: 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0', ip: '81.2.69.142' });
+    writeFileSync(file, [line('2026-02-01 10:00:00', '/a'), 'oops', line('2026-02-01 09:00:00', '/b')].join('\n'));
+    const res = await plumb(['import', file]);
+    assert.equal(res.code, 0, res.err);
+    assert.equal(res.out, 'imported 2 hits, rejected 1\n  line 2: not valid JSON');
+    await t.flushHits();
+    assert.deepEqual((await t.events.listHits(site)).map((h) => h.pathname), ['/b', '/a']);
+    const missing = await plumb(['import', join(dir, 'nope.ndjson')]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.err, /cannot read/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('creates a demo site with events, a milestone and a month of traffic', async () => {
+    const res = await plumb(['demo', '--days', '30', '--visits-per-day', '40', '--json']);
+    assert.equal(res.code, 0, res.err);
+    const { site, imported, rejected } = JSON.parse(res.out);
+    assert.match(site.id, /^[A-Z]{8}$/);
+    assert.ok(imported > 30 * 40, `imported ${imported}`);
+    assert.ok(rejected > 0, 'the crawler hits are refused');
+    const events = (await t.call(OWNER_TOKEN, 'GET', `/v1/sites/${site.id}/events`)).body.data.map((e: { name: string }) => e.name);
+    assert.deepEqual(events.sort(), ['Newsletter signup', 'Purchase']);
+    assert.equal((await t.call(OWNER_TOKEN, 'GET', `/v1/sites/${site.id}/milestones`)).body.data.length, 1);
+    await t.flushHits();
+    const hits = await t.events.listHits(site.id);
+    const days = new Set(hits.map((h) => h.timestamp.toISOString().slice(0, 10)));
+    assert.ok(days.size >= 29, `traffic on ${days.size} days`);
+    assert.ok(hits.every((h) => h.timestamp.getTime() <= Date.now()), 'nothing from the future');
+    assert.ok(new Set(hits.map((h) => h.countryCode)).size >= 8, 'many countries');
+    assert.ok(new Set(hits.map((h) => h.referrerSource)).size >= 8, 'many sources');
+    const tokens = (await t.call(ADMIN_TOKEN, 'GET', '/admin/accounts/1/tokens')).body.data;
+    const temporary = tokens.find((x: { name: string }) => x.name === 'plumb demo (temporary)');
+    assert.ok(temporary.revoked_at, 'the temporary token is revoked');
   });
 
   it('explains usage mistakes and missing setup', async () => {

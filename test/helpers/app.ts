@@ -8,6 +8,7 @@ import { hashToken } from '../../src/domain/secrets.js';
 import { buildApp } from '../../src/http/app.js';
 import { buildTrackerScript, type TrackerScript } from '../../src/http/tracker-script.js';
 import { Ingest } from '../../src/ingest/live.js';
+import type { WriteBufferOptions } from '../../src/ingest/write-buffer.js';
 import { Metrics } from '../../src/metrics.js';
 import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
 import { Limiter } from '../../src/limits/limiter.js';
@@ -51,6 +52,7 @@ export interface TestAppOptions {
   limits?: { store?: LimitStore; now?: () => number };
   excludedHosts?: string[];
   trustProxy?: boolean | number | string;
+  buffer?: WriteBufferOptions;
 }
 
 let trackerScript: Promise<TrackerScript> | undefined;
@@ -61,7 +63,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const meta = new DuckMetaStore(db);
   const events = await DuckEventStore.open(db);
   const metrics = new Metrics();
-  const ingest = await Ingest.start(meta, events, metrics, { excludedHosts: options.excludedHosts });
+  const ingest = await Ingest.start(meta, events, metrics, { excludedHosts: options.excludedHosts, buffer: options.buffer });
   const auth = new TokenAuthenticator(meta, { cacheMs: options.cacheMs ?? 0 });
   const limitStore = options.limits?.store ?? new MemoryLimitStore();
   const limiter = new Limiter(limitStore, { enabled: options.limits !== undefined, now: options.limits?.now });

@@ -1,0 +1,123 @@
+// Imports: generated traffic imported through /admin/import (whole, chunked, shuffled) reproduces the counts
+// it was generated with; bad lines are reported by number and do not stop the rest.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { AdminClient } from '../../src/cli/admin-client.js';
+import { importNdjson } from '../../src/cli/import.js';
+import { demoTraffic, emptyTotals, type DemoTotals } from '../../src/ingest/demo-traffic.js';
+import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
+
+function generate(siteId: string, seed: number): { lines: string[]; totals: DemoTotals } {
+  const totals = emptyTotals();
+  const lines = [...demoTraffic({ siteId, start: new Date('2026-03-28T00:00:00Z'), days: 3, visitsPerDay: 150, seed }, totals)].map((h) =>
+    JSON.stringify(h),
+  );
+  return { lines, totals };
+}
+
+/** What the stored hits and visits of a site add up to, in the generator's terms. */
+async function observed(t: TestApp, siteId: string): Promise<DemoTotals> {
+  await t.flushHits();
+  const hits = await t.events.listHits(siteId);
+  const visits = await t.events.listVisits(siteId);
+  const pageviews = hits.filter((h) => h.type === 'pageview');
+  const events: DemoTotals['events'] = {};
+  for (const e of hits.filter((h) => h.type === 'event')) {
+    const total = (events[e.eventName] ??= { conversions: 0, value: 0 });
+    total.conversions++;
+    total.value += e.value;
+  }
+  return {
+    pageviews: pageviews.length,
+    visits: new Set(pageviews.map((h) => h.visitId)).size,
+    bounces: visits.filter((v) => v.pageviews === 1).length,
+    bots: 0,
+    events,
+  };
+}
+
+describe('/admin/import', () => {
+  let t: TestApp;
+  let address: string;
+  const newSite = async (name: string) => (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name })).body.id as string;
+  const post = (body: string, headers: Record<string, string> = {}) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/admin/import',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson', ...headers },
+      payload: body,
+    });
+
+  before(async () => {
+    t = await startTestApp();
+    address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  after(() => t.close());
+
+  it('reproduces the generated counts in one request', async () => {
+    const site = await newSite('Import');
+    const { lines, totals } = generate(site, 1);
+    const res = await post(lines.join('\n'));
+    assert.equal(res.statusCode, 200, res.body);
+    const body = JSON.parse(res.body);
+    const events = Object.values(totals.events).reduce((s, e) => s + e.conversions, 0);
+    assert.equal(body.imported, totals.pageviews + events);
+    assert.equal(body.rejected, totals.bots, 'only the crawler lines are refused');
+    assert.ok(body.errors.every((e: { message: string }) => e.message === 'user_agent is a bot'));
+    assert.deepEqual(await observed(t, site), { ...totals, bots: 0 });
+    assert.ok(totals.visits > 300 && totals.pageviews > totals.visits && totals.bounces > 0);
+  });
+
+  it('gives the same counts for a shuffled file sent in chunks by the CLI', async () => {
+    const site = await newSite('Chunked');
+    const { lines, totals } = generate(site, 2);
+    // A deterministic shuffle: the CLI must restore time order before the server sees the hits.
+    const shuffled = lines.map((l, i) => ({ l, k: (i * 7919) % lines.length })).sort((a, b) => a.k - b.k).map((x) => x.l);
+    const client = new AdminClient(address, ADMIN_TOKEN);
+    const progress: number[] = [];
+    const summary = await importNdjson(client, shuffled.join('\n'), (done) => progress.push(done));
+    assert.equal(summary.rejected, totals.bots);
+    assert.deepEqual(progress.at(-1), lines.length);
+    assert.deepEqual(await observed(t, site), { ...totals, bots: 0 });
+  });
+
+  it('reports each bad line by number and imports the rest', async () => {
+    const site = await newSite('Errors');
+    const good = (ts: string, path: string) =>
+      JSON.stringify({ type: 'pageview', site_id: site, timestamp: ts, url: `https://ex.test${path}`, referrer: '', user_agent: 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0', ip: '81.2.69.142' });
+    const lines = [
+      good('2026-01-01 10:00:00', '/a'),
+      '{not json',
+      JSON.stringify({ type: 'click', site_id: site, timestamp: '2026-01-01 10:00:00', url: 'https://ex.test/' }),
+      JSON.stringify({ type: 'pageview', site_id: site, timestamp: 'yesterday', url: 'https://ex.test/' }),
+      JSON.stringify({ type: 'pageview', site_id: site, timestamp: '2026-01-01 10:00:00' }),
+      JSON.stringify({ type: 'event', site_id: site, timestamp: '2026-01-01 10:00:00', url: 'https://ex.test/' }),
+      JSON.stringify({ type: 'event', site_id: site, timestamp: '2026-01-01 10:00:00', url: 'https://ex.test/', name: 'x', value: -1 }),
+      JSON.stringify({ type: 'pageview', site_id: 'NOSUCHID', timestamp: '2026-01-01 10:00:00', url: 'https://ex.test/' }),
+      JSON.stringify({ type: 'pageview', site_id: site, timestamp: '2026-01-01 10:00:00', url: 'ftp://ex.test/' }),
+      '[]',
+      '',
+      good('2026-01-01T10:05:00Z', '/b'),
+    ];
+    const res = JSON.parse((await post(lines.join('\n'))).body);
+    assert.equal(res.imported, 2);
+    assert.equal(res.rejected, 9);
+    assert.deepEqual(res.errors.map((e: { line: number }) => e.line), [2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    for (const e of res.errors) assert.equal(typeof e.message, 'string');
+    const hits = await (async () => (await t.flushHits(), t.events.listHits(site)))();
+    assert.deepEqual(hits.map((h) => [h.pathname, h.countryCode]), [['/a', 'GB'], ['/b', 'GB']]);
+    assert.equal(new Set(hits.map((h) => h.visitId)).size, 1, 'five minutes apart: one visit');
+  });
+
+  it('refuses bodies that are not NDJSON and requests without the admin token', async () => {
+    const json = await t.app.inject({
+      method: 'POST', url: '/admin/import', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, payload: '{}',
+    });
+    assert.equal(json.statusCode, 400);
+    assert.ok(JSON.parse(json.body).errors.body);
+    const anon = await t.app.inject({ method: 'POST', url: '/admin/import', headers: { 'content-type': 'application/x-ndjson' }, payload: '' });
+    assert.equal(anon.statusCode, 401);
+    assert.equal((await post('', { 'x-plumb-first-line': 'ten' })).statusCode, 400);
+  });
+});
