@@ -75,13 +75,15 @@ async function main(): Promise<void> {
         `  Dashboard and API: ${shown}\n  Tracking script: <script src="${shown}/script.js" data-site="SITE_ID" defer></script>\n`,
     );
   }
+  // Always printed, whatever the log level: operators and scripts wait for this line.
+  console.log(`Plumb listening on ${shown}`);
   app.log.info(
     {
       dataDir: config.dataDir,
       admin: Boolean(config.adminToken),
       rateLimits: config.rateLimits ? (config.redisUrl ? 'redis' : 'memory') : 'off',
     },
-    `Plumb listening on ${shown}`,
+    'started',
   );
 
   let stopping = false;

@@ -32,8 +32,13 @@ export interface PipelineDeps {
 
 const MAX_EVENT_NAME = 255;
 
+/** At most this many hosts remembered per multi-domain site. */
+const MAX_SITE_HOSTS = 100;
+
 export class HitPipeline {
   private readonly excluded: ((host: string) => boolean)[];
+  /** Hosts each multi-domain site has had pageviews on: moving between them is not a referral. */
+  private readonly siteHosts = new Map<string, Set<string>>();
 
   constructor(private readonly deps: PipelineDeps) {
     this.excluded = (deps.excludedHosts ?? []).map((pattern) => {
@@ -51,11 +56,16 @@ export class HitPipeline {
     if (hit.value !== undefined && (!Number.isSafeInteger(hit.value) || hit.value < 0)) {
       throw new InvalidHit('value must be a whole, non-negative number of cents');
     }
-    const attributes = this.deps.enricher.enrich(hit);
-    if (!attributes) throw new InvalidHit('the page URL must be an absolute http(s) URL');
-    if (isBotUserAgent(hit.userAgent)) return this.drop('bot');
+    if (isBotUserAgent(hit.userAgent)) {
+      if (!this.deps.enricher.enrich(hit)) throw new InvalidHit('the page URL must be an absolute http(s) URL');
+      return this.drop('bot');
+    }
     const site = await this.deps.sites.site(hit.siteId);
+    const hosts = site?.multiDomain ? this.hostsOf(site.id) : undefined;
+    const attributes = this.deps.enricher.enrich(hit, hosts ? { sameSiteHosts: [...hosts] } : {});
+    if (!attributes) throw new InvalidHit('the page URL must be an absolute http(s) URL');
     if (!site) return this.drop('unknown-site');
+    if (hosts && hit.type === 'pageview' && hosts.size < MAX_SITE_HOSTS) hosts.add(attributes.hostname);
     const host = attributes.hostname.replace(/^https?:\/\//, '').replace(/:\d+$/, '');
     if (this.excluded.some((matches) => matches(host))) return this.drop('excluded-host');
 
@@ -88,6 +98,12 @@ export class HitPipeline {
     );
     metrics.hitsRecorded.inc({ type: hit.type });
     return { recorded: true };
+  }
+
+  private hostsOf(siteId: string): Set<string> {
+    let hosts = this.siteHosts.get(siteId);
+    if (!hosts) this.siteHosts.set(siteId, (hosts = new Set()));
+    return hosts;
   }
 
   private drop(reason: DropReason): Outcome {

@@ -26,10 +26,16 @@ interface ActiveVisit {
 /** Identifies a visitor within a site for a day: the site id and the visitor hash under that day's salt. */
 export const visitorKey = (siteId: string, visitorId: bigint) => `${siteId}:${visitorId.toString(36)}`;
 
+// Visit ids come from a pool of random bytes refilled 1,024 ids at a time: one system call per id was a
+// measurable share of the collector's time.
+const idPool = new BigUint64Array(1024);
+let idsLeft = 0;
 const randomVisitId = (): bigint => {
-  const bytes = new BigUint64Array(1);
-  crypto.getRandomValues(bytes);
-  return bytes[0]!;
+  if (idsLeft === 0) {
+    crypto.getRandomValues(idPool);
+    idsLeft = idPool.length;
+  }
+  return idPool[--idsLeft]!;
 };
 
 export class VisitTracker {
@@ -95,16 +101,16 @@ export class VisitTracker {
     }
   }
 
-  /** Forgets visits idle for longer than the timeout at `now`; returns how many. */
+  /** Forgets visits idle for longer than the timeout at `now`; returns how many visits (not keys) went. */
   sweep(now: Date): number {
-    let removed = 0;
+    const removed = new Set<ActiveVisit>();
     for (const [key, visit] of this.byKey) {
       if (now.getTime() - visit.record.lastSeenAt.getTime() > this.timeoutMs) {
         this.byKey.delete(key);
-        removed++;
+        removed.add(visit);
       }
     }
-    return removed;
+    return removed.size;
   }
 
   /** The visit under `key` if a hit at `at` belongs to it (no gap over the timeout on either side). */

@@ -16,8 +16,12 @@ export function startServer(env: Record<string, string>): Promise<ServerProcess>
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  // Keep the start of the output (bootstrap lines) and not megabytes of request logs from load tests.
+  const keep = (d: Buffer) => {
+    if (out.length < 1_000_000) out += d.toString();
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);

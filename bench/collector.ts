@@ -1,0 +1,104 @@
+// Collector throughput: sustained hits/second through HTTP into the embedded store, against the same server's
+// bare /healthz under the same load (the baseline), then a check that every accepted hit was stored.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { DuckDatabase } from '../src/store/duckdb/database.js';
+import { DuckEventStore } from '../src/store/duckdb/event-store.js';
+import { startServer } from '../test/helpers/process.js';
+
+const AGENTS = [
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15',
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1',
+  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36',
+];
+
+interface Run {
+  rps: number;
+  p50: number;
+  p99: number;
+  ok: number;
+  errors: number;
+}
+
+async function load(url: string, seconds: number, hit: boolean): Promise<Run> {
+  let n = 0;
+  const result = await autocannon({
+    url,
+    connections: 64,
+    pipelining: 1,
+    duration: seconds,
+    requests: [
+      {
+        method: 'GET',
+        setupRequest: (req) => {
+          if (!hit) return { ...req, path: '/healthz' };
+          n++;
+          // Many visitors (addresses via X-Forwarded-For), a few agents, many pages: what a busy site sends.
+          return {
+            ...req,
+            path: `/?sid=${process.env.BENCH_SITE}&h=https%3A%2F%2Fbench.example&p=%2Fpage-${n % 500}&r=https%3A%2F%2Fwww.google.com%2F&cid=${n}`,
+            headers: {
+              'user-agent': AGENTS[n % AGENTS.length]!,
+              'x-forwarded-for': `81.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`,
+            },
+          };
+        },
+      },
+    ],
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    ok: result['2xx'],
+    errors: result.errors + result.timeouts + result.non2xx,
+  };
+}
+
+export async function benchCollector(seconds = 15): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'plumb-bench-'));
+  const token = 'bench-bootstrap-token-0123456789';
+  const server = await startServer({
+    PLUMB_DATA_DIR: dir,
+    PLUMB_BOOTSTRAP_TOKEN: token,
+    PLUMB_TRUST_PROXY: 'true',
+    PLUMB_RATE_LIMITS: 'off',
+    PLUMB_LOG_LEVEL: 'warn',
+  });
+  const res = await fetch(`${server.url}/v1/sites`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Bench' }),
+  });
+  const site = ((await res.json()) as { id: string }).id;
+  process.env.BENCH_SITE = site;
+
+  const warmup = await load(server.url, 3, true); // warm-up: JIT, caches, first salts
+  const baseline = await load(server.url, seconds, false);
+  const collector = await load(server.url, seconds, true);
+  await server.stop(); // flushes the buffer
+
+  const db = await DuckDatabase.open(join(dir, 'plumb.duckdb'));
+  const events = await DuckEventStore.open(db);
+  const stored = (await events.listHits(site)).length;
+  await events.close();
+  await db.close();
+  rmSync(dir, { recursive: true, force: true });
+
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  console.log(`\nCollector benchmark (${seconds} s per run, 64 connections, ${cpus().length} cores, ${cpu})\n`);
+  console.log('| run | requests/s | p50 ms | p99 ms | 2xx | errors |');
+  console.log('|---|---|---|---|---|---|');
+  for (const [name, r] of [['GET /healthz (baseline)', baseline], ['GET / pageview (collector)', collector]] as const) {
+    console.log(`| ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.ok} | ${r.errors} |`);
+  }
+  console.log(`\ncollector / baseline throughput: ${(collector.rps / baseline.rps).toFixed(2)}`);
+  // Every 2xx of the warm-up and the measured run is an accepted hit and must have been stored.
+  const accepted = warmup.ok + collector.ok;
+  console.log(`hits accepted: ${accepted}, stored after SIGTERM: ${stored}${stored === accepted ? ' (none lost)' : ' (MISMATCH)'}`);
+  if (stored !== accepted) process.exitCode = 1;
+}
