@@ -10,6 +10,10 @@ import { Ingest } from './ingest/live.js';
 import { Limiter } from './limits/limiter.js';
 import { UsageMeter } from './limits/usage-meter.js';
 import { Metrics } from './metrics.js';
+import { ReportCompiler } from './report/compiler.js';
+import { SqlDialect } from './report/dialect.js';
+import { ReportEngine } from './report/engine.js';
+import { QueryGate } from './report/query-gate.js';
 import { DuckDatabase } from './store/duckdb/database.js';
 import { DuckEventStore } from './store/duckdb/event-store.js';
 import { DuckMetaStore } from './store/duckdb/meta-store.js';
@@ -35,7 +39,9 @@ async function main(): Promise<void> {
   const db = await DuckDatabase.open(join(config.dataDir, 'plumb.duckdb'));
   await migrate(db);
   const meta = new DuckMetaStore(db);
-  const events = await DuckEventStore.open(db);
+  const gate = new QueryGate({ maxConcurrent: 2 });
+  const events = await DuckEventStore.open(db, gate.maxConcurrent);
+  const reports = new ReportEngine(events, new ReportCompiler(new SqlDialect()), gate);
   const metrics = new Metrics({ processMetrics: true });
   const auth = new TokenAuthenticator(meta);
   const limits: LimitStore = config.redisUrl ? new RedisLimitStore(config.redisUrl, config.redisPrefix) : new MemoryLimitStore();
@@ -52,6 +58,7 @@ async function main(): Promise<void> {
     meta,
     events,
     ingest,
+    reports,
     metrics,
     auth,
     limiter,

@@ -8,6 +8,7 @@ import type { Ingest } from '../ingest/live.js';
 import type { Limiter } from '../limits/limiter.js';
 import type { UsageMeter } from '../limits/usage-meter.js';
 import type { Metrics } from '../metrics.js';
+import type { ReportEngine } from '../report/engine.js';
 import type { EventStore, MetaStore } from '../store/types.js';
 import { adminApi } from './admin/index.js';
 import { collector } from './collector.js';
@@ -20,6 +21,7 @@ export interface AppDeps {
   meta: MetaStore;
   events: EventStore;
   ingest: Ingest;
+  reports: ReportEngine;
   metrics: Metrics;
   trackerScript: TrackerScript;
   auth: TokenAuthenticator;
@@ -93,7 +95,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   await app.register(collector, { ingest, metrics });
   await app.register(trackerScriptRoute, deps.trackerScript);
-  await app.register(v1Api, { prefix: '/v1', meta, auth, limiter, usage, siteData });
+  await app.register(v1Api, { prefix: '/v1', meta, auth, limiter, usage, siteData, reports: deps.reports });
   await app.register(adminApi, { prefix: '/admin', meta, auth, usage, adminToken, ingest });
   return app;
 }

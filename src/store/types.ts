@@ -141,6 +141,8 @@ export interface MetaStore {
 
   createGoal(input: NewGoal): Promise<Goal>;
   getGoal(siteId: string, id: string): Promise<Goal | undefined>;
+  /** The site's first-created goal with this exact name. */
+  findGoalByName(siteId: string, name: string): Promise<Goal | undefined>;
   listGoals(siteId: string, page: PageRequest): Promise<Page<Goal>>;
   updateGoal(siteId: string, id: string, patch: GoalPatch): Promise<Goal>;
   deleteGoal(siteId: string, id: string): Promise<void>;
@@ -173,8 +175,13 @@ export interface LimitStore {
   close(): Promise<void>;
 }
 
+/** A value bound into a report query (dialects that cannot bind receive none: their SQL inlines literals). */
+export type QueryParam = string | number | boolean | null | Date | bigint;
+
 /** Hits and visits. Visits are written whole each time they change (the newest version wins). */
 export interface EventStore {
+  /** Runs a compiled report query (read only). */
+  query(sql: string, params: readonly QueryParam[]): Promise<Record<string, unknown>[]>;
   /** Stores a batch atomically: every hit, and the latest state of every visit the batch touched. */
   write(hits: readonly StoredHit[], visits: readonly VisitRecord[]): Promise<void>;
   /** Visits of any site seen at or after `since`, to resume visits after a restart. */

@@ -10,6 +10,10 @@ import { buildTrackerScript, type TrackerScript } from '../../src/http/tracker-s
 import { Ingest } from '../../src/ingest/live.js';
 import type { WriteBufferOptions } from '../../src/ingest/write-buffer.js';
 import { Metrics } from '../../src/metrics.js';
+import { ReportCompiler } from '../../src/report/compiler.js';
+import { SqlDialect } from '../../src/report/dialect.js';
+import { ReportEngine } from '../../src/report/engine.js';
+import { QueryGate, type QueryGateOptions } from '../../src/report/query-gate.js';
 import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
 import { Limiter } from '../../src/limits/limiter.js';
 import { UsageMeter } from '../../src/limits/usage-meter.js';
@@ -27,6 +31,7 @@ export interface TestApp {
   meta: MetaStore;
   events: EventStore;
   ingest: Ingest;
+  reports: ReportEngine;
   metrics: Metrics;
   auth: TokenAuthenticator;
   usage: UsageMeter;
@@ -53,6 +58,9 @@ export interface TestAppOptions {
   excludedHosts?: string[];
   trustProxy?: boolean | number | string;
   buffer?: WriteBufferOptions;
+  gate?: QueryGateOptions;
+  /** The clock reports use for "now" (default: the real one). */
+  now?: () => Date;
 }
 
 let trackerScript: Promise<TrackerScript> | undefined;
@@ -61,7 +69,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const db = await DuckDatabase.open(options.dbPath ?? ':memory:');
   await migrate(db);
   const meta = new DuckMetaStore(db);
-  const events = await DuckEventStore.open(db);
+  const gate = new QueryGate(options.gate);
+  const events = await DuckEventStore.open(db, gate.maxConcurrent);
+  const reports = new ReportEngine(events, new ReportCompiler(new SqlDialect()), gate, options.now);
   const metrics = new Metrics();
   const ingest = await Ingest.start(meta, events, metrics, { excludedHosts: options.excludedHosts, buffer: options.buffer });
   const auth = new TokenAuthenticator(meta, { cacheMs: options.cacheMs ?? 0 });
@@ -74,6 +84,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     meta,
     events,
     ingest,
+    reports,
     metrics,
     auth,
     limiter,
@@ -88,6 +99,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     meta,
     events,
     ingest,
+    reports,
     metrics,
     auth,
     usage,

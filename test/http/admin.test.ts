@@ -30,6 +30,7 @@ describe('/admin', () => {
       meta: t.meta,
       events: t.events,
       ingest: t.ingest,
+      reports: t.reports,
       metrics: t.metrics,
       trackerScript: await buildTrackerScript(),
       auth: new TokenAuthenticator(t.meta),

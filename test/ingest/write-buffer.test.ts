@@ -293,6 +293,7 @@ describe('WriteBuffer', () => {
 /** The real store's methods, bound, for fault-injecting wrappers to spread over. */
 function bind(store: DuckEventStore): EventStore {
   return {
+    query: (sql, params) => store.query(sql, params),
     write: (hits, visits) => store.write(hits, visits),
     visitsSeenSince: (since) => store.visitsSeenSince(since),
     listHits: (siteId) => store.listHits(siteId),

@@ -50,6 +50,13 @@ export interface AccessDeps {
   usage: UsageMeter;
 }
 
+/** The site if the token may read it; another account's site and one outside the token's scopes are 404 too. */
+export async function readableSite(meta: MetaStore, { account, scopes }: Principal, siteId: string): Promise<Site> {
+  const site = await meta.getSite(siteId);
+  if (!site || site.accountId !== account.id || !scopes.canReadSite(site.id)) throw notFound('Site not found');
+  return site;
+}
+
 export function installAccessControl(app: FastifyInstance, { meta, auth, limiter, usage }: AccessDeps): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('site', null);
@@ -85,14 +92,11 @@ export function installAccessControl(app: FastifyInstance, { meta, auth, limiter
   app.addHook('preValidation', async (request) => {
     const access = request.routeOptions.config.access;
     if (access === undefined || access === 'public') return;
-    const { scopes, account } = principalOf(request);
+    const { scopes } = principalOf(request);
     if (access === 'full' && !scopes.isFullAccess) throw forbidden();
     if (access === 'list-sites' && !scopes.canListSites) throw forbidden();
     if (access === 'read-site' || access === 'manage-site' || access === 'full-site') {
-      const siteId = (request.params as { site_id?: string }).site_id ?? '';
-      const site = await meta.getSite(siteId);
-      // Another account's site and a site outside the token's scopes look exactly like a missing one.
-      if (!site || site.accountId !== account.id || !scopes.canReadSite(site.id)) throw notFound('Site not found');
+      const site = await readableSite(meta, principalOf(request), (request.params as { site_id?: string }).site_id ?? '');
       if (access === 'manage-site' && !scopes.canManageSite(site.id)) throw forbidden();
       if (access === 'full-site' && !scopes.isFullAccess) throw forbidden();
       request.site = site;

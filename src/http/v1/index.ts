@@ -5,6 +5,8 @@ import { installAccessControl, type AccessDeps } from './access.js';
 import { accountRoutes } from './account.js';
 import { eventRoutes } from './events.js';
 import { milestoneRoutes } from './milestones.js';
+import { reportRoutes } from './reports.js';
+import type { ReportEngine } from '../../report/engine.js';
 import { siteRoutes } from './sites.js';
 
 /** What the management routes must tell the analytics side: a site changed, or its data must go. */
@@ -15,6 +17,7 @@ export interface SiteDataHooks {
 
 export interface V1Options extends AccessDeps {
   siteData: SiteDataHooks;
+  reports: ReportEngine;
 }
 
 export async function v1Api(app: FastifyInstance, deps: V1Options): Promise<void> {
@@ -24,4 +27,5 @@ export async function v1Api(app: FastifyInstance, deps: V1Options): Promise<void
   siteRoutes(app, meta, deps.siteData);
   eventRoutes(app, meta);
   milestoneRoutes(app, meta);
+  reportRoutes(app, meta, deps.reports);
 }

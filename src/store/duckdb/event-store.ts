@@ -2,7 +2,7 @@
 
 import type { DuckDBAppender } from '@duckdb/node-api';
 import type { StoredHit, VisitRecord } from '../../domain/hits.js';
-import type { EventStore } from '../types.js';
+import type { EventStore, QueryParam } from '../types.js';
 import { timestampValue, type DuckDatabase, type SerialConnection } from './database.js';
 
 type Row = Record<string, unknown>;
@@ -74,13 +74,27 @@ const toVisit = (r: Row): VisitRecord => ({
 });
 
 export class DuckEventStore implements EventStore {
-  private constructor(private readonly conn: SerialConnection) {}
+  private next = 0;
 
-  /** Hit writes get a connection of their own, so they never queue behind metadata work or the reverse. */
-  static async open(db: DuckDatabase): Promise<DuckEventStore> {
+  private constructor(
+    private readonly conn: SerialConnection,
+    private readonly readers: SerialConnection[],
+  ) {}
+
+  /**
+   * Hit writes get a connection of their own, so they never queue behind metadata work or the reverse; reports
+   * get `readers` connections (as many as may run at once, see QueryGate).
+   */
+  static async open(db: DuckDatabase, readers = 2): Promise<DuckEventStore> {
     const conn = await db.connection();
     await conn.serial((q) => q.exec('CREATE TEMP TABLE IF NOT EXISTS visit_updates AS SELECT * FROM visits LIMIT 0'));
-    return new DuckEventStore(conn);
+    const pool = await Promise.all(Array.from({ length: readers }, () => db.connection()));
+    return new DuckEventStore(conn, pool);
+  }
+
+  query(sql: string, params: readonly QueryParam[]): Promise<Record<string, unknown>[]> {
+    const reader = this.readers[this.next++ % this.readers.length]!;
+    return reader.serial((q) => q.rows(sql, [...params]));
   }
 
   write(hits: readonly StoredHit[], visits: readonly VisitRecord[]): Promise<void> {

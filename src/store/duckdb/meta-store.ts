@@ -294,6 +294,13 @@ export class DuckMetaStore implements MetaStore {
     return rows[0] && toGoal(rows[0]);
   }
 
+  async findGoalByName(siteId: string, name: string): Promise<Goal | undefined> {
+    const rows = await this.db.serial((q) =>
+      q.rows('SELECT * FROM goals WHERE site_id = ? AND name = ? ORDER BY created_at, seq LIMIT 1', [siteId, name]),
+    );
+    return rows[0] && toGoal(rows[0]);
+  }
+
   listGoals(siteId: string, page: PageRequest): Promise<Page<Goal>> {
     return this.page('goals', 'site_id', siteId, page, toGoal);
   }

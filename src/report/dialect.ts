@@ -1,0 +1,88 @@
+// SQL dialects for reports. The base class speaks DuckDB; another database is a subclass overriding only what
+// differs (how values enter SQL, a few functions), as in Kysely. No report is ever written twice.
+
+import type { OffsetSpan } from '../domain/zoned-time.js';
+import type { DateGrouping } from './fields.js';
+
+export type SqlValue = string | number | boolean | null | Date | bigint;
+
+/** SQL text and the values bound to its placeholders (empty for dialects that inline escaped literals). */
+export interface CompiledQuery {
+  sql: string;
+  params: SqlValue[];
+}
+
+/** Collects the values of one query; `value()` is the only way a value from a request reaches SQL. */
+export class Binder {
+  readonly params: SqlValue[] = [];
+  constructor(private readonly dialect: SqlDialect) {}
+  value(v: SqlValue): string {
+    return this.dialect.placeholder(v, this.params);
+  }
+}
+
+export class SqlDialect {
+  readonly name: string = 'duckdb';
+
+  /** DuckDB binds every value as a parameter. */
+  placeholder(value: SqlValue, params: SqlValue[]): string {
+    params.push(value);
+    return '?';
+  }
+
+  /**
+   * Local time of UTC timestamp column `ts` in the reporting zone, by adding the zone's offset for the span the
+   * time falls in: plain arithmetic, so every dialect agrees to the second.
+   */
+  localTime(ts: string, spans: readonly OffsetSpan[], b: Binder): string {
+    if (spans.length === 1) return this.addSeconds(ts, b.value(spans[0]!.offsetMs / 1000));
+    const cases = spans
+      .slice(1)
+      .reverse()
+      .map((s) => `WHEN ${ts} >= ${b.value(new Date(s.from))} THEN ${b.value(s.offsetMs / 1000)}`)
+      .join(' ');
+    return this.addSeconds(ts, `(CASE ${cases} ELSE ${b.value(spans[0]!.offsetMs / 1000)} END)`);
+  }
+
+  addSeconds(ts: string, seconds: string): string {
+    return `(${ts} + to_seconds(CAST(${seconds} AS BIGINT)))`;
+  }
+
+  /** The start of the bucket of local time `local`, as `YYYY-MM-DD HH:MM:SS` text. */
+  bucket(unit: DateGrouping, local: string): string {
+    return `strftime(date_trunc('${unit}', ${local}), '%Y-%m-%d %H:%M:%S')`;
+  }
+
+  /** Case-insensitive LIKE with `\` as the escape character. */
+  ilike(column: string, pattern: string): string {
+    return `(${column} ILIKE ${pattern} ESCAPE '\\')`;
+  }
+
+  /** RE2 search (not anchored), run by the database. */
+  regexMatch(column: string, pattern: string): string {
+    return `regexp_matches(${column}, ${pattern})`;
+  }
+
+  /** A hostname column without its scheme. */
+  domain(column: string): string {
+    return `regexp_replace(${column}, '^[a-z]+://', '')`;
+  }
+
+  /** Milliseconds from `start` to `end`. */
+  durationMs(start: string, end: string): string {
+    return `date_diff('millisecond', ${start}, ${end})`;
+  }
+
+  countDistinct(column: string): string {
+    return `count(DISTINCT ${column})`;
+  }
+
+  /** Table references: a dialect may need a modifier (e.g. ClickHouse's FINAL on visits). */
+  table(name: 'hits' | 'visits'): string {
+    return name;
+  }
+
+  limit(n: string): string {
+    return `LIMIT ${n}`;
+  }
+}

@@ -1,0 +1,121 @@
+// Runs reports: resolves a request's time zone and range for its site, checks regular expressions with the
+// database that will run them, compiles, runs through the query gate, and shapes rows as SPEC.md writes them.
+
+import { ValidationError } from '../domain/errors.js';
+import { parseTimestamp } from '../domain/time.js';
+import { localToUtc } from '../domain/zoned-time.js';
+import type { EventStore, Site } from '../store/types.js';
+import { aggregateAlias, fieldAlias, ReportCompiler, TIMESTAMP_ALIAS } from './compiler.js';
+import { DECIMAL_PLACES, type Aggregate } from './fields.js';
+import { DEFAULT_GROUPED_LIMIT, type ReportRequest } from './parse.js';
+import type { QueryGate } from './query-gate.js';
+import type { ReportQuery } from './query.js';
+
+const SECOND = 1000;
+const HOUR_GROUPING_MAX_MS = 7 * 24 * 3_600_000;
+const CURRENT_WINDOW_MS = 5 * 60 * 1000;
+
+export type ReportRow = Record<string, string>;
+
+export interface CurrentVisitors {
+  total: number;
+  content?: { hostname: string; pathname: string; total: number }[];
+  referrers?: { referrer_hostname: string; referrer_pathname: string; total: number }[];
+}
+
+/** A number as SPEC.md writes aggregates: a decimal string, integers without a point, no trailing zeros. */
+export function formatAggregate(aggregate: Aggregate, raw: unknown): string {
+  if (raw === null || raw === undefined) return '0';
+  if (typeof raw === 'bigint') return raw.toString();
+  const n = Number(raw);
+  const places = DECIMAL_PLACES[aggregate];
+  if (places === undefined) return String(Math.round(n));
+  return String(Number(n.toFixed(places)));
+}
+
+export class ReportEngine {
+  constructor(
+    private readonly store: EventStore,
+    private readonly compiler: ReportCompiler,
+    private readonly gate: QueryGate,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async aggregate(request: ReportRequest, site: Site): Promise<ReportRow[]> {
+    const query = await this.resolve(request, site);
+    for (const f of query.filters) {
+      if (f.operator === 'matching' || f.operator === 'not matching') await this.checkRegex(f.value);
+    }
+    const compiled = this.compiler.aggregation(query);
+    const rows = await this.gate.run(() => this.store.query(compiled.sql, compiled.params));
+    return rows.map((row) => this.shape(query, row));
+  }
+
+  async currentVisitors(siteId: string, detailed: boolean): Promise<CurrentVisitors> {
+    const q = this.compiler.currentVisitors(siteId, new Date(this.now().getTime() - CURRENT_WINDOW_MS));
+    const run = (c: { sql: string; params: unknown[] }) => this.gate.run(() => this.store.query(c.sql, c.params as never));
+    const [total] = await run(q.total);
+    const result: CurrentVisitors = { total: Number(total?.total ?? 0) };
+    if (!detailed) return result;
+    const [content, referrers] = await Promise.all([run(q.content), run(q.referrers)]);
+    result.content = content.map((r) => ({ hostname: String(r.hostname), pathname: String(r.pathname), total: Number(r.total) }));
+    result.referrers = referrers.map((r) => ({
+      referrer_hostname: String(r.referrer_hostname),
+      referrer_pathname: String(r.referrer_pathname),
+      total: Number(r.total),
+    }));
+    return result;
+  }
+
+  /** Time zone, range and defaults of docs/reports.md applied to a validated request. */
+  private async resolve(r: ReportRequest, site: Site): Promise<ReportQuery> {
+    const timezone = r.timezone ?? site.timezone;
+    const local = (text: string) => localToUtc(timezone, parseTimestamp(text)!.getTime());
+    let from: number;
+    if (r.dateFrom) from = local(r.dateFrom);
+    else {
+      const first = this.compiler.firstHit(site.id, r.entity, r.eventName);
+      const [row] = await this.gate.run(() => this.store.query(first.sql, first.params));
+      const at = row?.first;
+      from = at instanceof Date ? at.getTime() : typeof at === 'string' ? Date.parse(`${at.replace(' ', 'T')}Z`) : this.now().getTime();
+    }
+    const until = r.dateTo ? local(r.dateTo) + SECOND : this.now().getTime() + 1;
+    if (r.dateFrom && r.dateTo && from > until - SECOND) throw ValidationError.of('date_from', 'must not be after date_to');
+    if (r.dateGrouping === 'hour' && until - SECOND - from > HOUR_GROUPING_MAX_MS) {
+      throw ValidationError.of('date_grouping', 'hour is only available for ranges of up to 7 days');
+    }
+    const limit = r.limit ?? (r.fieldGrouping.length > 0 ? DEFAULT_GROUPED_LIMIT : undefined);
+    return {
+      entity: r.entity,
+      siteId: site.id,
+      ...(r.eventName !== undefined ? { eventName: r.eventName } : {}),
+      aggregates: r.aggregates,
+      ...(r.dateGrouping ? { dateGrouping: r.dateGrouping } : {}),
+      fieldGrouping: r.fieldGrouping,
+      filters: r.filters,
+      sort: r.sort ?? (r.dateGrouping ? { field: 'timestamp', direction: 'asc' } : { field: r.aggregates[0]!, direction: 'desc' }),
+      from: new Date(from),
+      until: new Date(Math.max(until, from)),
+      timezone,
+      ...(limit !== undefined ? { limit } : {}),
+    };
+  }
+
+  private async checkRegex(pattern: string): Promise<void> {
+    const check = this.compiler.regexCheck(pattern);
+    try {
+      await this.gate.run(() => this.store.query(check.sql, check.params));
+    } catch (err) {
+      if (err instanceof ValidationError || (err as { status?: number }).status === 503) throw err;
+      throw ValidationError.of('filters', `"${pattern.slice(0, 100)}" is not a valid regular expression`);
+    }
+  }
+
+  private shape(q: ReportQuery, row: Record<string, unknown>): ReportRow {
+    const out: ReportRow = {};
+    q.fieldGrouping.forEach((f, i) => (out[f] = String(row[fieldAlias(i)] ?? '')));
+    if (q.dateGrouping) out.timestamp = String(row[TIMESTAMP_ALIAS]);
+    for (const a of q.aggregates) out[a] = formatAggregate(a, row[aggregateAlias(a)]);
+    return out;
+  }
+}
