@@ -68,9 +68,10 @@ export class ReportCompiler {
       unique_conversions: 'count(*)',
       uniques: 'sum(p.paths)',
       value: 'sum(p.value_sum)',
-      // Exact integer sums divided once: the same double in every database and in the reference implementation.
-      avg_duration: `CAST(sum(${d.durationMs('v.started_at', 'v.last_seen_at')}) AS DOUBLE) / (count(*) * 1000)`,
-      bounce_rate: 'CAST(sum(CASE WHEN v.pageviews = 1 THEN 1 ELSE 0 END) AS DOUBLE) / count(*)',
+      // Rounded half up with integers only, so every database (and the reference implementation) agrees to the
+      // last digit, and sorting sees exactly the value shown: hundredths of a second, ten-thousandths of a rate.
+      avg_duration: this.roundedRatio(`sum(${d.durationMs('v.started_at', 'v.last_seen_at')})`, 'count(*) * 10'),
+      bounce_rate: this.roundedRatio('sum(CASE WHEN v.pageviews = 1 THEN 1 ELSE 0 END) * 10000', 'count(*)'),
     };
     const outer = [...groupAliases.map((a) => `p.${a} AS ${a}`), ...q.aggregates.map((a) => `${aggregateSql[a]} AS ${aggregateAlias(a)}`)];
 
@@ -85,6 +86,12 @@ export class ReportCompiler {
       (order ? ` ORDER BY ${order}` : '') +
       limit;
     return { sql, params: b.params };
+  }
+
+  /** round_half_up(numerator / denominator) as an integer, 0 when the denominator is 0. */
+  private roundedRatio(numerator: string, denominator: string): string {
+    const d = this.dialect;
+    return `CASE WHEN count(*) = 0 THEN 0 ELSE ${d.intDiv(`2 * ${numerator} + ${denominator}`, `2 * ${denominator}`)} END`;
   }
 
   /** The first recorded hit of the entity: the default start of a report's range. */

@@ -73,6 +73,11 @@ export class SqlDialect {
     return `date_diff('millisecond', ${start}, ${end})`;
   }
 
+  /** Integer division rounding down (operands are never negative here). */
+  intDiv(a: string, b: string): string {
+    return `(${a}) // (${b})`;
+  }
+
   countDistinct(column: string): string {
     return `count(DISTINCT ${column})`;
   }

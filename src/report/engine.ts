@@ -23,14 +23,18 @@ export interface CurrentVisitors {
   referrers?: { referrer_hostname: string; referrer_pathname: string; total: number }[];
 }
 
-/** A number as SPEC.md writes aggregates: a decimal string, integers without a point, no trailing zeros. */
+/**
+ * A number as SPEC.md writes aggregates: a decimal string, integers without a point, no trailing zeros.
+ * Decimal aggregates arrive as integers scaled by 10^places (already rounded), so this is exact text work.
+ */
 export function formatAggregate(aggregate: Aggregate, raw: unknown): string {
-  if (raw === null || raw === undefined) return '0';
-  if (typeof raw === 'bigint') return raw.toString();
-  const n = Number(raw);
+  const digits = raw === null || raw === undefined ? '0' : BigInt(typeof raw === 'number' ? Math.round(raw) : (raw as bigint | string)).toString();
   const places = DECIMAL_PLACES[aggregate];
-  if (places === undefined) return String(Math.round(n));
-  return String(Number(n.toFixed(places)));
+  if (places === undefined || digits === '0') return digits;
+  const padded = digits.padStart(places + 1, '0');
+  const whole = padded.slice(0, -places);
+  const fraction = padded.slice(-places).replace(/0+$/, '');
+  return fraction ? `${whole}.${fraction}` : whole;
 }
 
 export class ReportEngine {
@@ -80,7 +84,7 @@ export class ReportEngine {
       from = at instanceof Date ? at.getTime() : typeof at === 'string' ? Date.parse(`${at.replace(' ', 'T')}Z`) : this.now().getTime();
     }
     const until = r.dateTo ? local(r.dateTo) + SECOND : this.now().getTime() + 1;
-    if (r.dateFrom && r.dateTo && from > until - SECOND) throw ValidationError.of('date_from', 'must not be after date_to');
+    if (r.dateFrom && from > until - SECOND) throw ValidationError.of('date_from', 'must not be after date_to (default: now)');
     if (r.dateGrouping === 'hour' && until - SECOND - from > HOUR_GROUPING_MAX_MS) {
       throw ValidationError.of('date_grouping', 'hour is only available for ranges of up to 7 days');
     }

@@ -6,7 +6,7 @@ export const PAGEVIEW_AGGREGATES = ['visits', 'uniques', 'pageviews', 'avg_durat
 export const EVENT_AGGREGATES = ['conversions', 'unique_conversions', 'value'] as const;
 export type Aggregate = (typeof PAGEVIEW_AGGREGATES)[number] | (typeof EVENT_AGGREGATES)[number];
 export const AGGREGATES: Record<Entity, readonly Aggregate[]> = { pageview: PAGEVIEW_AGGREGATES, event: EVENT_AGGREGATES };
-/** Aggregates whose values are decimals (the rest are counts or sums). */
+/** Aggregates whose values are decimals, computed as integers scaled by 10^places (the rest are counts or sums). */
 export const DECIMAL_PLACES: Partial<Record<Aggregate, number>> = { avg_duration: 2, bounce_rate: 4 };
 
 export const DATE_GROUPINGS = ['hour', 'day', 'month', 'year'] as const;

@@ -1,0 +1,130 @@
+// Report speed: 10 million generated pageviews in the embedded store, a fixed set of typical reports timed
+// through the API (app.inject: auth, validation, compilation, the query gate, shaping) and the same compiled
+// SQL run directly on DuckDB in the same run. Reports API median / direct median and absolute times.
+
+import { cpus } from 'node:os';
+import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../test/helpers/app.js';
+import { parseReportRequest } from '../src/report/parse.js';
+import { ReportCompiler } from '../src/report/compiler.js';
+import { SqlDialect } from '../src/report/dialect.js';
+import { DuckDatabase } from '../src/store/duckdb/database.js';
+
+const DAY = 86_400_000;
+
+/**
+ * Fills hits and visits with SQL (a pipeline import of 10 M hits would take minutes): visits spread over 30 days
+ * with 1-6 pageviews each (about 45% bounces), Zipf-like pages, a handful of sources and countries.
+ */
+async function load(db: DuckDatabase, siteId: string, pageviews: number, end: Date): Promise<{ visits: number }> {
+  const visits = Math.round(pageviews / 2.1); // 45% bounce, the rest 2-4 pageviews: 2.1 on average
+  const start = end.getTime() - 30 * DAY;
+  await db.transaction(async (q) => {
+    await q.exec('SELECT setseed(0.42)');
+    await q.exec(
+      `INSERT INTO visits
+       SELECT i + 1, ?, (i * 7919) % 1000003, ts, ts + to_milliseconds(CAST(dur AS BIGINT)),
+              '/page-' || CAST(floor(pow(r1, 3) * 400) AS INTEGER), '/page-' || CAST(floor(pow(r2, 3) * 400) AS INTEGER),
+              'https://bench.example', pv, 0, '', ''
+       FROM (SELECT i, to_timestamp(CAST(? AS DOUBLE) / 1000 + i * (30 * 86400.0 / ?)) :: TIMESTAMP AS ts, random() AS r1, random() AS r2,
+                    CASE WHEN random() < 0.45 THEN 1 ELSE 2 + CAST(floor(random() * 3) AS INTEGER) END AS pv,
+                    floor(random() * 600000) AS dur
+             FROM range(?) t(i))`,
+      [siteId, start, visits, visits],
+    );
+    await q.exec(
+      `INSERT INTO hits
+       SELECT v.site_id, 'pageview', v.started_at + to_milliseconds(CAST(k * 60000 AS BIGINT)), v.visitor_id, v.visit_id,
+              v.exit_hostname,
+              CASE WHEN k = 0 THEN v.entry_page WHEN k = v.pageviews - 1 THEN v.exit_page
+                   ELSE '/blog/post-' || CAST(floor(pow(random(), 3) * 200) AS INTEGER) END,
+              CASE WHEN k = 0 THEN ['', 'https://www.google.com', 'https://t.co', 'https://news.ycombinator.com', 'https://www.reddit.com'][1 + CAST(floor(random() * 5) AS INTEGER)] ELSE '' END,
+              '',
+              CASE WHEN k = 0 THEN ['', 'Google', 'Twitter', 'Hacker News', 'Reddit'][1 + CAST(floor(random() * 5) AS INTEGER)] ELSE '' END,
+              '', '', '', '', '', '', '',
+              ['Chrome', 'Safari', 'Firefox', 'Edge'][1 + CAST(floor(random() * 4) AS INTEGER)],
+              ['Windows', 'macOS', 'iOS', 'Android', 'Linux'][1 + CAST(floor(random() * 5) AS INTEGER)],
+              ['Desktop', 'Mobile', 'Tablet'][1 + CAST(floor(random() * 3) AS INTEGER)],
+              ['US', 'GB', 'DE', 'FR', 'IN', 'BR', 'JP', 'CA'][1 + CAST(floor(random() * 8) AS INTEGER)],
+              '', '', '', '', 0
+       FROM visits v, range(v.pageviews) r(k)
+       WHERE v.site_id = ?`,
+      [siteId],
+    );
+  });
+  return { visits };
+}
+
+interface Case {
+  name: string;
+  query: string;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+};
+const local = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
+
+export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<void> {
+  const t: TestApp = await startTestApp({ limits: undefined, gate: { maxConcurrent: 2 } });
+  const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Bench', timezone: 'UTC' })).body.id as string;
+  void ADMIN_TOKEN;
+  const end = new Date(Math.floor(Date.now() / DAY) * DAY);
+  const db = (t.meta as unknown as { db: DuckDatabase }).db;
+  let started = performance.now();
+  const { visits } = await load(db, site, pageviews, end);
+  const loadMs = performance.now() - started;
+  const [{ n } = { n: 0n }] = await t.events.query("SELECT count(*) AS n FROM hits WHERE type = 'pageview'", []) as { n: bigint }[];
+
+  const from = local(new Date(end.getTime() - 30 * DAY));
+  const to = local(new Date(end.getTime() - 1000));
+  const week = local(new Date(end.getTime() - 7 * DAY));
+  const range = `date_from=${encodeURIComponent(from)}&date_to=${encodeURIComponent(to)}`;
+  const base = `entity=pageview&entity_id=${site}`;
+  const f = (filters: unknown) => `filters=${encodeURIComponent(JSON.stringify(filters))}`;
+  const cases: Case[] = [
+    { name: 'totals (5 aggregates)', query: `${base}&aggregates=visits,uniques,pageviews,avg_duration,bounce_rate&${range}` },
+    { name: 'by day', query: `${base}&aggregates=visits,pageviews&date_grouping=day&${range}` },
+    { name: 'top pages', query: `${base}&aggregates=visits,pageviews&field_grouping=pathname&limit=10&${range}` },
+    { name: 'top referrers, country filter', query: `${base}&aggregates=visits&field_grouping=referrer_source&${f([{ property: 'country_code', operator: 'is', value: 'US' }])}&${range}` },
+    { name: 'regex filter', query: `${base}&aggregates=pageviews,visits&${f([{ property: 'pathname', operator: 'matching', value: '^/blog/post-1[0-9]$' }])}&${range}` },
+    { name: 'entry pages', query: `${base}&aggregates=visits,bounce_rate&field_grouping=entry_page&limit=10&${range}` },
+    { name: 'hourly over 7 days', query: `${base}&aggregates=visits,pageviews&date_grouping=hour&date_from=${encodeURIComponent(week)}&date_to=${encodeURIComponent(to)}` },
+  ];
+
+  const compiler = new ReportCompiler(new SqlDialect());
+  const results: { name: string; api: number; direct: number; rows: number }[] = [];
+  for (const c of cases) {
+    // The same SQL the API runs: compiled from the same request by the same engine steps.
+    const site_ = (await t.meta.getSite(site))!;
+    const resolved = await (t.reports as unknown as { resolve: (r: unknown, s: unknown) => Promise<never> }).resolve(
+      parseReportRequest(Object.fromEntries(new URLSearchParams(c.query))),
+      site_,
+    );
+    const sql = compiler.aggregation(resolved);
+    const api: number[] = [];
+    const direct: number[] = [];
+    let rows = 0;
+    await t.call(OWNER_TOKEN, 'GET', `/v1/aggregations?${c.query}`); // first run: caches warm for both
+    for (let i = 0; i < rounds; i++) {
+      started = performance.now();
+      const res = await t.call(OWNER_TOKEN, 'GET', `/v1/aggregations?${c.query}`);
+      api.push(performance.now() - started);
+      if (res.status !== 200) throw new Error(`${c.name}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+      rows = res.body.length;
+      started = performance.now();
+      await t.events.query(sql.sql, sql.params);
+      direct.push(performance.now() - started);
+    }
+    results.push({ name: c.name, api: median(api), direct: median(direct), rows });
+  }
+  await t.close();
+
+  console.log(`\nReport benchmark: ${Number(n).toLocaleString('en')} pageviews, ${visits.toLocaleString('en')} visits over 30 days, embedded DuckDB`);
+  console.log(`(${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}; load ${(loadMs / 1000).toFixed(1)} s; median of ${rounds} runs each)\n`);
+  console.log('| report | rows | API ms | direct SQL ms | API / direct |');
+  console.log('|---|---|---|---|---|');
+  for (const r of results) {
+    console.log(`| ${r.name} | ${r.rows} | ${r.api.toFixed(1)} | ${r.direct.toFixed(1)} | ${(r.api / r.direct).toFixed(2)} |`);
+  }
+}
