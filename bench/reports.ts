@@ -83,7 +83,9 @@ export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<
   const base = `entity=pageview&entity_id=${site}`;
   const f = (filters: unknown) => `filters=${encodeURIComponent(JSON.stringify(filters))}`;
   const cases: Case[] = [
-    { name: 'totals (5 aggregates)', query: `${base}&aggregates=visits,uniques,pageviews,avg_duration,bounce_rate&${range}` },
+    { name: 'totals', query: `${base}&aggregates=visits,pageviews,avg_duration,bounce_rate&${range}` },
+    { name: 'totals with uniques', query: `${base}&aggregates=visits,uniques,pageviews,avg_duration,bounce_rate&${range}` },
+    { name: 'pageviews by day', query: `${base}&aggregates=pageviews&date_grouping=day&${range}` },
     { name: 'by day', query: `${base}&aggregates=visits,pageviews&date_grouping=day&${range}` },
     { name: 'top pages', query: `${base}&aggregates=visits,pageviews&field_grouping=pathname&limit=10&${range}` },
     { name: 'top referrers, country filter', query: `${base}&aggregates=visits&field_grouping=referrer_source&${f([{ property: 'country_code', operator: 'is', value: 'US' }])}&${range}` },

@@ -6,6 +6,9 @@ import { filterSource, GROUP_FIELDS, POSITIVE_OPERATORS, type Aggregate, type Fi
 import { Binder, type CompiledQuery, type SqlDialect } from './dialect.js';
 import type { Filter, ReportQuery } from './query.js';
 
+/** Aggregates that count distinct visits or need visit facts: they need the per-visit stage. */
+const PER_VISIT: ReadonlySet<Aggregate> = new Set(['visits', 'unique_conversions', 'uniques', 'avg_duration', 'bounce_rate']);
+
 /** Result column names: fields are f0, f1..., the bucket `ts`, aggregates `a_` and their name. */
 export const fieldAlias = (i: number) => `f${i}`;
 export const aggregateAlias = (a: Aggregate) => `a_${a}`;
@@ -21,19 +24,36 @@ export function likePattern(value: string): string {
 export class ReportCompiler {
   constructor(readonly dialect: SqlDialect) {}
 
+  /**
+   * Three plans, chosen by what the query needs:
+   * 1. counts and sums only, nothing at visit level: one pass over the selected hits;
+   * 2. totals with visit facts (duration, bounces): the visits having a selected hit, by semi-join;
+   * 3. everything else: count per (hit-level group, visit), then per group. Visit-level groups (entry and exit
+   *    page) and filters are constant within a visit, so they join the visits table after the per-visit step,
+   *    on one row per visit instead of one per hit.
+   */
   aggregation(q: ReportQuery): CompiledQuery {
     const d = this.dialect;
     const b = new Binder(d);
-    const needsVisitInHits =
-      q.fieldGrouping.some((f) => GROUP_FIELDS[f].table === 'visit') || q.filters.some((f) => filterSource(f.property).table === 'visit');
+    const atVisitLevel = (source: FieldSource) => source.table === 'visit';
+    const hitFilters = q.filters.filter((f) => !atVisitLevel(filterSource(f.property)));
+    const visitFilters = q.filters.filter((f) => atVisitLevel(filterSource(f.property)));
+    const visitLevel = visitFilters.length > 0 || q.fieldGrouping.some((f) => atVisitLevel(GROUP_FIELDS[f]));
     const needsVisitFacts = q.aggregates.includes('avg_duration') || q.aggregates.includes('bounce_rate');
+    const wantsPaths = q.aggregates.includes('uniques');
+    const wantsValue = q.aggregates.includes('value');
 
-    const groups: string[] = q.fieldGrouping.map((f, i) => `${col(GROUP_FIELDS[f])} AS ${fieldAlias(i)}`);
+    // Group keys: `inner` ones are computed from the hit (fields and the time bucket), `outer` ones from the visit.
+    const inner: { alias: string; expr: string }[] = [];
+    const outer: { alias: string; expr: string }[] = [];
+    q.fieldGrouping.forEach((f, i) => {
+      const source = GROUP_FIELDS[f];
+      (atVisitLevel(source) ? outer : inner).push({ alias: fieldAlias(i), expr: col(source) });
+    });
     if (q.dateGrouping) {
       const spans = offsetSpans(q.timezone, q.from.getTime(), q.until.getTime());
-      groups.push(`${d.bucket(q.dateGrouping, d.localTime('h.ts', spans, b))} AS ${TIMESTAMP_ALIAS}`);
+      inner.push({ alias: TIMESTAMP_ALIAS, expr: d.bucket(q.dateGrouping, d.localTime('h.ts', spans, b)) });
     }
-    const groupAliases = [...q.fieldGrouping.map((_, i) => fieldAlias(i)), ...(q.dateGrouping ? [TIMESTAMP_ALIAS] : [])];
 
     const where = [
       `h.site_id = ${b.value(q.siteId)}`,
@@ -41,50 +61,73 @@ export class ReportCompiler {
       ...(q.entity === 'event' ? [`h.event_name = ${b.value(q.eventName ?? '')}`] : []),
       `h.ts >= ${b.value(q.from)}`,
       `h.ts < ${b.value(q.until)}`,
-      ...this.filters(q.filters, b),
+      ...this.filters(hitFilters, b),
     ];
-    const wantsPaths = q.aggregates.includes('uniques');
-    const wantsValue = q.aggregates.includes('value');
-
     const selected = [
-      ...groups,
+      ...inner.map((g) => `${g.expr} AS ${g.alias}`),
       'h.visit_id AS visit_id',
       ...(wantsPaths ? ['h.pathname AS pathname'] : []),
       ...(wantsValue ? ['h.value AS value'] : []),
     ];
-    const hitsFrom = `${d.table('hits')} h${needsVisitInHits ? ` JOIN ${d.table('visits')} v ON v.visit_id = h.visit_id` : ''}`;
-    const perVisit = [
-      ...groupAliases,
-      'visit_id',
-      'count(*) AS n',
-      ...(wantsPaths ? [`${d.countDistinct('pathname')} AS paths`] : []),
-      ...(wantsValue ? ['sum(value) AS value_sum'] : []),
-    ];
+    const sel = `WITH sel AS (SELECT ${selected.join(', ')} FROM ${d.table('hits')} h WHERE ${where.join(' AND ')}) `;
 
-    const aggregateSql: Record<Aggregate, string> = {
-      pageviews: 'sum(p.n)',
-      conversions: 'sum(p.n)',
-      visits: 'count(*)',
-      unique_conversions: 'count(*)',
-      uniques: 'sum(p.paths)',
-      value: 'sum(p.value_sum)',
+    const visitFacts = {
       // Rounded half up with integers only, so every database (and the reference implementation) agrees to the
       // last digit, and sorting sees exactly the value shown: hundredths of a second, ten-thousandths of a rate.
       avg_duration: this.roundedRatio(`sum(${d.durationMs('v.started_at', 'v.last_seen_at')})`, 'count(*) * 10'),
       bounce_rate: this.roundedRatio('sum(CASE WHEN v.pageviews = 1 THEN 1 ELSE 0 END) * 10000', 'count(*)'),
     };
-    const outer = [...groupAliases.map((a) => `p.${a} AS ${a}`), ...q.aggregates.map((a) => `${aggregateSql[a]} AS ${aggregateAlias(a)}`)];
-
+    const groupColumns = [
+      ...inner.map((g) => (g.alias === TIMESTAMP_ALIAS ? `${d.formatBucket(`p.${g.alias}`)} AS ${g.alias}` : `p.${g.alias} AS ${g.alias}`)),
+      ...outer.map((g) => `${g.expr} AS ${g.alias}`),
+    ];
+    const select = (aggregateSql: Partial<Record<Aggregate, string>>) =>
+      [...groupColumns, ...q.aggregates.map((a) => `${aggregateSql[a]} AS ${aggregateAlias(a)}`)].join(', ');
+    const groupKeys = [...inner.map((g) => `p.${g.alias}`), ...outer.map((g) => g.expr)];
+    const groupBy = groupKeys.length > 0 ? ` GROUP BY ${groupKeys.join(', ')}` : '';
     const order = this.orderBy(q);
-    const limit = q.limit !== undefined ? ` ${d.limit(b.value(q.limit))}` : '';
-    const sql =
-      `WITH sel AS (SELECT ${selected.join(', ')} FROM ${hitsFrom} WHERE ${where.join(' AND ')}), ` +
-      `per_visit AS (SELECT ${perVisit.join(', ')} FROM sel GROUP BY ${[...groupAliases, 'visit_id'].join(', ')}) ` +
-      `SELECT ${outer.join(', ')} FROM per_visit p` +
-      (needsVisitFacts ? ` JOIN ${d.table('visits')} v ON v.visit_id = p.visit_id` : '') +
-      (groupAliases.length > 0 ? ` GROUP BY ${groupAliases.map((a) => `p.${a}`).join(', ')}` : '') +
-      (order ? ` ORDER BY ${order}` : '') +
-      limit;
+    const tail = (order ? ` ORDER BY ${order}` : '') + (q.limit !== undefined ? ` ${d.limit(b.value(q.limit))}` : '');
+
+    let sql: string;
+    if (!visitLevel && !q.aggregates.some((a) => PER_VISIT.has(a))) {
+      sql = sel + `SELECT ${select({ pageviews: 'count(*)', conversions: 'count(*)', value: 'sum(p.value)' })} FROM sel p${groupBy}${tail}`;
+    } else if (!visitLevel && groupKeys.length === 0 && needsVisitFacts && !wantsPaths) {
+      const totals = {
+        pageviews: '(SELECT count(*) FROM sel)',
+        conversions: '(SELECT count(*) FROM sel)',
+        value: '(SELECT sum(value) FROM sel)',
+        visits: 'count(*)',
+        unique_conversions: 'count(*)',
+        ...visitFacts,
+      };
+      sql = sel + `SELECT ${select(totals)} FROM ${d.table('visits')} v WHERE v.visit_id IN (SELECT visit_id FROM sel)`;
+    } else {
+      const perVisit = [
+        ...inner.map((g) => g.alias),
+        'visit_id',
+        'count(*) AS n',
+        ...(wantsPaths ? [`${d.countDistinct('pathname')} AS paths`] : []),
+        ...(wantsValue ? ['sum(value) AS value_sum'] : []),
+      ];
+      const perGroup = {
+        pageviews: 'sum(p.n)',
+        conversions: 'sum(p.n)',
+        visits: 'count(*)',
+        unique_conversions: 'count(*)',
+        uniques: 'sum(p.paths)',
+        value: 'sum(p.value_sum)',
+        ...visitFacts,
+      };
+      const visitWhere = this.filters(visitFilters, b);
+      sql =
+        sel +
+        `, per_visit AS (SELECT ${perVisit.join(', ')} FROM sel GROUP BY ${[...inner.map((g) => g.alias), 'visit_id'].join(', ')}) ` +
+        `SELECT ${select(perGroup)} FROM per_visit p` +
+        (needsVisitFacts || visitLevel ? ` JOIN ${d.table('visits')} v ON v.visit_id = p.visit_id` : '') +
+        (visitWhere.length > 0 ? ` WHERE ${visitWhere.join(' AND ')}` : '') +
+        groupBy +
+        tail;
+    }
     return { sql, params: b.params };
   }
 

@@ -24,10 +24,10 @@ export class Binder {
 export class SqlDialect {
   readonly name: string = 'duckdb';
 
-  /** DuckDB binds every value as a parameter. */
+  /** DuckDB binds every value as a numbered parameter (numbered, so SQL may be assembled in any order). */
   placeholder(value: SqlValue, params: SqlValue[]): string {
     params.push(value);
-    return '?';
+    return `$${params.length}`;
   }
 
   /**
@@ -35,6 +35,7 @@ export class SqlDialect {
    * time falls in: plain arithmetic, so every dialect agrees to the second.
    */
   localTime(ts: string, spans: readonly OffsetSpan[], b: Binder): string {
+    if (spans.length === 1 && spans[0]!.offsetMs === 0) return ts;
     if (spans.length === 1) return this.addSeconds(ts, b.value(spans[0]!.offsetMs / 1000));
     const cases = spans
       .slice(1)
@@ -48,9 +49,14 @@ export class SqlDialect {
     return `(${ts} + to_seconds(CAST(${seconds} AS BIGINT)))`;
   }
 
-  /** The start of the bucket of local time `local`, as `YYYY-MM-DD HH:MM:SS` text. */
+  /** The start of the bucket of local time `local` (grouped on as a timestamp: cheaper than text per row). */
   bucket(unit: DateGrouping, local: string): string {
-    return `strftime(date_trunc('${unit}', ${local}), '%Y-%m-%d %H:%M:%S')`;
+    return `date_trunc('${unit}', ${local})`;
+  }
+
+  /** A bucket start as the API writes it, `YYYY-MM-DD HH:MM:SS` (applied to result rows only). */
+  formatBucket(bucket: string): string {
+    return `strftime(${bucket}, '%Y-%m-%d %H:%M:%S')`;
   }
 
   /** Case-insensitive LIKE with `\` as the escape character. */
