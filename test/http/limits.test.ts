@@ -60,6 +60,28 @@ describe('limits over /v1', () => {
     assert.equal((await t.call(ADMIN_TOKEN, 'GET', '/admin/accounts/99/usage')).status, 404);
   });
 
+  it('counts aggregations and current visitors in the per-minute window, apart from the hourly one', async () => {
+    const other = await t.meta.createAccount({ name: 'M', email: 'm@m.test', timezone: 'UTC', tier: 1, subscriptionStatus: 'active' });
+    const token = await t.token(['*'], { accountId: other.id });
+    const site = (await t.call(token, 'POST', '/v1/sites', { name: 'Minute' })).body.id;
+    const start = now;
+    for (let i = 0; i < 10; i++) {
+      now = start + i * 1000;
+      const url = i % 2 === 0
+        ? `/v1/aggregations?entity=pageview&entity_id=${site}&aggregates=pageviews`
+        : `/v1/current_visitors?site_id=${site}`;
+      assert.equal((await t.call(token, 'GET', url)).status, 200, `request ${i + 1}`);
+    }
+    now = start + 30_000;
+    const refused = await t.call(token, 'GET', `/v1/current_visitors?site_id=${site}`);
+    assert.equal(refused.status, 429);
+    assert.deepEqual(Object.keys(refused.body), ['message']);
+    assert.equal(refused.headers['retry-after'], '30');
+    assert.equal((await t.call(token, 'GET', `/v1/sites/${site}`)).status, 200, 'the hourly budget is separate');
+    now = start + 60_000;
+    assert.equal((await t.call(token, 'GET', `/v1/current_visitors?site_id=${site}`)).status, 200, 'Retry-After was truthful');
+  });
+
   it("keeps accounts' budgets apart", async () => {
     const other = await t.meta.createAccount({ name: 'B', email: 'b@b.test', timezone: 'UTC', tier: 1, subscriptionStatus: 'active' });
     const token = await t.token(['*'], { accountId: other.id });
