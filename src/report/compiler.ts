@@ -9,10 +9,14 @@ import type { Filter, ReportQuery } from './query.js';
 /** Aggregates that count distinct visits or need visit facts: they need the per-visit stage. */
 const PER_VISIT: ReadonlySet<Aggregate> = new Set(['visits', 'unique_conversions', 'uniques', 'avg_duration', 'bounce_rate']);
 
-/** Result column names: fields are f0, f1..., the bucket `ts`, aggregates `a_` and their name. */
+/** What the visits table can answer by itself (plan 4). */
+const ROLLUP_AGGREGATES: ReadonlySet<Aggregate> = new Set(['visits', 'pageviews', 'avg_duration', 'bounce_rate']);
+
+/** Result column names: fields are f0, f1..., the bucket `bucket_start`, aggregates `a_` and their name. */
 export const fieldAlias = (i: number) => `f${i}`;
 export const aggregateAlias = (a: Aggregate) => `a_${a}`;
-export const TIMESTAMP_ALIAS = 'ts';
+// Never the name of a table column: a GROUP BY on it must not fall back to hits.ts.
+export const TIMESTAMP_ALIAS = 'bucket_start';
 
 const col = (source: FieldSource) => `${source.table === 'hit' ? 'h' : 'v'}.${source.column}`;
 
@@ -40,6 +44,15 @@ export class ReportCompiler {
     const visitFilters = q.filters.filter((f) => atVisitLevel(filterSource(f.property)));
     const visitLevel = visitFilters.length > 0 || q.fieldGrouping.some((f) => atVisitLevel(GROUP_FIELDS[f]));
     const needsVisitFacts = q.aggregates.includes('avg_duration') || q.aggregates.includes('bounce_rate');
+    if (
+      q.entity === 'pageview' &&
+      hitFilters.length === 0 &&
+      q.aggregates.every((a) => ROLLUP_AGGREGATES.has(a)) &&
+      q.aggregates.some((a) => PER_VISIT.has(a)) &&
+      q.fieldGrouping.every((f) => atVisitLevel(GROUP_FIELDS[f]))
+    ) {
+      return this.visitRollup(q);
+    }
     const wantsPaths = q.aggregates.includes('uniques');
     const wantsValue = q.aggregates.includes('value');
 
@@ -71,12 +84,7 @@ export class ReportCompiler {
     ];
     const sel = `WITH sel AS (SELECT ${selected.join(', ')} FROM ${d.table('hits')} h WHERE ${where.join(' AND ')}) `;
 
-    const visitFacts = {
-      // Rounded half up with integers only, so every database (and the reference implementation) agrees to the
-      // last digit, and sorting sees exactly the value shown: hundredths of a second, ten-thousandths of a rate.
-      avg_duration: this.roundedRatio(`sum(${d.durationMs('v.started_at', 'v.last_seen_at')})`, 'count(*) * 10'),
-      bounce_rate: this.roundedRatio('sum(CASE WHEN v.pageviews = 1 THEN 1 ELSE 0 END) * 10000', 'count(*)'),
-    };
+    const visitFacts = this.visitFacts();
     const groupColumns = [
       ...inner.map((g) => (g.alias === TIMESTAMP_ALIAS ? `${d.formatBucket(`p.${g.alias}`)} AS ${g.alias}` : `p.${g.alias} AS ${g.alias}`)),
       ...outer.map((g) => `${g.expr} AS ${g.alias}`),
@@ -85,8 +93,7 @@ export class ReportCompiler {
       [...groupColumns, ...q.aggregates.map((a) => `${aggregateSql[a]} AS ${aggregateAlias(a)}`)].join(', ');
     const groupKeys = [...inner.map((g) => `p.${g.alias}`), ...outer.map((g) => g.expr)];
     const groupBy = groupKeys.length > 0 ? ` GROUP BY ${groupKeys.join(', ')}` : '';
-    const order = this.orderBy(q);
-    const tail = (order ? ` ORDER BY ${order}` : '') + (q.limit !== undefined ? ` ${d.limit(b.value(q.limit))}` : '');
+    const tail = this.tail(q, b);
 
     let sql: string;
     if (!visitLevel && !q.aggregates.some((a) => PER_VISIT.has(a))) {
@@ -129,6 +136,70 @@ export class ReportCompiler {
         tail;
     }
     return { sql, params: b.params };
+  }
+
+  /**
+   * Plan 4, for reports of whole-visit facts without hit filters (totals, by time, by entry or exit page): most
+   * visits lie wholly inside the range and inside one time bucket, so the visits table answers for them
+   * directly; only the few visits that cross the range's ends or a bucket boundary are counted from their hits.
+   */
+  private visitRollup(q: ReportQuery): CompiledQuery {
+    const d = this.dialect;
+    const b = new Binder(d);
+    const outer = q.fieldGrouping.map((f, i) => ({ alias: fieldAlias(i), expr: col(GROUP_FIELDS[f]) }));
+    const visits = d.table('visits');
+    const spans = q.dateGrouping ? offsetSpans(q.timezone, q.from.getTime(), q.until.getTime()) : [];
+    const bucketOf = (ts: string) => d.bucket(q.dateGrouping!, d.localTime(ts, spans, b));
+    const site = b.value(q.siteId);
+    const from = b.value(q.from);
+    const until = b.value(q.until);
+    const inside = `v.started_at >= ${from} AND v.last_seen_at < ${until}${q.dateGrouping ? ` AND ${bucketOf('v.started_at')} = ${bucketOf('v.last_seen_at')}` : ''}`;
+    const ts = q.dateGrouping ? [`${bucketOf('v.started_at')} AS ${TIMESTAMP_ALIAS}`] : [];
+    const facts = 'v.entry_page, v.exit_page, v.started_at, v.last_seen_at, v.pageviews';
+    const edgeVisits =
+      `SELECT v.visit_id FROM ${visits} v WHERE v.site_id = ${site} AND v.pageviews > 0 AND v.started_at < ${until} ` +
+      `AND v.last_seen_at >= ${from} AND NOT (${inside})`;
+    const edgeHits =
+      `SELECT ${q.dateGrouping ? `${bucketOf('h.ts')} AS ${TIMESTAMP_ALIAS}, ` : ''}h.visit_id AS visit_id, count(*) AS n ` +
+      `FROM ${d.table('hits')} h WHERE h.site_id = ${site} AND h.type = 'pageview' AND h.ts >= ${from} AND h.ts < ${until} ` +
+      `AND h.visit_id IN (${edgeVisits}) GROUP BY ${q.dateGrouping ? `${TIMESTAMP_ALIAS}, ` : ''}h.visit_id`;
+    const rollup =
+      `SELECT ${[...ts, 'v.visit_id AS visit_id', 'v.pageviews AS n', facts].join(', ')} FROM ${visits} v ` +
+      `WHERE v.site_id = ${site} AND v.pageviews > 0 AND ${inside} ` +
+      `UNION ALL SELECT ${[...(q.dateGrouping ? [`e.${TIMESTAMP_ALIAS} AS ${TIMESTAMP_ALIAS}`] : []), 'e.visit_id AS visit_id', 'e.n AS n', facts].join(', ')} ` +
+      `FROM (${edgeHits}) e JOIN ${visits} v ON v.visit_id = e.visit_id`;
+    const aggregates: Record<string, string> = { pageviews: 'sum(v.n)', visits: 'count(*)', ...this.visitFacts() };
+    const columns = [
+      ...(q.dateGrouping ? [`${d.formatBucket(`v.${TIMESTAMP_ALIAS}`)} AS ${TIMESTAMP_ALIAS}`] : []),
+      ...outer.map((g) => `${g.expr} AS ${g.alias}`),
+      ...q.aggregates.map((a) => `${aggregates[a]} AS ${aggregateAlias(a)}`),
+    ];
+    const keys = [...(q.dateGrouping ? [`v.${TIMESTAMP_ALIAS}`] : []), ...outer.map((g) => g.expr)];
+    const visitWhere = this.filters(q.filters, b);
+    const sql =
+      `WITH rollup AS (${rollup}) SELECT ${columns.join(', ')} FROM rollup v` +
+      (visitWhere.length > 0 ? ` WHERE ${visitWhere.join(' AND ')}` : '') +
+      (keys.length > 0 ? ` GROUP BY ${keys.join(', ')}` : '') +
+      this.tail(q, b);
+    return { sql, params: b.params };
+  }
+
+  /**
+   * avg_duration and bounce_rate over rows that carry their visit's facts as `v.`: rounded half up with integers
+   * only, so every database (and the reference implementation) agrees to the last digit, and sorting sees
+   * exactly the value shown (hundredths of a second, ten-thousandths of a rate).
+   */
+  private visitFacts(): Record<'avg_duration' | 'bounce_rate', string> {
+    return {
+      avg_duration: this.roundedRatio(`sum(${this.dialect.durationMs('v.started_at', 'v.last_seen_at')})`, 'count(*) * 10'),
+      bounce_rate: this.roundedRatio('sum(CASE WHEN v.pageviews = 1 THEN 1 ELSE 0 END) * 10000', 'count(*)'),
+    };
+  }
+
+  /** ORDER BY and LIMIT. */
+  private tail(q: ReportQuery, b: Binder): string {
+    const order = this.orderBy(q);
+    return (order ? ` ORDER BY ${order}` : '') + (q.limit !== undefined ? ` ${this.dialect.limit(b.value(q.limit))}` : '');
   }
 
   /** round_half_up(numerator / denominator) as an integer, 0 when the denominator is 0. */
