@@ -16,6 +16,8 @@ const AGENTS = [
   'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36',
 ];
 
+const CONNECTIONS = 64;
+
 interface Run {
   rps: number;
   p50: number;
@@ -28,7 +30,7 @@ async function load(url: string, seconds: number, hit: boolean): Promise<Run> {
   let n = 0;
   const result = await autocannon({
     url,
-    connections: 64,
+    connections: CONNECTIONS,
     pipelining: 1,
     duration: seconds,
     requests: [
@@ -97,8 +99,11 @@ export async function benchCollector(seconds = 15): Promise<void> {
     console.log(`| ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.ok} | ${r.errors} |`);
   }
   console.log(`\ncollector / baseline throughput: ${(collector.rps / baseline.rps).toFixed(2)}`);
-  // Every 2xx of the warm-up and the measured run is an accepted hit and must have been stored.
+  // Every 2xx of the warm-up and the measured run is an accepted hit and must have been stored. A few more may
+  // be stored: requests in flight when a run's time is up are served, but the load generator drops their
+  // answers (at most one per connection per run).
   const accepted = warmup.ok + collector.ok;
-  console.log(`hits accepted: ${accepted}, stored after SIGTERM: ${stored}${stored === accepted ? ' (none lost)' : ' (MISMATCH)'}`);
-  if (stored !== accepted) process.exitCode = 1;
+  const lost = stored < accepted;
+  console.log(`hits answered 2xx: ${accepted}, stored after SIGTERM: ${stored} (${lost ? 'LOST HITS' : `none lost; ${stored - accepted} more were in flight when a run ended`})`);
+  if (lost || stored - accepted > 2 * CONNECTIONS) process.exitCode = 1;
 }

@@ -13,7 +13,8 @@ const DAY = 86_400_000;
 
 /**
  * Fills hits and visits with SQL (a pipeline import of 10 M hits would take minutes): visits spread over 30 days
- * with 1-6 pageviews each (about 45% bounces), Zipf-like pages, a handful of sources and countries.
+ * with 1-4 pageviews a minute apart (about 45% bounces; a visit lasts until up to a minute after its last
+ * pageview), Zipf-like pages, a handful of sources and countries.
  */
 async function load(db: DuckDatabase, siteId: string, pageviews: number, end: Date): Promise<{ visits: number }> {
   const visits = Math.round(pageviews / 2.1); // 45% bounce, the rest 2-4 pageviews: 2.1 on average
@@ -26,9 +27,8 @@ async function load(db: DuckDatabase, siteId: string, pageviews: number, end: Da
               '/page-' || CAST(floor(pow(r1, 3) * 400) AS INTEGER), '/page-' || CAST(floor(pow(r2, 3) * 400) AS INTEGER),
               'https://bench.example', pv, 0, '', ''
        FROM (SELECT i, to_timestamp(CAST(? AS DOUBLE) / 1000 + i * (30 * 86400.0 / ?)) :: TIMESTAMP AS ts, random() AS r1, random() AS r2,
-                    CASE WHEN random() < 0.45 THEN 1 ELSE 2 + CAST(floor(random() * 3) AS INTEGER) END AS pv,
-                    floor(random() * 600000) AS dur
-             FROM range(?) t(i))`,
+                    pv, (pv - 1) * 60000 + floor(random() * 60000) AS dur
+             FROM (SELECT i, CASE WHEN random() < 0.45 THEN 1 ELSE 2 + CAST(floor(random() * 3) AS INTEGER) END AS pv FROM range(?) t(i)))`,
       [siteId, start, visits, visits],
     );
     await q.exec(
