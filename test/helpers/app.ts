@@ -1,26 +1,19 @@
-// A Plumb app on a fresh in-memory DuckDB for tests, with helpers to make accounts, tokens and requests.
+// A Plumb app (the server's own wiring, src/assemble.ts) on a fresh in-memory DuckDB for tests, with helpers to
+// make accounts, tokens and requests.
 
 import type { FastifyInstance, InjectOptions } from 'fastify';
-import { TokenAuthenticator } from '../../src/auth/token-authenticator.js';
+import { assemble } from '../../src/assemble.js';
+import type { TokenAuthenticator } from '../../src/auth/token-authenticator.js';
 import { bootstrap } from '../../src/bootstrap.js';
 import { newTokenSecret } from '../../src/domain/ids.js';
 import { hashToken } from '../../src/domain/secrets.js';
-import { buildApp } from '../../src/http/app.js';
 import { buildTrackerScript, type TrackerScript } from '../../src/http/tracker-script.js';
-import { Ingest } from '../../src/ingest/live.js';
+import type { Ingest } from '../../src/ingest/live.js';
 import type { WriteBufferOptions } from '../../src/ingest/write-buffer.js';
-import { Metrics } from '../../src/metrics.js';
-import { ReportCompiler } from '../../src/report/compiler.js';
-import { SqlDialect } from '../../src/report/dialect.js';
-import { ReportEngine } from '../../src/report/engine.js';
-import { QueryGate, type QueryGateOptions } from '../../src/report/query-gate.js';
-import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
-import { Limiter } from '../../src/limits/limiter.js';
-import { UsageMeter } from '../../src/limits/usage-meter.js';
-import { DuckDatabase } from '../../src/store/duckdb/database.js';
-import { DuckMetaStore } from '../../src/store/duckdb/meta-store.js';
-import { migrate } from '../../src/store/duckdb/migrations.js';
-import { MemoryLimitStore } from '../../src/store/memory/limit-store.js';
+import type { UsageMeter } from '../../src/limits/usage-meter.js';
+import type { Metrics } from '../../src/metrics.js';
+import type { ReportEngine } from '../../src/report/engine.js';
+import type { QueryGateOptions } from '../../src/report/query-gate.js';
 import type { EventStore, LimitStore, MetaStore } from '../../src/store/types.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
@@ -66,44 +59,27 @@ export interface TestAppOptions {
 let trackerScript: Promise<TrackerScript> | undefined;
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const db = await DuckDatabase.open(options.dbPath ?? ':memory:');
-  await migrate(db);
-  const meta = new DuckMetaStore(db);
-  const gate = new QueryGate(options.gate);
-  const events = await DuckEventStore.open(db, gate.maxConcurrent);
-  const reports = new ReportEngine(events, new ReportCompiler(new SqlDialect()), gate, options.now);
-  const metrics = new Metrics();
-  const ingest = await Ingest.start(meta, events, metrics, { excludedHosts: options.excludedHosts, buffer: options.buffer });
-  const auth = new TokenAuthenticator(meta, { cacheMs: options.cacheMs ?? 0 });
-  const limitStore = options.limits?.store ?? new MemoryLimitStore();
-  const limiter = new Limiter(limitStore, { enabled: options.limits !== undefined, now: options.limits?.now });
-  const usage = new UsageMeter(meta);
-  await bootstrap(meta, OWNER_TOKEN);
   trackerScript ??= buildTrackerScript();
-  const app = await buildApp({
-    meta,
-    events,
-    ingest,
-    reports,
-    metrics,
-    auth,
-    limiter,
-    usage,
-    trackerScript: await trackerScript,
+  const plumb = await assemble({
+    dbPath: options.dbPath ?? ':memory:',
     adminToken: ADMIN_TOKEN,
-    trustProxy: options.trustProxy,
+    rateLimits: options.limits !== undefined,
+    ...(options.limits?.store ? { limitStore: options.limits.store } : {}),
+    ...(options.limits?.now ? { limiterNow: options.limits.now } : {}),
+    ...(options.now ? { reportsNow: options.now } : {}),
+    excludedHosts: options.excludedHosts ?? [],
+    trustProxy: options.trustProxy ?? false,
+    authCacheMs: options.cacheMs ?? 0,
+    ...(options.buffer ? { buffer: options.buffer } : {}),
+    ...(options.gate ? { gate: options.gate } : {}),
+    trackerScript: await trackerScript,
   });
+  const { app, meta } = plumb;
+  await bootstrap(meta, OWNER_TOKEN);
   await app.ready();
   return {
-    app,
-    meta,
-    events,
-    ingest,
-    reports,
-    metrics,
-    auth,
-    usage,
-    flushHits: () => ingest.buffer.flush(),
+    ...plumb,
+    flushHits: () => plumb.ingest.buffer.flush(),
     async token(abilities, { accountId = 1, expiresAt = null } = {}) {
       const secret = newTokenSecret();
       await meta.createToken({ accountId, name: `test ${abilities.join(' ')}`, abilities, hash: hashToken(secret), expiresAt });
@@ -121,14 +97,6 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       }
       return { status: res.statusCode, body: parsed, headers: res.headers };
     },
-    async close() {
-      await app.close();
-      await ingest.close();
-      await auth.close();
-      await usage.close();
-      await limitStore.close();
-      await events.close();
-      await meta.close();
-    },
+    close: () => plumb.close(),
   };
 }
