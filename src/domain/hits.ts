@@ -64,6 +64,11 @@ export interface StoredHit extends HitAttributes {
   eventName: string;
   /** Events only, cents (0 for pageviews). */
   value: number;
+  /**
+   * Pageviews only: the visit's first view of this pathname (by time). Reports count distinct (visit, page)
+   * pairs from it for visits whose `pathsExact` holds.
+   */
+  firstView: boolean;
 }
 
 /** The visit-level facts of DESIGN.md section 6, as known after the visit's latest hit. */
@@ -81,6 +86,8 @@ export interface VisitRecord {
   exitHostname: string;
   pageviews: number;
   events: number;
+  /** True while every pageview's `firstView` flag is known to be right (see VisitTracker). */
+  pathsExact: boolean;
   /** Referrer of the visit's first hit that had one, for current visitors. */
   referrerHostname: string;
   referrerPathname: string;

@@ -93,6 +93,7 @@ export class HitPipeline {
         visitId: visit.visitId,
         eventName,
         value: hit.type === 'event' ? (hit.value ?? 0) : 0,
+        firstView: visit.firstView,
       },
       visit,
     );

@@ -21,7 +21,17 @@ interface ActiveVisit {
   keys: string[];
   firstPageviewAt: number;
   lastPageviewAt: number;
+  /** Pathnames viewed so far, with their first view's time; undefined once the flags cannot be trusted. */
+  paths: Map<string, number> | undefined;
 }
+
+/** A visit's state after a hit, and whether that hit was the visit's first view of its page. */
+export interface RecordedVisit extends VisitRecord {
+  firstView: boolean;
+}
+
+/** Distinct pages remembered per visit; a visit with more gives up exact first-view flags. */
+const MAX_PATHS_PER_VISIT = 1000;
 
 /** Identifies a visitor within a site for a day: the site id and the visitor hash under that day's salt. */
 export const visitorKey = (siteId: string, visitorId: bigint) => `${siteId}:${visitorId.toString(36)}`;
@@ -51,7 +61,7 @@ export class VisitTracker {
    * Adds a hit to the visit it continues, looked up under the visitor's key for the hit's day and then, to carry
    * visits across midnight, under yesterday's key; or starts a new visit. Returns the visit's new state.
    */
-  record(siteId: string, currentId: bigint, previousId: bigint | undefined, hit: VisitHit): VisitRecord {
+  record(siteId: string, currentId: bigint, previousId: bigint | undefined, hit: VisitHit): RecordedVisit {
     const key = visitorKey(siteId, currentId);
     const at = hit.timestamp.getTime();
     let visit = this.continuing(key, at);
@@ -69,20 +79,22 @@ export class VisitTracker {
           exitHostname: '',
           pageviews: 0,
           events: 0,
+          pathsExact: true,
           referrerHostname: '',
           referrerPathname: '',
         },
         keys: [],
         firstPageviewAt: Infinity,
         lastPageviewAt: -Infinity,
+        paths: new Map(),
       };
     }
     if (!visit.keys.includes(key)) {
       visit.keys.push(key);
     }
     this.byKey.set(key, visit);
-    apply(visit, hit, at);
-    return { ...visit.record };
+    const firstView = apply(visit, hit, at);
+    return { ...visit.record, firstView };
   }
 
   /** Resumes visits from storage after a restart (keyed by the visitor id they started with). */
@@ -92,11 +104,13 @@ export class VisitTracker {
       const known = this.byKey.get(key);
       if (known && known.record.lastSeenAt >= record.lastSeenAt) continue;
       this.byKey.set(key, {
-        record: { ...record },
+        // The pages a resumed visit had viewed are not stored, so its later first-view flags cannot be trusted.
+        record: { ...record, pathsExact: false },
         keys: [key],
         // Pageview times are not stored; the visit's bounds are the best stand-ins.
         firstPageviewAt: record.pageviews > 0 ? record.startedAt.getTime() : Infinity,
         lastPageviewAt: record.pageviews > 0 ? record.lastSeenAt.getTime() : -Infinity,
+        paths: undefined,
       });
     }
   }
@@ -124,7 +138,8 @@ export class VisitTracker {
   }
 }
 
-function apply(visit: ActiveVisit, hit: VisitHit, at: number): void {
+/** Adds the hit to the visit; returns whether it is the visit's first view of its pathname. */
+function apply(visit: ActiveVisit, hit: VisitHit, at: number): boolean {
   const r = visit.record;
   if (at < r.startedAt.getTime()) r.startedAt = hit.timestamp;
   if (at > r.lastSeenAt.getTime()) r.lastSeenAt = hit.timestamp;
@@ -134,9 +149,10 @@ function apply(visit: ActiveVisit, hit: VisitHit, at: number): void {
   }
   if (hit.type === 'event') {
     r.events++;
-    return;
+    return false;
   }
   r.pageviews++;
+  const firstView = firstViewOf(visit, hit.pathname, at);
   if (at < visit.firstPageviewAt) {
     visit.firstPageviewAt = at;
     r.entryPage = hit.pathname;
@@ -146,4 +162,30 @@ function apply(visit: ActiveVisit, hit: VisitHit, at: number): void {
     r.exitPage = hit.pathname;
     r.exitHostname = hit.hostname;
   }
+  return firstView;
+}
+
+/**
+ * Whether a pageview is its visit's first view of `pathname`. A view earlier than one already flagged (hits out
+ * of order) or a visit with too many pages makes the flags untrustworthy: the visit is marked so reports count
+ * its pages from the hits instead.
+ */
+function firstViewOf(visit: ActiveVisit, pathname: string, at: number): boolean {
+  const paths = visit.paths;
+  if (!paths) return false;
+  const seen = paths.get(pathname);
+  if (seen === undefined) {
+    if (paths.size >= MAX_PATHS_PER_VISIT) {
+      visit.paths = undefined;
+      visit.record.pathsExact = false;
+      return false;
+    }
+    paths.set(pathname, at);
+    return true;
+  }
+  if (at < seen) {
+    visit.paths = undefined;
+    visit.record.pathsExact = false;
+  }
+  return false;
 }

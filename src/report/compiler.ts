@@ -53,6 +53,17 @@ export class ReportCompiler {
     ) {
       return this.visitRollup(q);
     }
+    const byPage = q.fieldGrouping.includes('pathname');
+    if (
+      q.entity === 'pageview' &&
+      visitFilters.length === 0 &&
+      hitFilters.every((f) => f.property === 'pathname') &&
+      q.fieldGrouping.every((f) => f === 'pathname') &&
+      q.aggregates.every((a) => a === 'pageviews' || a === 'uniques' || (a === 'visits' && byPage)) &&
+      q.aggregates.some((a) => a !== 'pageviews')
+    ) {
+      return this.pagePlan(q, hitFilters);
+    }
     const wantsPaths = q.aggregates.includes('uniques');
     const wantsValue = q.aggregates.includes('value');
 
@@ -180,6 +191,62 @@ export class ReportCompiler {
       `WITH rollup AS (${rollup}) SELECT ${columns.join(', ')} FROM rollup v` +
       (visitWhere.length > 0 ? ` WHERE ${visitWhere.join(' AND ')}` : '') +
       (keys.length > 0 ? ` GROUP BY ${keys.join(', ')}` : '') +
+      this.tail(q, b);
+    return { sql, params: b.params };
+  }
+
+  /**
+   * Plan 5, distinct (visit, page) pairs without grouping by visit: top pages and uniques. Each pageview knows
+   * whether it is its visit's first view of the page, so for visits wholly inside the range (and one time
+   * bucket) with exact flags, counting flagged views counts pairs. Filters may only be on pathname, which all
+   * views of a pair share. The few other visits are counted from their hits, pair by pair.
+   */
+  private pagePlan(q: ReportQuery, pathFilters: readonly Filter[]): CompiledQuery {
+    const d = this.dialect;
+    const b = new Binder(d);
+    const spans = q.dateGrouping ? offsetSpans(q.timezone, q.from.getTime(), q.until.getTime()) : [];
+    const bucketOf = (ts: string) => d.bucket(q.dateGrouping!, d.localTime(ts, spans, b));
+    const site = b.value(q.siteId);
+    const from = b.value(q.from);
+    const until = b.value(q.until);
+    const simple =
+      `v.paths_exact AND v.started_at >= ${from} AND v.last_seen_at < ${until}` +
+      (q.dateGrouping ? ` AND ${bucketOf('v.started_at')} = ${bucketOf('v.last_seen_at')}` : '');
+    const edge =
+      `SELECT v.visit_id FROM ${d.table('visits')} v WHERE v.site_id = ${site} AND v.pageviews > 0 ` +
+      `AND v.started_at < ${until} AND v.last_seen_at >= ${from} AND NOT (${simple})`;
+    const groups = [...(q.dateGrouping ? [TIMESTAMP_ALIAS] : []), ...(q.fieldGrouping.length > 0 ? [fieldAlias(0)] : [])];
+    const selected = [
+      ...(q.dateGrouping ? [`${bucketOf('h.ts')} AS ${TIMESTAMP_ALIAS}`] : []),
+      ...(q.fieldGrouping.length > 0 ? [`h.pathname AS ${fieldAlias(0)}`] : []),
+      'h.visit_id AS visit_id',
+      'h.pathname AS pathname',
+      'h.first_view AS first_view',
+    ];
+    const where = [
+      `h.site_id = ${site}`,
+      `h.type = 'pageview'`,
+      `h.ts >= ${from}`,
+      `h.ts < ${until}`,
+      ...this.filters(pathFilters, b),
+    ];
+    const groupBy = (extra: string[] = []) => ([...groups, ...extra].length > 0 ? ` GROUP BY ${[...groups, ...extra].join(', ')}` : '');
+    const lead = groups.length > 0 ? `${groups.join(', ')}, ` : '';
+    const parts =
+      `SELECT ${lead}count(*) AS pv, sum(CASE WHEN first_view THEN 1 ELSE 0 END) AS pairs FROM sel ` +
+      `WHERE visit_id NOT IN (SELECT visit_id FROM edge)${groupBy()} ` +
+      `UNION ALL SELECT ${lead}sum(n) AS pv, count(*) AS pairs FROM (SELECT ${lead}visit_id, pathname, count(*) AS n FROM sel ` +
+      `WHERE visit_id IN (SELECT visit_id FROM edge)${groupBy(['visit_id', 'pathname'])}) e${groupBy()}`;
+    const aggregates: Partial<Record<Aggregate, string>> = { pageviews: 'sum(p.pv)', uniques: 'sum(p.pairs)', visits: 'sum(p.pairs)' };
+    const columns = [
+      ...(q.fieldGrouping.length > 0 ? [`p.${fieldAlias(0)} AS ${fieldAlias(0)}`] : []),
+      ...(q.dateGrouping ? [`${d.formatBucket(`p.${TIMESTAMP_ALIAS}`)} AS ${TIMESTAMP_ALIAS}`] : []),
+      ...q.aggregates.map((a) => `${aggregates[a]} AS ${aggregateAlias(a)}`),
+    ];
+    const sql =
+      `WITH edge AS (${edge}), sel AS (SELECT ${selected.join(', ')} FROM ${d.table('hits')} h WHERE ${where.join(' AND ')}), ` +
+      `parts AS (${parts}) SELECT ${columns.join(', ')} FROM parts p` +
+      (groups.length > 0 ? ` GROUP BY ${groups.map((g) => `p.${g}`).join(', ')}` : '') +
       this.tail(q, b);
     return { sql, params: b.params };
   }

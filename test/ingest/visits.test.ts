@@ -217,6 +217,7 @@ describe('VisitTracker', () => {
       exitHostname: 'https://example.com',
       pageviews: 2,
       events: 1,
+      pathsExact: true,
       referrerHostname: 'https://news.example',
       referrerPathname: '/item',
     };
@@ -244,12 +245,52 @@ describe('VisitTracker', () => {
   it('seed() keeps the latest of two records for the same visitor', () => {
     const base: VisitRecord = {
       siteId: SITE, visitId: 1n, visitorId: A, startedAt: new Date(T0), lastSeenAt: new Date(T0),
-      entryPage: '/', exitPage: '/', exitHostname: 'https://example.com', pageviews: 1, events: 0,
+      entryPage: '/', exitPage: '/', exitHostname: 'https://example.com', pageviews: 1, events: 0, pathsExact: true,
       referrerHostname: '', referrerPathname: '',
     };
     const newer: VisitRecord = { ...base, visitId: 2n, startedAt: new Date(T0 + 40 * MIN), lastSeenAt: new Date(T0 + 45 * MIN) };
     const t = new VisitTracker();
     t.seed([newer, base]);
     assert.equal(t.record(SITE, A, undefined, hit(T0 + 50 * MIN)).visitId, 2n);
+  });
+
+  describe('first views of pages', () => {
+    const page = (at: number, pathname: string) => ({ ...hit(at), pathname });
+
+    it('flags the first view of each pathname in a visit, not repeats and not events', () => {
+      const t = new VisitTracker();
+      const flags = [
+        t.record(SITE, A, undefined, page(T0, '/a')),
+        t.record(SITE, A, undefined, page(T0 + MIN, '/b')),
+        t.record(SITE, A, undefined, page(T0 + 2 * MIN, '/a')),
+        t.record(SITE, A, undefined, { ...page(T0 + 3 * MIN, '/c'), type: 'event' }),
+        t.record(SITE, A, undefined, page(T0 + 4 * MIN, '/c')),
+      ].map((v) => v.firstView);
+      assert.deepEqual(flags, [true, true, false, false, true]);
+      assert.equal(t.record(SITE, A, undefined, page(T0 + 5 * MIN, '/d')).pathsExact, true);
+      // A new visit starts its own set of pages.
+      assert.equal(t.record(SITE, A, undefined, page(T0 + 40 * MIN, '/a')).firstView, true);
+    });
+
+    it('gives up exact flags when a view arrives earlier than the flagged one', () => {
+      const t = new VisitTracker();
+      t.record(SITE, A, undefined, page(T0 + 5 * MIN, '/a'));
+      const early = t.record(SITE, A, undefined, page(T0, '/a'));
+      assert.equal(early.pathsExact, false);
+      assert.equal(t.record(SITE, A, undefined, page(T0 + 6 * MIN, '/b')).pathsExact, false, 'stays given up');
+    });
+
+    it('gives up exact flags for resumed visits and for visits with too many pages', () => {
+      const resumed = new VisitTracker();
+      const first = new VisitTracker().record(SITE, A, undefined, page(T0, '/a'));
+      resumed.seed([first]);
+      assert.equal(resumed.record(SITE, A, undefined, page(T0 + MIN, '/b')).pathsExact, false);
+
+      const t = new VisitTracker();
+      let last = t.record(SITE, A, undefined, page(T0, '/p0'));
+      for (let i = 1; i <= 1000; i++) last = t.record(SITE, A, undefined, page(T0 + i, `/p${i}`));
+      assert.equal(last.pathsExact, false);
+      assert.equal(last.firstView, false);
+    });
   });
 });

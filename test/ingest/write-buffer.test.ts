@@ -17,6 +17,7 @@ function storedHit(n: number, visitId = BigInt(n + 1)): StoredHit {
   return {
     siteId: SITE,
     type: 'pageview',
+    firstView: true,
     timestamp: new Date(T0 + n * 1000),
     visitorId: 77n,
     visitId,
@@ -56,6 +57,7 @@ function visitOf(hit: StoredHit, overrides: Partial<VisitRecord> = {}): VisitRec
     exitHostname: hit.hostname,
     pageviews: 1,
     events: 0,
+    pathsExact: true,
     referrerHostname: '',
     referrerPathname: '',
     ...overrides,

@@ -25,6 +25,7 @@ function appendHit(a: DuckDBAppender, h: StoredHit): void {
   for (const column of HIT_TEXT_COLUMNS) a.appendVarchar(h[column]);
   a.appendVarchar(h.eventName);
   a.appendBigInt(BigInt(h.value));
+  a.appendBoolean(h.firstView);
   a.endRow();
 }
 
@@ -41,6 +42,7 @@ function appendVisit(a: DuckDBAppender, v: VisitRecord): void {
   a.appendInteger(v.events);
   a.appendVarchar(v.referrerHostname);
   a.appendVarchar(v.referrerPathname);
+  a.appendBoolean(v.pathsExact);
   a.endRow();
 }
 
@@ -53,6 +55,7 @@ const toHit = (r: Row): StoredHit => {
     visitId: r.visit_id as bigint,
     eventName: r.event_name as string,
     value: Number(r.value),
+    firstView: Boolean(r.first_view),
   } as StoredHit;
   for (const column of HIT_TEXT_COLUMNS) hit[column] = r[snake(column)] as string;
   return hit;
@@ -69,6 +72,7 @@ const toVisit = (r: Row): VisitRecord => ({
   exitHostname: r.exit_hostname as string,
   pageviews: Number(r.pageviews),
   events: Number(r.events),
+  pathsExact: Boolean(r.paths_exact),
   referrerHostname: r.referrer_hostname as string,
   referrerPathname: r.referrer_pathname as string,
 });

@@ -143,6 +143,15 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'first views of pages, for counting distinct visits per page without grouping by visit',
+    sql: `
+      ALTER TABLE hits ADD COLUMN first_view BOOLEAN DEFAULT false;
+      -- Visits written before this version have no flags: reports count their pages from the hits.
+      ALTER TABLE visits ADD COLUMN paths_exact BOOLEAN DEFAULT false;
+    `,
+  },
 ];
 
 /** Brings the schema up to the newest version; a no-op on an up-to-date database. */

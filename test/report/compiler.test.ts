@@ -1,0 +1,67 @@
+// Which plan the compiler picks for a query (the oracle tests prove each plan right; this keeps the fast plans
+// from silently falling back to the general one), and that values only ever arrive as bound parameters.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ReportCompiler } from '../../src/report/compiler.js';
+import { SqlDialect } from '../../src/report/dialect.js';
+import type { ReportQuery } from '../../src/report/query.js';
+
+const base: ReportQuery = {
+  entity: 'pageview',
+  siteId: 'ABCDEFGH',
+  aggregates: ['pageviews'],
+  fieldGrouping: [],
+  filters: [],
+  sort: { field: 'pageviews', direction: 'desc' },
+  from: new Date('2026-03-01T00:00:00Z'),
+  until: new Date('2026-04-01T00:00:00Z'),
+  timezone: 'Europe/Berlin',
+};
+const compile = (q: Partial<ReportQuery>) => new ReportCompiler(new SqlDialect()).aggregation({ ...base, ...q });
+
+const plan = (sql: string) =>
+  sql.startsWith('WITH rollup') ? 'visit rollup'
+    : sql.startsWith('WITH edge') ? 'pages'
+      : sql.includes('per_visit') ? 'per visit'
+        : sql.includes('IN (SELECT visit_id FROM sel)') ? 'semi-join totals'
+          : 'single pass';
+
+describe('ReportCompiler plans', () => {
+  const cases: [string, Partial<ReportQuery>, string][] = [
+    ['pageviews by day', { dateGrouping: 'day', sort: { field: 'timestamp', direction: 'asc' } }, 'single pass'],
+    ['conversions by referrer', { entity: 'event', eventName: 'x', aggregates: ['conversions', 'value'], fieldGrouping: ['referrer_source'] }, 'single pass'],
+    ['totals', { aggregates: ['visits', 'pageviews', 'avg_duration', 'bounce_rate'] }, 'visit rollup'],
+    ['visits by day', { aggregates: ['visits'], dateGrouping: 'day' }, 'visit rollup'],
+    ['entry pages', { aggregates: ['visits', 'bounce_rate'], fieldGrouping: ['entry_page'] }, 'visit rollup'],
+    ['totals with a hit filter', { aggregates: ['visits', 'avg_duration'], filters: [{ property: 'browser', operator: 'is', value: 'Chrome' }] }, 'semi-join totals'],
+    ['top pages', { aggregates: ['visits', 'pageviews'], fieldGrouping: ['pathname'] }, 'pages'],
+    ['uniques by hour', { aggregates: ['uniques'], dateGrouping: 'hour' }, 'pages'],
+    ['top pages filtered on pathname', { aggregates: ['visits'], fieldGrouping: ['pathname'], filters: [{ property: 'pathname', operator: 'matching', value: '^/a' }] }, 'pages'],
+    ['top pages filtered on country', { aggregates: ['visits'], fieldGrouping: ['pathname'], filters: [{ property: 'country_code', operator: 'is', value: 'US' }] }, 'per visit'],
+    ['visits by referrer', { aggregates: ['visits'], fieldGrouping: ['referrer_source'] }, 'per visit'],
+    ['pages with bounce rate', { aggregates: ['visits', 'bounce_rate'], fieldGrouping: ['pathname'] }, 'per visit'],
+  ];
+  for (const [name, q, expected] of cases) {
+    it(`${name}: ${expected}`, () => assert.equal(plan(compile(q).sql), expected));
+  }
+
+  it('binds every request value as a numbered parameter', () => {
+    const hostile = "x' OR 1=1 --";
+    const { sql, params } = compile({
+      aggregates: ['visits'],
+      fieldGrouping: ['pathname'],
+      filters: [
+        { property: 'pathname', operator: 'is', value: hostile },
+        { property: 'utm_source', operator: 'is like', value: hostile },
+        { property: 'entry_page', operator: 'matching', value: hostile },
+      ],
+      limit: 10,
+    });
+    assert.ok(!sql.includes('OR 1=1'), sql);
+    assert.ok(params.includes(hostile));
+    const numbers = [...sql.matchAll(/\$(\d+)/g)].map((m) => Number(m[1]));
+    assert.equal(Math.max(...numbers), params.length, 'every parameter is used');
+    for (let i = 1; i <= params.length; i++) assert.ok(numbers.includes(i), `$${i} appears`);
+  });
+});
