@@ -14,7 +14,8 @@ const DAY = 86_400_000;
 /**
  * Fills hits and visits with SQL (a pipeline import of 10 M hits would take minutes): visits spread over 30 days
  * with 1-4 pageviews a minute apart (about 45% bounces; a visit lasts until up to a minute after its last
- * pageview), Zipf-like pages, a handful of sources and countries.
+ * pageview), Zipf-like pages, a handful of sources and countries, and each visit's first view of a page flagged
+ * as the pipeline flags it.
  */
 async function load(db: DuckDatabase, siteId: string, pageviews: number, end: Date): Promise<{ visits: number }> {
   const visits = Math.round(pageviews / 2.1); // 45% bounce, the rest 2-4 pageviews: 2.1 on average
@@ -25,7 +26,7 @@ async function load(db: DuckDatabase, siteId: string, pageviews: number, end: Da
       `INSERT INTO visits
        SELECT i + 1, ?, (i * 7919) % 1000003, ts, ts + to_milliseconds(CAST(dur AS BIGINT)),
               '/page-' || CAST(floor(pow(r1, 3) * 400) AS INTEGER), '/page-' || CAST(floor(pow(r2, 3) * 400) AS INTEGER),
-              'https://bench.example', pv, 0, '', ''
+              'https://bench.example', pv, 0, '', '', true
        FROM (SELECT i, to_timestamp(CAST(? AS DOUBLE) / 1000 + i * (30 * 86400.0 / ?)) :: TIMESTAMP AS ts, random() AS r1, random() AS r2,
                     pv, (pv - 1) * 60000 + floor(random() * 60000) AS dur
              FROM (SELECT i, CASE WHEN random() < 0.45 THEN 1 ELSE 2 + CAST(floor(random() * 3) AS INTEGER) END AS pv FROM range(?) t(i)))`,
@@ -33,10 +34,12 @@ async function load(db: DuckDatabase, siteId: string, pageviews: number, end: Da
     );
     await q.exec(
       `INSERT INTO hits
-       SELECT v.site_id, 'pageview', v.started_at + to_milliseconds(CAST(k * 60000 AS BIGINT)), v.visitor_id, v.visit_id,
+       SELECT * EXCLUDE (k), row_number() OVER (PARTITION BY visit_id, pathname ORDER BY ts, k) = 1 AS first_view FROM (
+       SELECT v.site_id, 'pageview' AS type, v.started_at + to_milliseconds(CAST(k * 60000 AS BIGINT)) AS ts, v.visitor_id,
+              v.visit_id AS visit_id,
               v.exit_hostname,
               CASE WHEN k = 0 THEN v.entry_page WHEN k = v.pageviews - 1 THEN v.exit_page
-                   ELSE '/blog/post-' || CAST(floor(pow(random(), 3) * 200) AS INTEGER) END,
+                   ELSE '/blog/post-' || CAST(floor(pow(random(), 3) * 200) AS INTEGER) END AS pathname,
               CASE WHEN k = 0 THEN ['', 'https://www.google.com', 'https://t.co', 'https://news.ycombinator.com', 'https://www.reddit.com'][1 + CAST(floor(random() * 5) AS INTEGER)] ELSE '' END,
               '',
               CASE WHEN k = 0 THEN ['', 'Google', 'Twitter', 'Hacker News', 'Reddit'][1 + CAST(floor(random() * 5) AS INTEGER)] ELSE '' END,
@@ -45,9 +48,10 @@ async function load(db: DuckDatabase, siteId: string, pageviews: number, end: Da
               ['Windows', 'macOS', 'iOS', 'Android', 'Linux'][1 + CAST(floor(random() * 5) AS INTEGER)],
               ['Desktop', 'Mobile', 'Tablet'][1 + CAST(floor(random() * 3) AS INTEGER)],
               ['US', 'GB', 'DE', 'FR', 'IN', 'BR', 'JP', 'CA'][1 + CAST(floor(random() * 8) AS INTEGER)],
-              '', '', '', '', 0
+              '', '', '', '', 0, k
        FROM visits v, range(v.pageviews) r(k)
-       WHERE v.site_id = ?`,
+       WHERE v.site_id = ?)
+       ORDER BY ts -- stored in time order, as live hits arrive`,
       [siteId],
     );
   });

@@ -44,26 +44,8 @@ export class ReportCompiler {
     const visitFilters = q.filters.filter((f) => atVisitLevel(filterSource(f.property)));
     const visitLevel = visitFilters.length > 0 || q.fieldGrouping.some((f) => atVisitLevel(GROUP_FIELDS[f]));
     const needsVisitFacts = q.aggregates.includes('avg_duration') || q.aggregates.includes('bounce_rate');
-    if (
-      q.entity === 'pageview' &&
-      hitFilters.length === 0 &&
-      q.aggregates.every((a) => ROLLUP_AGGREGATES.has(a)) &&
-      q.aggregates.some((a) => PER_VISIT.has(a)) &&
-      q.fieldGrouping.every((f) => atVisitLevel(GROUP_FIELDS[f]))
-    ) {
-      return this.visitRollup(q);
-    }
-    const byPage = q.fieldGrouping.includes('pathname');
-    if (
-      q.entity === 'pageview' &&
-      visitFilters.length === 0 &&
-      hitFilters.every((f) => f.property === 'pathname') &&
-      q.fieldGrouping.every((f) => f === 'pathname') &&
-      q.aggregates.every((a) => a === 'pageviews' || a === 'uniques' || (a === 'visits' && byPage)) &&
-      q.aggregates.some((a) => a !== 'pageviews')
-    ) {
-      return this.pagePlan(q, hitFilters);
-    }
+    const special = this.specialPlan(q, hitFilters.length === 0 && visitFilters.length === 0);
+    if (special) return special;
     const wantsPaths = q.aggregates.includes('uniques');
     const wantsValue = q.aggregates.includes('value');
 
@@ -150,13 +132,58 @@ export class ReportCompiler {
   }
 
   /**
+   * Plans 4 and 5 (and both at once: whole-visit aggregates with uniques, by time or in total), when the query
+   * is of a shape they answer; undefined otherwise.
+   */
+  private specialPlan(q: ReportQuery, unfiltered: boolean): CompiledQuery | undefined {
+    if (q.entity !== 'pageview') return undefined;
+    const b = new Binder(this.dialect);
+    const done = (body: string) => ({ sql: body + this.tail(q, b), params: b.params });
+    const visitLevelOnly = q.filters.every((f) => filterSource(f.property).table === 'visit');
+    const pathnameOnly = q.filters.every((f) => f.property === 'pathname');
+    const byPage = q.fieldGrouping.includes('pathname');
+    const counted = q.aggregates.some((a) => PER_VISIT.has(a));
+
+    if (
+      visitLevelOnly &&
+      counted &&
+      q.aggregates.every((a) => ROLLUP_AGGREGATES.has(a)) &&
+      q.fieldGrouping.every((f) => GROUP_FIELDS[f].table === 'visit')
+    ) {
+      return done(this.visitRollup(q, b));
+    }
+    if (
+      pathnameOnly &&
+      counted &&
+      q.fieldGrouping.every((f) => f === 'pathname') &&
+      q.aggregates.every((a) => a === 'pageviews' || a === 'uniques' || (a === 'visits' && byPage))
+    ) {
+      return done(this.pagePlan(q, b));
+    }
+    if (unfiltered && q.fieldGrouping.length === 0 && q.aggregates.includes('uniques') && q.aggregates.every((a) => a === 'uniques' || ROLLUP_AGGREGATES.has(a))) {
+      // Both: the visit rollup for its aggregates, the page plan for uniques, joined on the time bucket (the two
+      // have the same buckets: those with a pageview).
+      const visitPart = this.visitRollup({ ...q, aggregates: q.aggregates.filter((a) => a !== 'uniques') }, b);
+      const pagePart = this.pagePlan({ ...q, aggregates: ['uniques'] }, b);
+      const columns = [
+        ...(q.dateGrouping ? [`a.${TIMESTAMP_ALIAS} AS ${TIMESTAMP_ALIAS}`] : []),
+        ...q.aggregates.map((a) => `${a === 'uniques' ? 'u' : 'a'}.${aggregateAlias(a)} AS ${aggregateAlias(a)}`),
+      ];
+      return done(
+        `WITH a AS (${visitPart}), u AS (${pagePart}) SELECT ${columns.join(', ')} FROM a ` +
+          (q.dateGrouping ? `JOIN u ON u.${TIMESTAMP_ALIAS} = a.${TIMESTAMP_ALIAS}` : 'CROSS JOIN u'),
+      );
+    }
+    return undefined;
+  }
+
+  /**
    * Plan 4, for reports of whole-visit facts without hit filters (totals, by time, by entry or exit page): most
    * visits lie wholly inside the range and inside one time bucket, so the visits table answers for them
    * directly; only the few visits that cross the range's ends or a bucket boundary are counted from their hits.
    */
-  private visitRollup(q: ReportQuery): CompiledQuery {
+  private visitRollup(q: ReportQuery, b: Binder): string {
     const d = this.dialect;
-    const b = new Binder(d);
     const outer = q.fieldGrouping.map((f, i) => ({ alias: fieldAlias(i), expr: col(GROUP_FIELDS[f]) }));
     const visits = d.table('visits');
     const spans = q.dateGrouping ? offsetSpans(q.timezone, q.from.getTime(), q.until.getTime()) : [];
@@ -187,12 +214,11 @@ export class ReportCompiler {
     ];
     const keys = [...(q.dateGrouping ? [`v.${TIMESTAMP_ALIAS}`] : []), ...outer.map((g) => g.expr)];
     const visitWhere = this.filters(q.filters, b);
-    const sql =
+    return (
       `WITH rollup AS (${rollup}) SELECT ${columns.join(', ')} FROM rollup v` +
       (visitWhere.length > 0 ? ` WHERE ${visitWhere.join(' AND ')}` : '') +
-      (keys.length > 0 ? ` GROUP BY ${keys.join(', ')}` : '') +
-      this.tail(q, b);
-    return { sql, params: b.params };
+      (keys.length > 0 ? ` GROUP BY ${keys.join(', ')}` : '')
+    );
   }
 
   /**
@@ -201,9 +227,9 @@ export class ReportCompiler {
    * bucket) with exact flags, counting flagged views counts pairs. Filters may only be on pathname, which all
    * views of a pair share. The few other visits are counted from their hits, pair by pair.
    */
-  private pagePlan(q: ReportQuery, pathFilters: readonly Filter[]): CompiledQuery {
+  private pagePlan(q: ReportQuery, b: Binder): string {
     const d = this.dialect;
-    const b = new Binder(d);
+    const pathFilters = q.filters;
     const spans = q.dateGrouping ? offsetSpans(q.timezone, q.from.getTime(), q.until.getTime()) : [];
     const bucketOf = (ts: string) => d.bucket(q.dateGrouping!, d.localTime(ts, spans, b));
     const site = b.value(q.siteId);
@@ -243,12 +269,11 @@ export class ReportCompiler {
       ...(q.dateGrouping ? [`${d.formatBucket(`p.${TIMESTAMP_ALIAS}`)} AS ${TIMESTAMP_ALIAS}`] : []),
       ...q.aggregates.map((a) => `${aggregates[a]} AS ${aggregateAlias(a)}`),
     ];
-    const sql =
+    return (
       `WITH edge AS (${edge}), sel AS (SELECT ${selected.join(', ')} FROM ${d.table('hits')} h WHERE ${where.join(' AND ')}), ` +
       `parts AS (${parts}) SELECT ${columns.join(', ')} FROM parts p` +
-      (groups.length > 0 ? ` GROUP BY ${groups.map((g) => `p.${g}`).join(', ')}` : '') +
-      this.tail(q, b);
-    return { sql, params: b.params };
+      (groups.length > 0 ? ` GROUP BY ${groups.map((g) => `p.${g}`).join(', ')}` : '')
+    );
   }
 
   /**

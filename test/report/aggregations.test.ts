@@ -228,6 +228,9 @@ const nyCases: Case[] = [
   { name: 'pages by day', query: { aggregates: ['visits', 'uniques'], fieldGrouping: ['pathname'], dateGrouping: 'day' } },
   { name: 'pages, range cutting through visits', query: { aggregates: ['visits', 'pageviews', 'uniques'], fieldGrouping: ['pathname'], from: '2026-03-06 13:17:00', to: '2026-03-07 09:41:30' } },
   { name: 'pages with pathname filters', query: { aggregates: ['visits', 'uniques'], fieldGrouping: ['pathname'], filters: [f('pathname', 'is like', '/blog/*'), f('pathname', 'matching', '^/docs/'), f('pathname', 'is not', '/blog/post-1')] } },
+  { name: 'every pageview aggregate by day', query: { aggregates: ALL, dateGrouping: 'day' } },
+  { name: 'every pageview aggregate by hour, across the DST change', query: { aggregates: ALL, dateGrouping: 'hour', from: '2026-03-07 20:00:00', to: '2026-03-08 08:00:00' } },
+  { name: 'every pageview aggregate by month, sorted by uniques', query: { aggregates: ALL, dateGrouping: 'month', sort: { field: 'uniques', dir: 'desc' } } },
   { name: 'uniques with a pathname filter', query: { aggregates: ['uniques', 'pageviews'], filters: [f('pathname', 'not matching', '^/$')] } },
   // Totals.
   ...PAGEVIEW_AGGREGATES.map((a): Case => ({ name: `aggregates=${a}`, query: { aggregates: [a] } })),

@@ -21,7 +21,8 @@ const base: ReportQuery = {
 const compile = (q: Partial<ReportQuery>) => new ReportCompiler(new SqlDialect()).aggregation({ ...base, ...q });
 
 const plan = (sql: string) =>
-  sql.startsWith('WITH rollup') ? 'visit rollup'
+  sql.startsWith('WITH a AS') ? 'visit rollup and pages'
+    : sql.startsWith('WITH rollup') ? 'visit rollup'
     : sql.startsWith('WITH edge') ? 'pages'
       : sql.includes('per_visit') ? 'per visit'
         : sql.includes('IN (SELECT visit_id FROM sel)') ? 'semi-join totals'
@@ -41,6 +42,9 @@ describe('ReportCompiler plans', () => {
     ['top pages filtered on country', { aggregates: ['visits'], fieldGrouping: ['pathname'], filters: [{ property: 'country_code', operator: 'is', value: 'US' }] }, 'per visit'],
     ['visits by referrer', { aggregates: ['visits'], fieldGrouping: ['referrer_source'] }, 'per visit'],
     ['pages with bounce rate', { aggregates: ['visits', 'bounce_rate'], fieldGrouping: ['pathname'] }, 'per visit'],
+    ['totals with uniques', { aggregates: ['visits', 'uniques', 'pageviews', 'avg_duration', 'bounce_rate'] }, 'visit rollup and pages'],
+    ['everything by day', { aggregates: ['visits', 'uniques', 'pageviews', 'bounce_rate'], dateGrouping: 'day' }, 'visit rollup and pages'],
+    ['uniques and visits by referrer', { aggregates: ['visits', 'uniques'], fieldGrouping: ['referrer_source'] }, 'per visit'],
   ];
   for (const [name, q, expected] of cases) {
     it(`${name}: ${expected}`, () => assert.equal(plan(compile(q).sql), expected));
