@@ -1,5 +1,6 @@
-// Compiles a typed report query into one SQL statement for a dialect. The shape (select the entity's hits, count
-// per group and visit, then per group, joining visit facts only when needed) is the same for every database.
+// Compiles a typed report query into one SQL statement for a dialect: one of five plans, chosen from the query's
+// shape (docs/benchmarks.md explains why each exists). The plans are the same for every database; a dialect
+// only changes how values and a few functions are written.
 
 import { offsetSpans } from '../domain/zoned-time.js';
 import { filterSource, GROUP_FIELDS, POSITIVE_OPERATORS, type Aggregate, type FieldSource } from './fields.js';
@@ -29,7 +30,7 @@ export class ReportCompiler {
   constructor(readonly dialect: SqlDialect) {}
 
   /**
-   * Three plans, chosen by what the query needs:
+   * Plans 4 and 5 first (see specialPlan) when the query has their shape; otherwise:
    * 1. counts and sums only, nothing at visit level: one pass over the selected hits;
    * 2. totals with visit facts (duration, bounces): the visits having a selected hit, by semi-join;
    * 3. everything else: count per (hit-level group, visit), then per group. Visit-level groups (entry and exit
