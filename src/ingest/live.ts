@@ -27,7 +27,7 @@ export class Ingest {
   private constructor(
     private readonly enricher: Enricher,
     meta: MetaStore,
-    private readonly events: EventStore,
+    events: EventStore,
     private readonly metrics: Metrics,
     private readonly options: IngestOptions,
   ) {

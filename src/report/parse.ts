@@ -8,24 +8,16 @@ import {
   AGGREGATES, DATE_GROUPINGS, FILTER_PROPERTIES, GROUP_FIELDS, OPERATORS,
   type Aggregate, type DateGrouping, type Entity, type FilterProperty, type GroupField, type Operator,
 } from './fields.js';
-import type { Filter, SortKey } from './query.js';
+import type { Filter, ReportQuery, SortKey } from './query.js';
 
 /** A report request before the site is known: ranges still in local time, defaults not yet applied. */
-export interface ReportRequest {
-  entity: Entity;
-  siteId: string;
-  eventName?: string;
-  aggregates: Aggregate[];
-  dateGrouping?: DateGrouping;
-  fieldGrouping: GroupField[];
-  filters: Filter[];
+export type ReportRequest = Omit<ReportQuery, 'from' | 'until' | 'timezone' | 'sort'> & {
   sort?: SortKey;
   /** Local `YYYY-MM-DD HH:MM:SS` as given. */
   dateFrom?: string;
   dateTo?: string;
   timezone?: string;
-  limit?: number;
-}
+};
 
 export const MAX_REGEX_LENGTH = 1000;
 const MAX_FILTERS = 50;

@@ -1,20 +1,16 @@
 // Campaign attribution from a page's query string: the five `utm_*` parameters, `ref` and `keyword`.
 
+import type { HitAttributes } from '../../domain/hits.js';
 import { stripControlChars, truncate } from './text.js';
 
 export const MAX_CAMPAIGN_VALUE_LENGTH = 255;
 
-export interface CampaignFields {
-  utmCampaign: string;
-  utmContent: string;
-  utmMedium: string;
-  utmSource: string;
-  utmTerm: string;
-  /** `ref`, else `source`, else `via` (the short forms link shorteners and newsletters use). */
-  ref: string;
-  /** `keyword`, else `kw` (paid-search templates). `utm_term` is recorded on its own, never copied here. */
-  keyword: string;
-}
+/**
+ * The campaign part of a hit's attributes. `ref` comes from `ref`, else `source`, else `via` (the short forms
+ * link shorteners and newsletters use); `keyword` from `keyword`, else `kw` (paid-search templates), and
+ * `utm_term` is recorded on its own, never copied into it.
+ */
+export type CampaignFields = Pick<HitAttributes, 'utmCampaign' | 'utmContent' | 'utmMedium' | 'utmSource' | 'utmTerm' | 'ref' | 'keyword'>;
 
 /**
  * The campaign fields of a page's query. For each field the first parameter (in the order above) with a
