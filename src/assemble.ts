@@ -1,6 +1,7 @@
 // Puts one Plumb process together: stores, ingest, reports, limits and the HTTP app, and takes it apart again
 // in the right order. The server (main.ts) and the tests use the same wiring.
 
+import { dirname, join } from 'node:path';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { TokenAuthenticator } from './auth/token-authenticator.js';
 import { buildApp } from './http/app.js';
@@ -69,6 +70,8 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
   // Ingest starts before the app (it resumes recent visits); its errors reach the app's logger once that exists.
   let logError = (err: unknown, message: string) => console.error(message, err);
   const ingest = await Ingest.start(meta, events, metrics, {
+    // The hit log sits beside the database file; an in-memory database has nothing to recover into.
+    ...(o.dbPath === ':memory:' ? {} : { logDir: join(dirname(o.dbPath), 'hit-log') }),
     excludedHosts: o.excludedHosts,
     buffer: o.buffer,
     log: (err, message) => logError(err, message),

@@ -45,6 +45,11 @@ export class Metrics {
     help: 'Hits written to the event store',
     registers: [this.registry],
   });
+  readonly hitsReplayed = new Counter({
+    name: 'plumb_hits_replayed_total',
+    help: 'Logged hits written from the hit log at start (acknowledged before a crash, not yet stored)',
+    registers: [this.registry],
+  });
   readonly writeFailures = new Counter({
     name: 'plumb_write_failures_total',
     help: 'Batches the event store refused (kept and retried)',

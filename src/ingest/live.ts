@@ -4,13 +4,19 @@
 import type { Metrics } from '../metrics.js';
 import type { EventStore, MetaStore } from '../store/types.js';
 import { Enricher } from './enrich/index.js';
-import { HitPipeline } from './pipeline.js';
+import { HitLog, type LogRecord } from './hit-log.js';
+import { HitPipeline, type HitSink } from './pipeline.js';
 import { EphemeralSalts, StoredSalts } from './salts.js';
 import { SiteDirectory } from './site-directory.js';
 import { VISIT_TIMEOUT_MS, VisitTracker } from './visits.js';
 import { WriteBuffer, type WriteBufferOptions } from './write-buffer.js';
 
 export interface IngestOptions {
+  /**
+   * Where the hit log lives (DESIGN: an accepted hit is never lost). Without it, accepted hits wait only in
+   * memory until the next write (tests on in-memory databases).
+   */
+  logDir?: string;
   excludedHosts?: readonly string[];
   buffer?: WriteBufferOptions;
   log?: (err: unknown, message: string) => void;
@@ -23,6 +29,8 @@ export class Ingest {
   private readonly salts: StoredSalts;
   private readonly visits = new VisitTracker();
   private readonly timer: NodeJS.Timeout;
+  /** Live hits: logged (and synced) first, then buffered; the collector answers after both. */
+  private readonly liveSink: HitSink;
 
   private constructor(
     private readonly enricher: Enricher,
@@ -30,30 +38,47 @@ export class Ingest {
     events: EventStore,
     private readonly metrics: Metrics,
     private readonly options: IngestOptions,
+    private readonly log: HitLog | undefined,
   ) {
     this.sites = new SiteDirectory(meta);
     this.salts = new StoredSalts(meta);
-    const log = options.log ?? (() => undefined);
+    const logError = options.log ?? (() => undefined);
     this.buffer = new WriteBuffer(events, {
       ...options.buffer,
       onError: (err) => {
         metrics.writeFailures.inc();
-        log(err, 'writing hits failed; the batch is kept and retried');
+        logError(err, 'writing hits failed; the batch is kept and retried');
       },
       onWritten: (n) => metrics.hitsWritten.inc(n),
+      onConfirmed: (seq) => void log?.confirm(seq).catch((err) => logError(err, 'deleting confirmed hit log segments failed')),
     });
-    this.pipeline = this.newPipeline(this.salts, this.visits);
+    const buffer = this.buffer;
+    this.liveSink = log
+      ? { add: async (hit, visit) => buffer.add(hit, visit, await log.append(hit, visit)) }
+      : buffer;
+    this.pipeline = this.newPipeline(this.salts, this.visits, this.liveSink);
     this.timer = setInterval(() => {
       const now = new Date();
       this.visits.sweep(now);
-      this.salts.rotate(now).catch((err) => log(err, 'deleting old salts failed'));
+      this.salts.rotate(now).catch((err) => logError(err, 'deleting old salts failed'));
     }, 60_000);
     this.timer.unref();
   }
 
-  /** Opens the enricher (geo database) and resumes the visits of the last 30 minutes from storage. */
+  /**
+   * Opens the enricher (geo database) and the hit log, writes what the log holds beyond the store's watermark
+   * (hits acknowledged before a crash), then resumes the visits of the last 30 minutes from storage.
+   */
   static async start(meta: MetaStore, events: EventStore, metrics: Metrics, options: IngestOptions = {}): Promise<Ingest> {
-    const ingest = new Ingest(await Enricher.create(), meta, events, metrics, options);
+    let log: HitLog | undefined;
+    if (options.logDir) {
+      const opened = await HitLog.open(options.logDir, await events.logWatermark());
+      log = opened.log;
+      await replay(events, opened.unconfirmed);
+      if (opened.unconfirmed.length > 0) await log.confirm(opened.unconfirmed.at(-1)!.seq);
+      metrics.hitsReplayed.inc(opened.unconfirmed.length);
+    }
+    const ingest = new Ingest(await Enricher.create(), meta, events, metrics, options, log);
     ingest.visits.seed(await events.visitsSeenSince(new Date(Date.now() - VISIT_TIMEOUT_MS)));
     await ingest.salts.rotate(new Date());
     return ingest;
@@ -72,17 +97,28 @@ export class Ingest {
   async close(): Promise<void> {
     clearInterval(this.timer);
     await this.buffer.close();
+    await this.log?.close();
   }
 
-  private newPipeline(salts: StoredSalts | EphemeralSalts, visits: VisitTracker): HitPipeline {
+  private newPipeline(salts: StoredSalts | EphemeralSalts, visits: VisitTracker, sink: HitSink = this.buffer): HitPipeline {
     return new HitPipeline({
       enricher: this.enricher,
       sites: this.sites,
       salts,
       visits,
-      sink: this.buffer,
+      sink,
       metrics: this.metrics,
       excludedHosts: this.options.excludedHosts,
     });
+  }
+}
+
+/** Writes logged records the store does not have yet, in log order, with the latest state of each visit. */
+async function replay(events: EventStore, records: readonly LogRecord[]): Promise<void> {
+  const BATCH = 10_000;
+  for (let i = 0; i < records.length; i += BATCH) {
+    const batch = records.slice(i, i + BATCH);
+    const visits = new Map(batch.map((r) => [r.visit.visitId, r.visit]));
+    await events.write(batch.map((r) => r.hit), [...visits.values()], batch.at(-1)!.seq);
   }
 }

@@ -15,8 +15,9 @@ export class InvalidHit extends Error {}
 
 export type Outcome = { recorded: true } | { recorded: false; reason: DropReason };
 
+/** Where processed hits go: the write buffer, or (live) the hit log first, then the buffer. */
 export interface HitSink {
-  add(hit: StoredHit, visit: VisitRecord): void;
+  add(hit: StoredHit, visit: VisitRecord): void | Promise<void>;
 }
 
 export interface PipelineDeps {
@@ -83,7 +84,7 @@ export class HitPipeline {
     const previous = salts.previous === undefined ? undefined : visitorHash(salts.previous, site.id, hit.ip, hit.userAgent, domain);
     const visit = this.deps.visits.record(site.id, current, previous, { ...attributes, type: hit.type, timestamp: hit.timestamp });
 
-    this.deps.sink.add(
+    await this.deps.sink.add(
       {
         ...attributes,
         siteId: site.id,

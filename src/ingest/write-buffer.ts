@@ -13,10 +13,14 @@ export interface WriteBufferOptions {
   maxPending?: number;
   onError?: (err: unknown) => void;
   onWritten?: (hits: number) => void;
+  /** Called after a batch is stored with the highest hit-log sequence number in it. */
+  onConfirmed?: (seq: number) => void;
 }
 
 export class WriteBuffer {
   private hits: StoredHit[] = [];
+  /** Hit-log sequence number of each waiting hit (0 for hits that were not logged, e.g. imports). */
+  private seqs: number[] = [];
   /** Latest state of each visit touched since the last write, by visit id. */
   private visits = new Map<bigint, VisitRecord>();
   private flushing: Promise<void> | undefined;
@@ -50,8 +54,9 @@ export class WriteBuffer {
     return { pending: this.hits.length, written: this.written, failures: this.failures };
   }
 
-  add(hit: StoredHit, visit: VisitRecord): void {
+  add(hit: StoredHit, visit: VisitRecord, seq = 0): void {
     this.hits.push(hit);
+    this.seqs.push(seq);
     this.visits.set(visit.visitId, visit);
     if (this.hits.length >= this.batchSize && !this.flushing) void this.flush().catch(() => undefined);
   }
@@ -77,17 +82,22 @@ export class WriteBuffer {
   private async drain(): Promise<void> {
     while (this.hits.length > 0 || this.visits.size > 0) {
       const hits = this.hits.splice(0, this.batchSize);
+      const seqs = this.seqs.splice(0, hits.length);
       // Visit states go with the batch in which they were last changed or earlier; taking them all is simplest
       // and keeps each visit row current after every write.
       const visits = this.visits;
       this.visits = new Map();
+      // Hits wait in log order, so the batch's highest sequence number confirms everything before it too.
+      const confirmed = seqs.reduce((m, s) => Math.max(m, s), 0);
       try {
-        await this.store.write(hits, [...visits.values()]);
+        await this.store.write(hits, [...visits.values()], confirmed > 0 ? confirmed : undefined);
         this.written += hits.length;
         this.options.onWritten?.(hits.length);
+        if (confirmed > 0) this.options.onConfirmed?.(confirmed);
       } catch (err) {
         this.failures++;
         this.hits = hits.concat(this.hits);
+        this.seqs = seqs.concat(this.seqs);
         for (const [id, v] of this.visits) visits.set(id, v);
         this.visits = visits;
         this.options.onError?.(err);

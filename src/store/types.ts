@@ -182,8 +182,13 @@ export type QueryParam = string | number | boolean | null | Date | bigint;
 export interface EventStore {
   /** Runs a compiled report query (read only). */
   query(sql: string, params: readonly QueryParam[]): Promise<Record<string, unknown>[]>;
-  /** Stores a batch atomically: every hit, and the latest state of every visit the batch touched. */
-  write(hits: readonly StoredHit[], visits: readonly VisitRecord[]): Promise<void>;
+  /**
+   * Stores a batch atomically: every hit, and the latest state of every visit the batch touched; with
+   * `logSeq`, also records that the hit log is confirmed up to that sequence number (in the same transaction).
+   */
+  write(hits: readonly StoredHit[], visits: readonly VisitRecord[], logSeq?: number): Promise<void>;
+  /** The hit log sequence number confirmed so far (0 when none). */
+  logWatermark(): Promise<number>;
   /** Visits of any site seen at or after `since`, to resume visits after a restart. */
   visitsSeenSince(since: Date): Promise<VisitRecord[]>;
   /** Every stored hit of a site in time order (tests, exports; not for reports). */

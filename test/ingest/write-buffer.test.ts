@@ -296,7 +296,8 @@ describe('WriteBuffer', () => {
 function bind(store: DuckEventStore): EventStore {
   return {
     query: (sql, params) => store.query(sql, params),
-    write: (hits, visits) => store.write(hits, visits),
+    logWatermark: () => store.logWatermark(),
+    write: (hits, visits, seq) => store.write(hits, visits, seq),
     visitsSeenSince: (since) => store.visitsSeenSince(since),
     listHits: (siteId) => store.listHits(siteId),
     listVisits: (siteId) => store.listVisits(siteId),

@@ -101,9 +101,15 @@ export class DuckEventStore implements EventStore {
     return reader.serial((q) => q.rows(sql, [...params]));
   }
 
-  write(hits: readonly StoredHit[], visits: readonly VisitRecord[]): Promise<void> {
-    if (hits.length === 0 && visits.length === 0) return Promise.resolve();
+  write(hits: readonly StoredHit[], visits: readonly VisitRecord[], logSeq?: number): Promise<void> {
+    if (hits.length === 0 && visits.length === 0 && logSeq === undefined) return Promise.resolve();
     return this.conn.transaction(async (q) => {
+      if (logSeq !== undefined) {
+        await q.exec(
+          `INSERT INTO hit_log_state VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET confirmed_seq = greatest(confirmed_seq, excluded.confirmed_seq)`,
+          [logSeq],
+        );
+      }
       if (hits.length > 0) {
         const a = await q.appender('hits');
         for (const h of hits) appendHit(a, h);
@@ -118,6 +124,11 @@ export class DuckEventStore implements EventStore {
         await q.exec('INSERT OR REPLACE INTO visits SELECT * FROM visit_updates');
       }
     });
+  }
+
+  async logWatermark(): Promise<number> {
+    const rows = await this.conn.serial((q) => q.rows<{ seq: bigint }>('SELECT confirmed_seq AS seq FROM hit_log_state WHERE id = 1'));
+    return Number(rows[0]?.seq ?? 0);
   }
 
   async visitsSeenSince(since: Date): Promise<VisitRecord[]> {

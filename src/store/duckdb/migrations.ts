@@ -152,6 +152,14 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE visits ADD COLUMN paths_exact BOOLEAN DEFAULT false;
     `,
   },
+  {
+    version: 5,
+    name: 'hit log watermark',
+    sql: `
+      -- The last hit-log sequence number whose hit is in this database, written with each batch.
+      CREATE TABLE hit_log_state (id INTEGER PRIMARY KEY, confirmed_seq BIGINT NOT NULL);
+    `,
+  },
 ];
 
 /** Brings the schema up to the newest version; a no-op on an up-to-date database. */

@@ -1,0 +1,159 @@
+// The append-only log that makes an accepted hit durable before the collector answers: records are appended
+// with group commit (one write and one fdatasync for everything that arrived meanwhile), replayed on start, and
+// deleted once the event store has confirmed them. It holds stored hits and visit states only, never an IP
+// address or a user agent.
+
+import { mkdirSync, readdirSync } from 'node:fs';
+import { open, readFile, rm, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { StoredHit, VisitRecord } from '../domain/hits.js';
+
+export interface LogRecord {
+  seq: number;
+  hit: StoredHit;
+  visit: VisitRecord;
+}
+
+/** Start a new segment once the current one holds this many bytes. */
+const SEGMENT_BYTES = 32 * 1024 * 1024;
+const SEGMENT_RE = /^(\d{12})\.log$/;
+
+const encode = (r: LogRecord) =>
+  JSON.stringify({
+    s: r.seq,
+    h: { ...r.hit, timestamp: r.hit.timestamp.getTime(), visitorId: String(r.hit.visitorId), visitId: String(r.hit.visitId) },
+    v: {
+      ...r.visit,
+      startedAt: r.visit.startedAt.getTime(),
+      lastSeenAt: r.visit.lastSeenAt.getTime(),
+      visitorId: String(r.visit.visitorId),
+      visitId: String(r.visit.visitId),
+    },
+  }) + '\n';
+
+function decode(line: string): LogRecord {
+  const { s, h, v } = JSON.parse(line) as { s: number; h: Record<string, unknown>; v: Record<string, unknown> };
+  return {
+    seq: s,
+    hit: { ...h, timestamp: new Date(h.timestamp as number), visitorId: BigInt(h.visitorId as string), visitId: BigInt(h.visitId as string) } as StoredHit,
+    visit: {
+      ...v,
+      startedAt: new Date(v.startedAt as number),
+      lastSeenAt: new Date(v.lastSeenAt as number),
+      visitorId: BigInt(v.visitorId as string),
+      visitId: BigInt(v.visitId as string),
+    } as VisitRecord,
+  };
+}
+
+interface Segment {
+  id: number;
+  /** Highest sequence number in the segment (0 while empty). */
+  maxSeq: number;
+}
+
+export class HitLog {
+  private handle!: FileHandle;
+  private current!: Segment;
+  private bytes = 0;
+  private readonly sealed: Segment[] = [];
+  private nextSeq: number;
+  private pending: { line: string; seq: number; done: (err?: unknown) => void }[] = [];
+  private writing: Promise<void> | undefined;
+
+  private constructor(
+    private readonly dir: string,
+    lastSeq: number,
+    private readonly sync: boolean,
+  ) {
+    this.nextSeq = lastSeq + 1;
+  }
+
+  /**
+   * Opens the log in `dir` and reads what earlier runs left: records not yet confirmed (after `watermark`, the
+   * last sequence number the event store holds) come back for replay, oldest first. A torn last line (the
+   * process died while writing it) was never acknowledged and is dropped.
+   */
+  static async open(dir: string, watermark: number, options: { sync?: boolean } = {}): Promise<{ log: HitLog; unconfirmed: LogRecord[] }> {
+    mkdirSync(dir, { recursive: true });
+    const ids = readdirSync(dir).map((f) => SEGMENT_RE.exec(f)).filter((m) => m !== null).map((m) => Number(m[1])).sort((a, b) => a - b);
+    const unconfirmed: LogRecord[] = [];
+    let lastSeq = watermark;
+    const old: Segment[] = [];
+    for (const id of ids) {
+      const text = await readFile(join(dir, segmentName(id)), 'utf8');
+      let maxSeq = 0;
+      for (const line of text.split('\n')) {
+        if (line === '') continue;
+        let record: LogRecord;
+        try {
+          record = decode(line);
+        } catch {
+          continue; // torn write at the end of a segment
+        }
+        maxSeq = Math.max(maxSeq, record.seq);
+        if (record.seq > watermark) unconfirmed.push(record);
+      }
+      lastSeq = Math.max(lastSeq, maxSeq);
+      old.push({ id, maxSeq });
+    }
+    unconfirmed.sort((a, b) => a.seq - b.seq);
+    const log = new HitLog(dir, lastSeq, options.sync ?? true);
+    log.sealed.push(...old);
+    await log.startSegment((ids.at(-1) ?? 0) + 1);
+    return { log, unconfirmed };
+  }
+
+  /** Appends a record; resolves once it is on disk (fdatasync), together with everything appended meanwhile. */
+  append(hit: StoredHit, visit: VisitRecord): Promise<number> {
+    const seq = this.nextSeq++;
+    return new Promise((resolve, reject) => {
+      this.pending.push({ line: encode({ seq, hit, visit }), seq, done: (err) => (err ? reject(err) : resolve(seq)) });
+      if (!this.writing) this.writing = this.writeLoop();
+    });
+  }
+
+  /** Deletes every segment whose records the event store has confirmed (sequence numbers up to `seq`). */
+  async confirm(seq: number): Promise<void> {
+    while (this.sealed.length > 0 && this.sealed[0]!.maxSeq <= seq) {
+      const segment = this.sealed.shift()!;
+      await rm(join(this.dir, segmentName(segment.id)), { force: true });
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.writing;
+    await this.handle.close();
+  }
+
+  private async writeLoop(): Promise<void> {
+    while (this.pending.length > 0) {
+      const batch = this.pending;
+      this.pending = [];
+      try {
+        const data = Buffer.from(batch.map((b) => b.line).join(''));
+        await this.handle.write(data);
+        if (this.sync) await this.handle.datasync();
+        this.bytes += data.length;
+        this.current.maxSeq = batch.at(-1)!.seq;
+        for (const b of batch) b.done();
+        if (this.bytes >= SEGMENT_BYTES) await this.startSegment(this.current.id + 1);
+      } catch (err) {
+        for (const b of batch) b.done(err);
+      }
+    }
+    this.writing = undefined;
+  }
+
+  private async startSegment(id: number): Promise<void> {
+    if (this.handle) {
+      await this.handle.close();
+      this.sealed.push(this.current);
+    }
+    this.handle = await open(join(this.dir, segmentName(id)), 'a');
+    this.current = { id, maxSeq: 0 };
+    this.bytes = 0;
+  }
+}
+
+const segmentName = (id: number) => `${String(id).padStart(12, '0')}.log`;
