@@ -1,12 +1,35 @@
 // Process metrics in the Prometheus text format (served at /metrics): what was received, kept, dropped, queued.
 
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export type DropReason = 'bot' | 'unknown-site' | 'excluded-host' | 'goal-limit' | 'unknown-goal';
 
 export class Metrics {
   readonly registry = new Registry();
 
+  readonly requests = new Counter({
+    name: 'plumb_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly requestSeconds = new Histogram({
+    name: 'plumb_http_request_duration_seconds',
+    help: 'Time to answer HTTP requests, by method and route pattern',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+  readonly reportsQueued = new Gauge({
+    name: 'plumb_report_queries_waiting',
+    help: 'Report queries waiting for a turn in the query gate',
+    registers: [this.registry],
+  });
+  readonly reportsRunning = new Gauge({
+    name: 'plumb_report_queries_running',
+    help: 'Report queries running',
+    registers: [this.registry],
+  });
   readonly hitsReceived = new Counter({
     name: 'plumb_hits_received_total',
     help: 'Collector and import hits received, by type',

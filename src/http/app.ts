@@ -1,6 +1,7 @@
 // Builds the Fastify application: parsers, validation, errors, the OpenAPI document, /v1 and /admin.
 
 import formbody from '@fastify/formbody';
+import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TokenAuthenticator } from '../auth/token-authenticator.js';
@@ -60,6 +61,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     parseJson(request, String(text), done);
   });
   await app.register(formbody);
+  // Security headers on every answer. Resources may be loaded cross-origin (sites embed /script.js and send to
+  // the collector from anywhere), so CORP is cross-origin; nothing here is meant to be framed or sniffed.
+  await app.register(helmet, {
+    crossOriginResourcePolicy: { policy: 'cross-origin' },
+    crossOriginEmbedderPolicy: false,
+    contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+  });
 
   await app.register(swagger, {
     hideUntagged: true,
@@ -79,8 +87,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   const { meta, events, ingest, metrics, auth, limiter, usage, adminToken } = deps;
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unknown';
+    metrics.requests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    metrics.requestSeconds.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
   app.get('/metrics', async (_request, reply) => {
     metrics.bufferPending.set(ingest.buffer.pending);
+    const gate = deps.reports.queueStats;
+    metrics.reportsRunning.set(gate.running);
+    metrics.reportsQueued.set(gate.queued);
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 

@@ -45,6 +45,11 @@ export class ReportEngine {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
+  /** Report queries running and waiting (for /metrics). */
+  get queueStats(): { running: number; queued: number } {
+    return this.gate.stats;
+  }
+
   async aggregate(request: ReportRequest, site: Site): Promise<ReportRow[]> {
     const query = await this.resolve(request, site);
     for (const f of query.filters) {
