@@ -44,6 +44,7 @@ export interface AssembleOptions {
   buffer?: WriteBufferOptions;
   gate?: QueryGateOptions;
   trackerScript?: TrackerScript;
+  requestTimeoutMs?: number;
 }
 
 export interface Plumb {
@@ -93,6 +94,7 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
     adminToken: o.adminToken,
     trustProxy: o.trustProxy,
     logger: o.logger,
+    ...(o.requestTimeoutMs ? { requestTimeoutMs: o.requestTimeoutMs } : {}),
   });
   logError = (err, message) => app.log.error({ err }, message);
 

@@ -32,6 +32,8 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger'];
   /** Fastify's trustProxy: which proxies' X-Forwarded-For to believe for the client IP (PLUMB_TRUST_PROXY). */
   trustProxy?: boolean | number | string;
+  /** How long a client may take to send a whole request (slow clients are cut off with 408). */
+  requestTimeoutMs?: number;
   version?: string;
 }
 
@@ -44,8 +46,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: (deps.trustProxy ?? false) as FastifyServerOptions['trustProxy'],
     bodyLimit: BODY_LIMIT,
     // Slow or stalled clients must not hold a connection open forever.
-    requestTimeout: 30_000,
-    connectionTimeout: 60_000,
+    requestTimeout: deps.requestTimeoutMs ?? 30_000,
+    connectionTimeout: 2 * (deps.requestTimeoutMs ?? 30_000),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     frameworkErrors: frameworkErrorHandler,
   });

@@ -54,6 +54,7 @@ export interface TestAppOptions {
   gate?: QueryGateOptions;
   /** The clock reports use for "now" (default: the real one). */
   now?: () => Date;
+  requestTimeoutMs?: number;
 }
 
 let trackerScript: Promise<TrackerScript> | undefined;
@@ -73,6 +74,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...(options.buffer ? { buffer: options.buffer } : {}),
     ...(options.gate ? { gate: options.gate } : {}),
     trackerScript: await trackerScript,
+    ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
   });
   const { app, meta } = plumb;
   await bootstrap(meta, OWNER_TOKEN);

@@ -78,6 +78,26 @@ describe('HTTP hardening', () => {
   });
 });
 
+describe('slow clients', () => {
+  it('are cut off when a request takes longer than the request timeout, and others are still served', async () => {
+    const t = await startTestApp({ requestTimeoutMs: 400 });
+    const port = Number(new URL(await t.app.listen({ port: 0, host: '127.0.0.1' })).port);
+    const { connect } = await import('node:net');
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (d) => (received += d.toString()));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    // Headers trickle in and never finish: a slowloris.
+    socket.write('GET /v1/token HTTP/1.1\r\nHost: x\r\n');
+    const drip = setInterval(() => socket.writable && socket.write('X-Slow: 1\r\n'), 100);
+    await closed;
+    clearInterval(drip);
+    assert.match(received, /^HTTP\/1\.1 408/);
+    assert.equal((await fetch(`http://127.0.0.1:${port}/v1/token`, { headers: { authorization: `Bearer ${OWNER_TOKEN}` } })).status, 200);
+    await t.close();
+  });
+});
+
 describe('logs', () => {
   it('never contain an API token or the admin token', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'plumb-logs-'));

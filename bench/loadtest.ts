@@ -1,0 +1,109 @@
+// `npm run loadtest`: the collector and the reporting API under load together, on loopback, bounded in time.
+// Starts a real server on a fresh data directory, imports a month of history, then for LOADTEST_SECONDS
+// (default 20) drives pageviews and a rotating set of reports at once; prints throughput, errors and latency,
+// and checks after SIGTERM that every acknowledged hit was stored.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { demoTraffic } from '../src/ingest/demo-traffic.js';
+import { DuckDatabase } from '../src/store/duckdb/database.js';
+import { DuckEventStore } from '../src/store/duckdb/event-store.js';
+import { startServer } from '../test/helpers/process.js';
+
+const SECONDS = Number(process.env.LOADTEST_SECONDS ?? 20);
+const HIT_CONNECTIONS = 48;
+const REPORT_CONNECTIONS = 4;
+const TOKEN = 'loadtest-bootstrap-token-0123456789';
+const ADMIN = 'loadtest-admin-token-0123456789abcdef';
+const AGENT = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+
+const dir = mkdtempSync(join(tmpdir(), 'plumb-load-'));
+const server = await startServer({
+  PLUMB_DATA_DIR: dir,
+  PLUMB_BOOTSTRAP_TOKEN: TOKEN,
+  PLUMB_ADMIN_TOKEN: ADMIN,
+  PLUMB_TRUST_PROXY: 'true',
+  PLUMB_RATE_LIMITS: 'off',
+  PLUMB_LOG_LEVEL: 'warn',
+});
+try {
+  const site = ((await (await fetch(`${server.url}/v1/sites`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Load', timezone: 'Europe/Berlin' }),
+  })).json()) as { id: string }).id;
+
+  // History for the reports to work on: a generated month, imported through the pipeline.
+  const start = new Date(Date.now() - 30 * 86_400_000);
+  const lines = [...demoTraffic({ siteId: site, start, days: 30, visitsPerDay: 1500 })].map((h) => JSON.stringify(h));
+  const imported = await (await fetch(`${server.url}/admin/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/x-ndjson' },
+    body: lines.join('\n'),
+  })).json() as { imported: number };
+
+  const base = `/v1/aggregations?entity=pageview&entity_id=${site}`;
+  const f = (filters: unknown) => `&filters=${encodeURIComponent(JSON.stringify(filters))}`;
+  const reports = [
+    `${base}&aggregates=visits,pageviews,avg_duration,bounce_rate`,
+    `${base}&aggregates=visits,pageviews&date_grouping=day`,
+    `${base}&aggregates=visits,pageviews&field_grouping=pathname&limit=10`,
+    `${base}&aggregates=visits&field_grouping=referrer_source${f([{ property: 'country_code', operator: 'is', value: 'US' }])}`,
+    `${base}&aggregates=pageviews${f([{ property: 'pathname', operator: 'matching', value: '^/blog/' }])}`,
+    `${base}&aggregates=visits,bounce_rate&field_grouping=entry_page&limit=10`,
+    `/v1/current_visitors?site_id=${site}&detailed=true`,
+  ];
+
+  let n = 0;
+  let r = 0;
+  const [hits, reads] = await Promise.all([
+    autocannon({
+      url: server.url,
+      connections: HIT_CONNECTIONS,
+      duration: SECONDS,
+      requests: [{
+        method: 'GET',
+        setupRequest: (req) => {
+          n++;
+          return {
+            ...req,
+            path: `/?sid=${site}&h=https%3A%2F%2Fload.example&p=%2Fpage-${n % 300}&r=https%3A%2F%2Fwww.google.com%2F&cid=${n}`,
+            headers: { 'user-agent': AGENT, 'x-forwarded-for': `81.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}` },
+          };
+        },
+      }],
+    }),
+    autocannon({
+      url: server.url,
+      connections: REPORT_CONNECTIONS,
+      duration: SECONDS,
+      requests: [{
+        method: 'GET',
+        setupRequest: (req) => ({ ...req, path: reports[r++ % reports.length]!, headers: { authorization: `Bearer ${TOKEN}` } }),
+      }],
+    }),
+  ]);
+  await server.stop();
+
+  const db = await DuckDatabase.open(join(dir, 'plumb.duckdb'));
+  const events = await DuckEventStore.open(db);
+  const stored = (await events.listHits(site)).filter((h) => h.hostname === 'https://load.example').length;
+  await events.close();
+  await db.close();
+
+  const hitErrors = hits.errors + hits.timeouts + hits.non2xx;
+  const readErrors = reads.errors + reads.timeouts + reads.non2xx;
+  console.log(`\nLoad test: ${SECONDS} s, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), ${imported.imported.toLocaleString('en')} hits of history\n`);
+  console.log('| traffic | connections | requests/s | p50 ms | p99 ms | max ms | errors |');
+  console.log('|---|---|---|---|---|---|---|');
+  console.log(`| collector pageviews | ${HIT_CONNECTIONS} | ${hits.requests.average.toFixed(0)} | ${hits.latency.p50} | ${hits.latency.p99} | ${hits.latency.max} | ${hitErrors} |`);
+  console.log(`| reports (7 kinds, rotating) | ${REPORT_CONNECTIONS} | ${reads.requests.average.toFixed(1)} | ${reads.latency.p50} | ${reads.latency.p99} | ${reads.latency.max} | ${readErrors} |`);
+  const lost = stored < hits['2xx'];
+  console.log(`\nhits acknowledged: ${hits['2xx']}, stored: ${stored} (${lost ? 'LOST HITS' : 'none lost'})`);
+  if (lost || hitErrors > 0 || readErrors > 0) process.exitCode = 1;
+} finally {
+  if (server.child.exitCode === null) await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
