@@ -32,6 +32,18 @@ async function main(): Promise<void> {
   });
   const { app } = plumb;
 
+  // Signals are handled from here on, before the server listens, so a stop that arrives at any moment is clean.
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down');
+    await plumb.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+
   const created = await bootstrap(plumb.meta, config.bootstrapToken);
   const address = await app.listen({ port: config.port, host: config.host });
   const shown = address.replace('://0.0.0.0', '://127.0.0.1');
@@ -54,17 +66,6 @@ async function main(): Promise<void> {
     },
     'started',
   );
-
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    app.log.info({ signal }, 'shutting down');
-    await plumb.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
 }
 
 await main();
