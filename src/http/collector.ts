@@ -162,9 +162,12 @@ export async function collector(app: FastifyInstance, { ingest, metrics }: Colle
     return answer(request, reply);
   };
 
-  app.get('/', collect);
-  app.post('/', collect);
-  app.options('/', async (_request, reply) => reply.code(204).headers(CORS).send());
+  // Hits are counted on /metrics, not logged one by one: at thousands a second, a log line each would cost
+  // more than the hit (warnings and errors are still logged).
+  const quiet = { logLevel: 'warn' } as const;
+  app.get('/', quiet, collect);
+  app.post('/', quiet, collect);
+  app.options('/', quiet, async (_request, reply) => reply.code(204).headers(CORS).send());
 }
 
 /** Dropped and recorded hits get the same answer: a client cannot tell which (and need not). */

@@ -25,7 +25,7 @@ export async function buildTrackerScript(): Promise<TrackerScript> {
 }
 
 export async function trackerScriptRoute(app: FastifyInstance, script: TrackerScript): Promise<void> {
-  app.get('/script.js', async (request, reply) => {
+  app.get('/script.js', { logLevel: 'warn' }, async (request, reply) => {
     void reply.headers({
       'content-type': 'application/javascript; charset=utf-8',
       // Sites embed the script from anywhere; an hour of caching keeps tracker updates reasonably quick.

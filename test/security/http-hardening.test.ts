@@ -112,8 +112,11 @@ describe('logs', () => {
     await fetch(`${server.url}/v1/token`, { headers: { authorization: `Bearer ${created.token}` } });
     await fetch(`${server.url}/v1/token`, { headers: { authorization: `Bearer wrong-${created.token}` } });
     await fetch(`${server.url}/v1/sites?x=1`, { headers: { authorization: `Bearer ${bootstrap}` } });
+    await fetch(`${server.url}/?sid=ABCDEFGH&h=https%3A%2F%2Fex.test&p=%2Fquiet`);
     await server.stop();
     const output = server.stdout();
+    assert.match(output, /"url":"\/v1\/sites\?x=1"/, 'API requests are logged');
+    assert.doesNotMatch(output, /\/quiet/, 'collector hits are not logged one by one');
     assert.match(output, /"level":10|"level":20|"level":30/, 'logs were written');
     for (const secret of [bootstrap, admin, created.token]) assert.ok(!output.includes(secret), 'a secret reached the logs');
     rmSync(dir, { recursive: true, force: true });
