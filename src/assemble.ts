@@ -17,7 +17,7 @@ import { ReportEngine } from './report/engine.js';
 import { QueryGate, type QueryGateOptions } from './report/query-gate.js';
 import { DuckDatabase } from './store/duckdb/database.js';
 import { DuckEventStore } from './store/duckdb/event-store.js';
-import { DuckMetaStore } from './store/duckdb/meta-store.js';
+import { SqlMetaStore } from './store/sql-meta-store.js';
 import { migrate } from './store/duckdb/migrations.js';
 import { MemoryLimitStore } from './store/memory/limit-store.js';
 import { RedisLimitStore } from './store/redis/limit-store.js';
@@ -49,7 +49,7 @@ export interface AssembleOptions {
 
 export interface Plumb {
   app: FastifyInstance;
-  meta: DuckMetaStore;
+  meta: SqlMetaStore;
   events: DuckEventStore;
   ingest: Ingest;
   reports: ReportEngine;
@@ -63,7 +63,7 @@ export interface Plumb {
 export async function assemble(o: AssembleOptions): Promise<Plumb> {
   const db = await DuckDatabase.open(o.dbPath);
   await migrate(db);
-  const meta = new DuckMetaStore(db);
+  const meta = new SqlMetaStore(db);
   const gate = new QueryGate(o.gate);
   const events = await DuckEventStore.open(db, gate.maxConcurrent);
   const reports = new ReportEngine(events, new ReportCompiler(new SqlDialect()), gate, o.reportsNow);

@@ -5,13 +5,13 @@ import { describe, it } from 'node:test';
 import { bootstrap } from '../src/bootstrap.js';
 import { hashToken } from '../src/domain/secrets.js';
 import { DuckDatabase } from '../src/store/duckdb/database.js';
-import { DuckMetaStore } from '../src/store/duckdb/meta-store.js';
+import { SqlMetaStore } from '../src/store/sql-meta-store.js';
 import { migrate } from '../src/store/duckdb/migrations.js';
 
 const fresh = async () => {
   const db = await DuckDatabase.open(':memory:');
   await migrate(db);
-  return new DuckMetaStore(db);
+  return new SqlMetaStore(db);
 };
 
 describe('bootstrap', () => {

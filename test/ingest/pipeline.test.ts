@@ -9,7 +9,7 @@ import { utcDay } from '../../src/ingest/salts.js';
 import { Metrics } from '../../src/metrics.js';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
 import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
-import { DuckMetaStore } from '../../src/store/duckdb/meta-store.js';
+import { SqlMetaStore } from '../../src/store/sql-meta-store.js';
 import { migrate } from '../../src/store/duckdb/migrations.js';
 import type { MultiDomainOption, Site } from '../../src/store/types.js';
 
@@ -21,7 +21,7 @@ const HISTORY = Date.parse('2025-06-01T10:00:00Z');
 
 describe('HitPipeline', () => {
   let db: DuckDatabase;
-  let meta: DuckMetaStore;
+  let meta: SqlMetaStore;
   let events: DuckEventStore;
   let metrics: Metrics;
   let ingest: Ingest;
@@ -30,7 +30,7 @@ describe('HitPipeline', () => {
   before(async () => {
     db = await DuckDatabase.open(':memory:');
     await migrate(db);
-    meta = new DuckMetaStore(db);
+    meta = new SqlMetaStore(db);
     events = await DuckEventStore.open(db);
     metrics = new Metrics();
     ingest = await Ingest.start(meta, events, metrics, { excludedHosts: ['*.internal.test'] });

@@ -5,16 +5,16 @@ import { after, before, describe, it } from 'node:test';
 import { EphemeralSalts, StoredSalts, utcDay } from '../../src/ingest/salts.js';
 import { visitorHash } from '../../src/ingest/visitor.js';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
-import { DuckMetaStore } from '../../src/store/duckdb/meta-store.js';
+import { SqlMetaStore } from '../../src/store/sql-meta-store.js';
 import { migrate } from '../../src/store/duckdb/migrations.js';
 
 describe('StoredSalts', () => {
   let db: DuckDatabase;
-  let meta: DuckMetaStore;
+  let meta: SqlMetaStore;
   before(async () => {
     db = await DuckDatabase.open(':memory:');
     await migrate(db);
-    meta = new DuckMetaStore(db);
+    meta = new SqlMetaStore(db);
   });
   after(async () => {
     await meta.close();

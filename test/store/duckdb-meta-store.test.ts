@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
-import { DuckMetaStore } from '../../src/store/duckdb/meta-store.js';
+import { SqlMetaStore } from '../../src/store/sql-meta-store.js';
 import { MIGRATIONS, migrate } from '../../src/store/duckdb/migrations.js';
 
-describe('DuckMetaStore on a file', () => {
+describe('SqlMetaStore on a file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'plumb-store-'));
   const path = join(dir, 'plumb.duckdb');
   after(() => rmSync(dir, { recursive: true, force: true }));
@@ -17,7 +17,7 @@ describe('DuckMetaStore on a file', () => {
   const open = async () => {
     const db = await DuckDatabase.open(path);
     const ran = await migrate(db);
-    return { store: new DuckMetaStore(db), ran };
+    return { store: new SqlMetaStore(db), ran };
   };
 
   it('keeps everything across a close and reopen, migrating only once', async () => {
@@ -59,7 +59,7 @@ describe('DuckMetaStore on a file', () => {
       }),
       /boom/,
     );
-    assert.deepEqual(await new DuckMetaStore(db).listAccounts(), []);
+    assert.deepEqual(await new SqlMetaStore(db).listAccounts(), []);
     await db.close();
   });
 });

@@ -1,70 +1,16 @@
-// MetaStore on the embedded DuckDB file: accounts, tokens, sites, events (goals) and milestones.
+// MetaStore in SQL: accounts, tokens, sites, events (goals), milestones, usage and salts. One implementation for
+// the embedded DuckDB file and for PostgreSQL: the statements are plain SQL both understand.
 
-import { ValidationError } from '../../domain/errors.js';
-import { newTrackingCode, newUuid } from '../../domain/ids.js';
+import { ValidationError } from '../domain/errors.js';
+import { newTrackingCode, newUuid } from '../domain/ids.js';
 import type {
   Account, AccountPatch, Goal, GoalPatch, MetaStore, Milestone, MilestonePatch, MonthlyUsage, NewAccount, NewGoal,
   NewMilestone, NewSite, NewToken, Page, PageRequest, Site, SitePatch, TokenRecord,
-} from '../types.js';
-import type { DuckDatabase, Param, Querier } from './database.js';
+} from './types.js';
+import type { SqlDatabase, SqlParam as Param, SqlQuerier as Querier } from './sql-database.js';
+import { toAccount, toGoal, toMilestone, toSite, toToken } from './sql-rows.js';
 
 type Row = Record<string, unknown>;
-
-const toAccount = (r: Row): Account => ({
-  id: Number(r.id),
-  name: r.name as string,
-  email: r.email as string,
-  timezone: r.timezone as string,
-  tier: Number(r.tier),
-  subscriptionStatus: r.subscription_status as Account['subscriptionStatus'],
-  createdAt: r.created_at as Date,
-  updatedAt: r.updated_at as Date,
-});
-
-const toToken = (r: Row): TokenRecord => ({
-  id: r.id as string,
-  accountId: Number(r.account_id),
-  name: r.name as string,
-  version: Number(r.version),
-  abilities: JSON.parse(r.abilities as string) as string[],
-  hash: r.hash as string,
-  lastUsedAt: (r.last_used_at as Date | null) ?? null,
-  expiresAt: (r.expires_at as Date | null) ?? null,
-  revokedAt: (r.revoked_at as Date | null) ?? null,
-  createdAt: r.created_at as Date,
-  updatedAt: r.updated_at as Date,
-});
-
-const toSite = (r: Row): Site => ({
-  id: r.id as string,
-  accountId: Number(r.account_id),
-  name: r.name as string,
-  sharing: r.sharing as Site['sharing'],
-  sharePasswordHash: (r.share_password_hash as string | null) ?? null,
-  timezone: r.timezone as string,
-  multiDomain: Boolean(r.multi_domain),
-  multiDomainOption: (r.multi_domain_option as Site['multiDomainOption']) ?? null,
-  createdAt: r.created_at as Date,
-  updatedAt: r.updated_at as Date,
-});
-
-const toGoal = (r: Row): Goal => ({
-  id: r.id as string,
-  siteId: r.site_id as string,
-  name: r.name as string,
-  currency: r.currency as Goal['currency'],
-  createdAt: r.created_at as Date,
-  updatedAt: r.updated_at as Date,
-});
-
-const toMilestone = (r: Row): Milestone => ({
-  id: r.id as string,
-  siteId: r.site_id as string,
-  name: r.name as string,
-  milestoneDate: (r.milestone_date as Date).toISOString().slice(0, 10),
-  createdAt: r.created_at as Date,
-  updatedAt: r.updated_at as Date,
-});
 
 /** Column lists for UPDATE statements; keys are the only SQL text built from code, never from input. */
 const SITE_COLUMNS: Record<keyof SitePatch, string> = {
@@ -95,8 +41,8 @@ function assignments<K extends string>(columns: Record<K, string>, patch: Partia
   return { sets, params };
 }
 
-export class DuckMetaStore implements MetaStore {
-  constructor(private readonly db: DuckDatabase) {}
+export class SqlMetaStore implements MetaStore {
+  constructor(private readonly db: SqlDatabase) {}
 
   // ---- accounts
 
@@ -140,7 +86,7 @@ export class DuckMetaStore implements MetaStore {
         for (const [month, n] of months) {
           await q.exec(
             `INSERT INTO api_usage VALUES (?, ?, ?)
-             ON CONFLICT (account_id, month) DO UPDATE SET api_requests = api_requests + excluded.api_requests`,
+             ON CONFLICT (account_id, month) DO UPDATE SET api_requests = api_usage.api_requests + excluded.api_requests`,
             [accountId, month, n],
           );
         }

@@ -1,0 +1,60 @@
+// A PostgreSQL connection pool as a SqlDatabase: `?` placeholders numbered for pg, dates as `YYYY-MM-DD` text,
+// transactions on one pooled client.
+
+import pg from 'pg';
+import type { SqlDatabase, SqlParam, SqlQuerier } from '../sql-database.js';
+
+const DATE_OID = 1082;
+
+/** `?` placeholders (the SQL MetaStore's, never inside our string literals) as pg's `$1, $2, ...`. */
+function numbered(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+const querier = (client: pg.Pool | pg.PoolClient): SqlQuerier => ({
+  rows: async <T>(sql: string, params: SqlParam[] = []) => (await client.query(numbered(sql), params)).rows as T[],
+  exec: async (sql: string, params: SqlParam[] = []) => {
+    await client.query(numbered(sql), params);
+  },
+});
+
+export class PgDatabase implements SqlDatabase {
+  readonly pool: pg.Pool;
+
+  constructor(url: string, options: { schema?: string; max?: number } = {}) {
+    if (options.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(options.schema)) {
+      throw new Error(`invalid schema name "${options.schema}"`);
+    }
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: options.max ?? 10,
+      ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+      // Calendar dates stay text: a Date would be midnight in the process's time zone.
+      types: { getTypeParser: ((oid: number, format?: string) => (oid === DATE_OID ? (v: string) => v : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser },
+    });
+  }
+
+  serial<T>(work: (q: SqlQuerier) => Promise<T>): Promise<T> {
+    return work(querier(this.pool));
+  }
+
+  async transaction<T>(work: (q: SqlQuerier) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(querier(client));
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK');
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

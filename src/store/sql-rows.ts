@@ -1,0 +1,62 @@
+// Rows of the metadata tables as domain objects: one mapping for every SQL MetaStore (DuckDB, PostgreSQL).
+
+import type { Account, Goal, Milestone, Site, TokenRecord } from './types.js';
+
+type Row = Record<string, unknown>;
+
+export const toAccount = (r: Row): Account => ({
+  id: Number(r.id),
+  name: r.name as string,
+  email: r.email as string,
+  timezone: r.timezone as string,
+  tier: Number(r.tier),
+  subscriptionStatus: r.subscription_status as Account['subscriptionStatus'],
+  createdAt: r.created_at as Date,
+  updatedAt: r.updated_at as Date,
+});
+
+export const toToken = (r: Row): TokenRecord => ({
+  id: r.id as string,
+  accountId: Number(r.account_id),
+  name: r.name as string,
+  version: Number(r.version),
+  abilities: JSON.parse(r.abilities as string) as string[],
+  hash: r.hash as string,
+  lastUsedAt: (r.last_used_at as Date | null) ?? null,
+  expiresAt: (r.expires_at as Date | null) ?? null,
+  revokedAt: (r.revoked_at as Date | null) ?? null,
+  createdAt: r.created_at as Date,
+  updatedAt: r.updated_at as Date,
+});
+
+export const toSite = (r: Row): Site => ({
+  id: r.id as string,
+  accountId: Number(r.account_id),
+  name: r.name as string,
+  sharing: r.sharing as Site['sharing'],
+  sharePasswordHash: (r.share_password_hash as string | null) ?? null,
+  timezone: r.timezone as string,
+  multiDomain: Boolean(r.multi_domain),
+  multiDomainOption: (r.multi_domain_option as Site['multiDomainOption']) ?? null,
+  createdAt: r.created_at as Date,
+  updatedAt: r.updated_at as Date,
+});
+
+export const toGoal = (r: Row): Goal => ({
+  id: r.id as string,
+  siteId: r.site_id as string,
+  name: r.name as string,
+  currency: r.currency as Goal['currency'],
+  createdAt: r.created_at as Date,
+  updatedAt: r.updated_at as Date,
+});
+
+export const toMilestone = (r: Row): Milestone => ({
+  id: r.id as string,
+  siteId: r.site_id as string,
+  name: r.name as string,
+  // DuckDB gives a Date, PostgreSQL (as Plumb configures it) the `YYYY-MM-DD` text.
+  milestoneDate: typeof r.milestone_date === 'string' ? r.milestone_date : (r.milestone_date as Date).toISOString().slice(0, 10),
+  createdAt: r.created_at as Date,
+  updatedAt: r.updated_at as Date,
+});

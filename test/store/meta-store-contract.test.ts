@@ -1,0 +1,126 @@
+// One MetaStore contract, two databases: the embedded DuckDB file and PostgreSQL (the scale-out metadata store).
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ValidationError } from '../../src/domain/errors.js';
+import { DuckDatabase } from '../../src/store/duckdb/database.js';
+import { migrate } from '../../src/store/duckdb/migrations.js';
+import { PgDatabase } from '../../src/store/postgres/database.js';
+import { migratePostgres } from '../../src/store/postgres/migrations.js';
+import { SqlMetaStore } from '../../src/store/sql-meta-store.js';
+import { DATABASE_URL, freshSchema } from '../helpers/postgres.js';
+
+interface Backend {
+  name: string;
+  open(): Promise<{ store: SqlMetaStore; done: () => Promise<void> }>;
+}
+
+const backends: Backend[] = [
+  {
+    name: 'DuckDB',
+    async open() {
+      const db = await DuckDatabase.open(':memory:');
+      await migrate(db);
+      const store = new SqlMetaStore(db);
+      return { store, done: () => store.close() };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    async open() {
+      const { schema, drop } = await freshSchema();
+      const db = new PgDatabase(DATABASE_URL, { schema });
+      // Several processes start at once: concurrent migrations must leave one schema.
+      const ran = await Promise.all([migratePostgres(db.pool), migratePostgres(db.pool), migratePostgres(db.pool)]);
+      assert.equal(ran.flat().length, 1, 'each migration ran exactly once');
+      const store = new SqlMetaStore(db);
+      return { store, done: async () => (await store.close(), await drop()) };
+    },
+  },
+];
+
+for (const backend of backends) {
+  describe(`MetaStore on ${backend.name}`, () => {
+    let store: SqlMetaStore;
+    let done: () => Promise<void>;
+    before(async () => ({ store, done } = await backend.open()));
+    after(() => done());
+
+    const account = () => store.createAccount({ name: 'A', email: 'a@a.test', timezone: 'Europe/Paris', tier: 2, subscriptionStatus: 'active' });
+    const site = (accountId: number, name = 'S') =>
+      store.createSite({ accountId, name, sharing: 'none', sharePasswordHash: null, timezone: 'UTC', multiDomain: false, multiDomainOption: null });
+
+    it('creates, reads, lists and updates accounts', async () => {
+      const a = await account();
+      assert.deepEqual(await store.getAccount(a.id), a);
+      const updated = await store.updateAccount(a.id, { tier: 5, subscriptionStatus: 'lapsed' });
+      assert.deepEqual([updated?.tier, updated?.subscriptionStatus, updated?.name], [5, 'lapsed', 'A']);
+      assert.ok(updated!.updatedAt.getTime() >= a.updatedAt.getTime());
+      assert.ok((await store.listAccounts()).some((x) => x.id === a.id));
+      assert.equal(await store.getAccount(999_999), undefined);
+    });
+
+    it('keeps tokens as hashes, revokes them once and records last use forward only', async () => {
+      const a = await account();
+      const token = await store.createToken({ accountId: a.id, name: 't', abilities: ['*', 'read:ABCDEFGH'], hash: `h-${a.id}`, expiresAt: new Date('2030-01-02T03:04:05.678Z') });
+      const found = await store.findTokenByHash(`h-${a.id}`);
+      assert.deepEqual(found, token);
+      assert.deepEqual(found?.abilities, ['*', 'read:ABCDEFGH']);
+      assert.equal(found?.expiresAt?.toISOString(), '2030-01-02T03:04:05.678Z');
+      await store.touchTokens(new Map([[token.id, new Date('2026-05-05T05:05:05.005Z')]]));
+      await store.touchTokens(new Map([[token.id, new Date('2026-01-01T00:00:00Z')]]));
+      assert.equal((await store.findTokenByHash(`h-${a.id}`))?.lastUsedAt?.toISOString(), '2026-05-05T05:05:05.005Z');
+      assert.equal(await store.revokeToken(a.id, token.id), true);
+      assert.equal(await store.revokeToken(a.id, token.id), false);
+      assert.ok((await store.listTokens(a.id))[0]?.revokedAt);
+    });
+
+    it('pages sites forward and backward in creation order, and refuses unknown cursors', async () => {
+      const a = await account();
+      const ids: string[] = [];
+      for (let i = 0; i < 7; i++) ids.push((await site(a.id, `s${i}`)).id);
+      const first = await store.listSites(a.id, { limit: 3 });
+      assert.deepEqual([first.items.map((s) => s.id), first.hasMore], [ids.slice(0, 3), true]);
+      const next = await store.listSites(a.id, { limit: 3, startingAfter: ids[2] });
+      assert.deepEqual(next.items.map((s) => s.id), ids.slice(3, 6));
+      const back = await store.listSites(a.id, { limit: 3, endingBefore: ids[6] });
+      assert.deepEqual([back.items.map((s) => s.id), back.hasMore], [ids.slice(3, 6), true]);
+      await assert.rejects(store.listSites(a.id, { limit: 3, startingAfter: 'NOPENOPE' }), ValidationError);
+      const other = await account();
+      await assert.rejects(store.listSites(other.id, { limit: 3, startingAfter: ids[0] }), ValidationError);
+    });
+
+    it('updates and deletes sites with their events and milestones', async () => {
+      const a = await account();
+      const s = await site(a.id);
+      const updated = await store.updateSite(s.id, { name: 'T', sharing: 'private', sharePasswordHash: 'x', multiDomain: true, multiDomainOption: 'separate' });
+      assert.deepEqual([updated.name, updated.sharing, updated.sharePasswordHash, updated.multiDomainOption], ['T', 'private', 'x', 'separate']);
+      const g = await store.createGoal({ siteId: s.id, name: 'Buy', currency: 'euro' });
+      assert.deepEqual(await store.findGoalByName(s.id, 'Buy'), g);
+      assert.equal((await store.updateGoal(s.id, g.id, { currency: 'yen' })).currency, 'yen');
+      const m = await store.createMilestone({ siteId: s.id, name: 'Leap', milestoneDate: '2024-02-29' });
+      assert.equal((await store.getMilestone(s.id, m.id))?.milestoneDate, '2024-02-29');
+      assert.equal((await store.updateMilestone(s.id, m.id, { name: 'New', milestoneDate: '2025-12-31' })).milestoneDate, '2025-12-31');
+      assert.equal((await store.listGoals(s.id, { limit: 10 })).items.length, 1);
+      await store.deleteSite(s.id);
+      assert.equal(await store.getSite(s.id), undefined);
+      assert.equal(await store.getGoal(s.id, g.id), undefined);
+      assert.equal(await store.getMilestone(s.id, m.id), undefined);
+    });
+
+    it('adds usage per month and keeps one salt per day', async () => {
+      const a = await account();
+      await store.addUsage(new Map([[a.id, new Map([['2026-10', 3], ['2026-11', 2]])]]));
+      await store.addUsage(new Map([[a.id, new Map([['2026-11', 5]])]]));
+      assert.deepEqual(await store.getUsage(a.id), [{ month: '2026-10', apiRequests: 3 }, { month: '2026-11', apiRequests: 7 }]);
+      const salt = await store.saltForDay('2026-11-20', 'first');
+      assert.equal(salt, 'first');
+      assert.equal(await store.saltForDay('2026-11-20', 'second'), 'first', 'whoever came first wins');
+      await store.saltForDay('2026-11-21', 'today');
+      assert.equal(await store.findSalt('2026-11-19'), undefined);
+      assert.equal(await store.deleteSaltsBefore('2026-11-21'), 1);
+      assert.equal(await store.findSalt('2026-11-20'), undefined);
+      assert.equal(await store.findSalt('2026-11-21'), 'today');
+    });
+  });
+}
