@@ -3,10 +3,8 @@
 // SQL run directly on DuckDB in the same run. Reports API median / direct median and absolute times.
 
 import { cpus } from 'node:os';
-import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../test/helpers/app.js';
+import { OWNER_TOKEN, startTestApp, type TestApp } from '../test/helpers/app.js';
 import { parseReportRequest } from '../src/report/parse.js';
-import { ReportCompiler } from '../src/report/compiler.js';
-import { SqlDialect } from '../src/report/dialect.js';
 import { DuckDatabase } from '../src/store/duckdb/database.js';
 
 const DAY = 86_400_000;
@@ -72,7 +70,6 @@ const local = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
 export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<void> {
   const t: TestApp = await startTestApp({ limits: undefined, gate: { maxConcurrent: 2 } });
   const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Bench', timezone: 'UTC' })).body.id as string;
-  void ADMIN_TOKEN;
   const end = new Date(Math.floor(Date.now() / DAY) * DAY);
   const db = (t.meta as unknown as { db: DuckDatabase }).db;
   let started = performance.now();
@@ -98,16 +95,13 @@ export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<
     { name: 'hourly over 7 days', query: `${base}&aggregates=visits,pageviews&date_grouping=hour&date_from=${encodeURIComponent(week)}&date_to=${encodeURIComponent(to)}` },
   ];
 
-  const compiler = new ReportCompiler(new SqlDialect());
   const results: { name: string; api: number; direct: number; rows: number }[] = [];
   for (const c of cases) {
     // The same SQL the API runs: compiled from the same request by the same engine steps.
-    const site_ = (await t.meta.getSite(site))!;
-    const resolved = await (t.reports as unknown as { resolve: (r: unknown, s: unknown) => Promise<never> }).resolve(
+    const { compiled: sql } = await t.reports.compile(
       parseReportRequest(Object.fromEntries(new URLSearchParams(c.query))),
-      site_,
+      (await t.meta.getSite(site))!,
     );
-    const sql = compiler.aggregation(resolved);
     const api: number[] = [];
     const direct: number[] = [];
     let rows = 0;

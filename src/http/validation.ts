@@ -24,6 +24,8 @@ const BOOLEAN_TEXT: Record<string, boolean> = { true: true, false: false, '1': t
  * wants a boolean or integer, convert the text here, so both encodings meet the same strict schema.
  */
 export function coerceFormBody(request: FastifyRequest): void {
+  // No body at all (a bare POST, a GET with Content-Type and nothing after it) is an empty object to the schemas.
+  if (request.body === undefined || request.body === null) request.body = {};
   const type = request.headers['content-type'] ?? '';
   if (!type.startsWith('application/x-www-form-urlencoded')) return;
   const body = request.body as Record<string, unknown> | null;

@@ -6,6 +6,7 @@ import { parseTimestamp } from '../domain/time.js';
 import { localToUtc } from '../domain/zoned-time.js';
 import type { EventStore, Site } from '../store/types.js';
 import { aggregateAlias, fieldAlias, ReportCompiler, TIMESTAMP_ALIAS } from './compiler.js';
+import type { CompiledQuery } from './dialect.js';
 import { DECIMAL_PLACES, type Aggregate } from './fields.js';
 import { DEFAULT_GROUPED_LIMIT, type ReportRequest } from './parse.js';
 import type { QueryGate } from './query-gate.js';
@@ -51,18 +52,23 @@ export class ReportEngine {
   }
 
   async aggregate(request: ReportRequest, site: Site): Promise<ReportRow[]> {
+    const { query, compiled } = await this.compile(request, site);
+    const rows = await this.run(compiled);
+    return rows.map((row) => this.shape(query, row));
+  }
+
+  /** The resolved query and its SQL, after checking its regular expressions (also used by the benchmark). */
+  async compile(request: ReportRequest, site: Site): Promise<{ query: ReportQuery; compiled: CompiledQuery }> {
     const query = await this.resolve(request, site);
     for (const f of query.filters) {
       if (f.operator === 'matching' || f.operator === 'not matching') await this.checkRegex(f.value);
     }
-    const compiled = this.compiler.aggregation(query);
-    const rows = await this.gate.run(() => this.store.query(compiled.sql, compiled.params));
-    return rows.map((row) => this.shape(query, row));
+    return { query, compiled: this.compiler.aggregation(query) };
   }
 
   async currentVisitors(siteId: string, detailed: boolean): Promise<CurrentVisitors> {
     const q = this.compiler.currentVisitors(siteId, new Date(this.now().getTime() - CURRENT_WINDOW_MS));
-    const run = (c: { sql: string; params: unknown[] }) => this.gate.run(() => this.store.query(c.sql, c.params as never));
+    const run = (c: CompiledQuery) => this.run(c);
     const [total] = await run(q.total);
     const result: CurrentVisitors = { total: Number(total?.total ?? 0) };
     if (!detailed) return result;
@@ -83,8 +89,7 @@ export class ReportEngine {
     let from: number;
     if (r.dateFrom) from = local(r.dateFrom);
     else {
-      const first = this.compiler.firstHit(site.id, r.entity, r.eventName);
-      const [row] = await this.gate.run(() => this.store.query(first.sql, first.params));
+      const [row] = await this.run(this.compiler.firstHit(site.id, r.entity, r.eventName));
       const at = row?.first;
       from = at instanceof Date ? at.getTime() : typeof at === 'string' ? Date.parse(`${at.replace(' ', 'T')}Z`) : this.now().getTime();
     }
@@ -111,13 +116,17 @@ export class ReportEngine {
   }
 
   private async checkRegex(pattern: string): Promise<void> {
-    const check = this.compiler.regexCheck(pattern);
     try {
-      await this.gate.run(() => this.store.query(check.sql, check.params));
+      await this.run(this.compiler.regexCheck(pattern));
     } catch (err) {
       if (err instanceof ValidationError || (err as { status?: number }).status === 503) throw err;
       throw ValidationError.of('filters', `"${pattern.slice(0, 100)}" is not a valid regular expression`);
     }
+  }
+
+  /** Every query reaches the store through the gate. */
+  private run(c: CompiledQuery): Promise<Record<string, unknown>[]> {
+    return this.gate.run(() => this.store.query(c.sql, c.params));
   }
 
   private shape(q: ReportQuery, row: Record<string, unknown>): ReportRow {

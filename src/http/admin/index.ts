@@ -85,7 +85,6 @@ export async function adminApi(app: FastifyInstance, { adminToken, meta, auth, u
     if (!constantTimeEqual(m[1]!, adminToken)) throw unauthenticated('Invalid admin token');
   });
   app.addHook('preValidation', async (request) => {
-    if (request.body === undefined || request.body === null) request.body = {};
     coerceFormBody(request);
   });
 

@@ -101,7 +101,6 @@ export function installAccessControl(app: FastifyInstance, { meta, auth, limiter
       if (access === 'full-site' && !scopes.isFullAccess) throw forbidden();
       request.site = site;
     }
-    if (request.body === undefined || request.body === null) request.body = {};
     coerceFormBody(request);
   });
 }
