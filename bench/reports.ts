@@ -1,11 +1,20 @@
 // Report speed: 10 million generated pageviews in the embedded store, a fixed set of typical reports timed
 // through the API (app.inject: auth, validation, compilation, the query gate, shaping) and the same compiled
-// SQL run directly on DuckDB in the same run. Reports API median / direct median and absolute times.
+// SQL run directly on DuckDB in the same run; then the same rows copied into ClickHouse (the scale-out
+// configuration: PostgreSQL + ClickHouse + Redis) and the same reports timed the same way. API median / direct
+// median and absolute times. BENCH_STORES=embedded skips ClickHouse.
 
-import { cpus } from 'node:os';
-import { OWNER_TOKEN, startTestApp, type TestApp } from '../test/helpers/app.js';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { assemble } from '../src/assemble.js';
+import { bootstrap } from '../src/bootstrap.js';
+import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../test/helpers/app.js';
+import { CLICKHOUSE_URL, freshScaleOut } from '../test/helpers/scale-out.js';
 import { parseReportRequest } from '../src/report/parse.js';
-import { DuckDatabase } from '../src/store/duckdb/database.js';
+import type { DuckDatabase } from '../src/store/duckdb/database.js';
 
 const DAY = 86_400_000;
 
@@ -67,23 +76,22 @@ const median = (xs: number[]) => {
 };
 const local = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
 
-export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<void> {
-  const t: TestApp = await startTestApp({ limits: undefined, gate: { maxConcurrent: 2 } });
-  const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Bench', timezone: 'UTC' })).body.id as string;
-  const end = new Date(Math.floor(Date.now() / DAY) * DAY);
-  const db = (t.meta as unknown as { db: DuckDatabase }).db;
-  let started = performance.now();
-  const { visits } = await load(db, site, pageviews, end);
-  const loadMs = performance.now() - started;
-  const [{ n } = { n: 0n }] = await t.events.query("SELECT count(*) AS n FROM hits WHERE type = 'pageview'", []) as { n: bigint }[];
+interface Result {
+  name: string;
+  api: number;
+  direct: number;
+  rows: number;
+}
 
+/** The report set, for one site over the 30 days before `end`. */
+function reportCases(site: string, end: Date): Case[] {
   const from = local(new Date(end.getTime() - 30 * DAY));
   const to = local(new Date(end.getTime() - 1000));
   const week = local(new Date(end.getTime() - 7 * DAY));
   const range = `date_from=${encodeURIComponent(from)}&date_to=${encodeURIComponent(to)}`;
   const base = `entity=pageview&entity_id=${site}`;
   const f = (filters: unknown) => `filters=${encodeURIComponent(JSON.stringify(filters))}`;
-  const cases: Case[] = [
+  return [
     { name: 'totals', query: `${base}&aggregates=visits,pageviews,avg_duration,bounce_rate&${range}` },
     { name: 'totals with uniques', query: `${base}&aggregates=visits,uniques,pageviews,avg_duration,bounce_rate&${range}` },
     { name: 'pageviews by day', query: `${base}&aggregates=pageviews&date_grouping=day&${range}` },
@@ -94,8 +102,12 @@ export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<
     { name: 'entry pages', query: `${base}&aggregates=visits,bounce_rate&field_grouping=entry_page&limit=10&${range}` },
     { name: 'hourly over 7 days', query: `${base}&aggregates=visits,pageviews&date_grouping=hour&date_from=${encodeURIComponent(week)}&date_to=${encodeURIComponent(to)}` },
   ];
+}
 
-  const results: { name: string; api: number; direct: number; rows: number }[] = [];
+/** Each report `rounds` times through the API and, alternating with it, its compiled SQL straight on the store. */
+async function timeReports(t: TestApp, site: string, cases: Case[], rounds: number): Promise<{ results: Result[]; answers: unknown[] }> {
+  const results: Result[] = [];
+  const answers: unknown[] = [];
   for (const c of cases) {
     // The same SQL the API runs: compiled from the same request by the same engine steps.
     const { compiled: sql } = await t.reports.compile(
@@ -105,9 +117,10 @@ export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<
     const api: number[] = [];
     const direct: number[] = [];
     let rows = 0;
-    await t.call(OWNER_TOKEN, 'GET', `/v1/aggregations?${c.query}`); // first run: caches warm for both
+    const first = await t.call(OWNER_TOKEN, 'GET', `/v1/aggregations?${c.query}`); // first run: caches warm for both
+    answers.push(first.body);
     for (let i = 0; i < rounds; i++) {
-      started = performance.now();
+      let started = performance.now();
       const res = await t.call(OWNER_TOKEN, 'GET', `/v1/aggregations?${c.query}`);
       api.push(performance.now() - started);
       if (res.status !== 200) throw new Error(`${c.name}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
@@ -118,13 +131,136 @@ export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<
     }
     results.push({ name: c.name, api: median(api), direct: median(direct), rows });
   }
-  await t.close();
+  return { results, answers };
+}
 
-  console.log(`\nReport benchmark: ${Number(n).toLocaleString('en')} pageviews, ${visits.toLocaleString('en')} visits over 30 days, embedded DuckDB`);
-  console.log(`(${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}; load ${(loadMs / 1000).toFixed(1)} s; median of ${rounds} runs each)\n`);
+function printTable(title: string, results: Result[]): void {
+  console.log(`\n${title}\n`);
   console.log('| report | rows | API ms | direct SQL ms | API / direct |');
   console.log('|---|---|---|---|---|');
   for (const r of results) {
     console.log(`| ${r.name} | ${r.rows} | ${r.api.toFixed(1)} | ${r.direct.toFixed(1)} | ${(r.api / r.direct).toFixed(2)} |`);
+  }
+}
+
+/** Runs one statement on ClickHouse with `body` (a file) as its data, over plain HTTP. */
+async function clickhouseInsert(database: string, sql: string, file: string): Promise<void> {
+  const url = new URL(CLICKHOUSE_URL);
+  url.searchParams.set('database', database);
+  url.searchParams.set('query', sql);
+  const res = await fetch(url, { method: 'POST', body: Readable.toWeb(createReadStream(file)) as ReadableStream, duplex: 'half' } as RequestInit);
+  if (!res.ok) throw new Error(`ClickHouse: ${await res.text()}`);
+}
+
+async function clickhouseRows(database: string, sql: string): Promise<string> {
+  const url = new URL(CLICKHOUSE_URL);
+  url.searchParams.set('database', database);
+  const res = await fetch(url, { method: 'POST', body: sql });
+  if (!res.ok) throw new Error(`ClickHouse: ${await res.text()}`);
+  return res.text();
+}
+
+/**
+ * The embedded store's rows, exported by DuckDB as CSV and loaded with ClickHouse's CSV reader (times as epoch
+ * milliseconds, the other site id), then waits for background merges to settle, as a long-running server's
+ * tables would be.
+ */
+async function copyToClickHouse(db: DuckDatabase, from: string, to: string, database: string): Promise<void> {
+  if (!/^[A-Za-z0-9]+$/.test(to)) throw new Error(`unexpected site id ${to}`);
+  const dir = await mkdtemp(join(tmpdir(), 'plumb-bench-'));
+  try {
+    const text = ['hostname', 'pathname', 'referrer_hostname', 'referrer_pathname', 'referrer_source', 'utm_campaign', 'utm_content', 'utm_medium', 'utm_source', 'utm_term', 'ref', 'keyword', 'browser', 'operating_system', 'device_type', 'country_code', 'region', 'state', 'city'];
+    const hitColumns = ['site_id', 'type', 'ts', 'visitor_id', 'visit_id', ...text, 'event_name', 'value', 'first_view', 'log_node', 'log_seq'];
+    const visitColumns = ['visit_id', 'site_id', 'visitor_id', 'started_at', 'last_seen_at', 'entry_page', 'exit_page', 'exit_hostname', 'pageviews', 'events', 'referrer_hostname', 'referrer_pathname', 'paths_exact', 'version'];
+    const hits = join(dir, 'hits.csv');
+    const visits = join(dir, 'visits.csv');
+    await db.serial(async (q) => {
+      await q.exec(
+        `COPY (SELECT '${to}', type, epoch_ms(ts), visitor_id, visit_id, ${text.join(', ')}, event_name, value, CAST(first_view AS INTEGER), '', 0
+               FROM hits WHERE site_id = '${from}' ORDER BY ts) TO '${hits}' (FORMAT CSV, HEADER false)`,
+      );
+      await q.exec(
+        `COPY (SELECT visit_id, '${to}', visitor_id, epoch_ms(started_at), epoch_ms(last_seen_at), entry_page, exit_page, exit_hostname,
+                      pageviews, events, referrer_hostname, referrer_pathname, CAST(paths_exact AS INTEGER), pageviews + events
+               FROM visits WHERE site_id = '${from}') TO '${visits}' (FORMAT CSV, HEADER false)`,
+      );
+    });
+    await clickhouseInsert(database, `INSERT INTO visits (${visitColumns.join(', ')}) FORMAT CSV`, visits);
+    await clickhouseInsert(database, `INSERT INTO hits (${hitColumns.join(', ')}) FORMAT CSV`, hits);
+    for (let i = 0; i < 600; i++) {
+      const merging = Number((await clickhouseRows(database, `SELECT count() FROM system.merges WHERE database = '${database}'`)).trim());
+      if (merging === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** A scale-out app (PostgreSQL + ClickHouse + Redis, fresh namespaces) with the bench's tokens. */
+async function startScaleOutApp(): Promise<{ t: TestApp; database: string; drop: () => Promise<void> }> {
+  const fixture = await freshScaleOut();
+  const plumb = await assemble({
+    dbPath: ':memory:',
+    scaleOut: fixture.options,
+    redisPrefix: fixture.redisPrefix,
+    adminToken: ADMIN_TOKEN,
+    rateLimits: false,
+    excludedHosts: [],
+    authCacheMs: 0,
+    gate: { maxConcurrent: 2 },
+  });
+  await bootstrap(plumb.meta, OWNER_TOKEN);
+  await plumb.app.ready();
+  const t = {
+    ...plumb,
+    async call(token: string | undefined, method: 'GET' | 'POST', url: string, body?: unknown) {
+      const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+      const res = await plumb.app.inject({ method, url, headers, ...(body === undefined ? {} : { payload: body as object }) });
+      return { status: res.statusCode, body: JSON.parse(res.body), headers: res.headers };
+    },
+  } as unknown as TestApp;
+  return { t, database: fixture.options.clickhouseDatabase!, drop: async () => (await plumb.close(), await fixture.drop()) };
+}
+
+export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<void> {
+  const stores = (process.env.BENCH_STORES ?? 'embedded,clickhouse').split(',');
+  const t: TestApp = await startTestApp({ limits: undefined, gate: { maxConcurrent: 2 } });
+  const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Bench', timezone: 'UTC' })).body.id as string;
+  const end = new Date(Math.floor(Date.now() / DAY) * DAY);
+  const db = (t.meta as unknown as { db: DuckDatabase }).db;
+  let started = performance.now();
+  const { visits } = await load(db, site, pageviews, end);
+  const loadMs = performance.now() - started;
+  const [{ n } = { n: 0n }] = await t.events.query("SELECT count(*) AS n FROM hits WHERE type = 'pageview'", []) as { n: bigint }[];
+  const embedded = await timeReports(t, site, reportCases(site, end), rounds);
+
+  let scaleOut: { results: Result[]; copyMs: number } | undefined;
+  if (stores.includes('clickhouse')) {
+    const ch = await startScaleOutApp();
+    try {
+      const chSite = (await ch.t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Bench', timezone: 'UTC' })).body.id as string;
+      started = performance.now();
+      await copyToClickHouse(db, site, chSite, ch.database);
+      const copyMs = performance.now() - started;
+      const timed = await timeReports(ch.t, chSite, reportCases(chSite, end), rounds);
+      // Same rows, same reports: the answers must be the embedded store's, or the timing compares nothing.
+      if (JSON.stringify(timed.answers) !== JSON.stringify(embedded.answers)) throw new Error('ClickHouse answered differently from DuckDB');
+      scaleOut = { results: timed.results, copyMs };
+    } finally {
+      await ch.drop();
+    }
+  }
+  await t.close();
+
+  const machine = `${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}; median of ${rounds} runs each`;
+  console.log(`\nReport benchmark: ${Number(n).toLocaleString('en')} pageviews, ${visits.toLocaleString('en')} visits over 30 days (${machine})`);
+  printTable(`Embedded DuckDB (load ${(loadMs / 1000).toFixed(1)} s)`, embedded.results);
+  if (scaleOut) {
+    const version = (await clickhouseRows('default', 'SELECT version()')).trim();
+    printTable(`ClickHouse ${version}, scale-out (copy ${(scaleOut.copyMs / 1000).toFixed(1)} s)`, scaleOut.results);
+    console.log('\n| report | embedded API ms | ClickHouse API ms |');
+    console.log('|---|---|---|');
+    scaleOut.results.forEach((r, i) => console.log(`| ${r.name} | ${embedded.results[i]!.api.toFixed(1)} | ${r.api.toFixed(1)} |`));
   }
 }

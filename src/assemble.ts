@@ -1,5 +1,6 @@
 // Puts one Plumb process together: stores, ingest, reports, limits and the HTTP app, and takes it apart again
-// in the right order. The server (main.ts) and the tests use the same wiring.
+// in the right order. The server (main.ts) and the tests use the same wiring. The two modes of DESIGN.md section
+// 2 differ only in the stores chosen here: the embedded DuckDB file, or PostgreSQL + ClickHouse + Redis.
 
 import { dirname, join } from 'node:path';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
@@ -12,23 +13,43 @@ import { Limiter } from './limits/limiter.js';
 import { UsageMeter } from './limits/usage-meter.js';
 import { Metrics } from './metrics.js';
 import { ReportCompiler } from './report/compiler.js';
+import { ClickHouseDialect } from './report/clickhouse-dialect.js';
 import { SqlDialect } from './report/dialect.js';
 import { ReportEngine } from './report/engine.js';
 import { QueryGate, type QueryGateOptions } from './report/query-gate.js';
+import { claimDataDir } from './data-dir.js';
+import { ClickHouseEventStore } from './store/clickhouse/event-store.js';
 import { DuckDatabase } from './store/duckdb/database.js';
 import { DuckEventStore } from './store/duckdb/event-store.js';
 import { SqlMetaStore } from './store/sql-meta-store.js';
 import { migrate } from './store/duckdb/migrations.js';
 import { MemoryLimitStore } from './store/memory/limit-store.js';
+import { PgDatabase } from './store/postgres/database.js';
+import { migratePostgres } from './store/postgres/migrations.js';
 import { RedisLimitStore } from './store/redis/limit-store.js';
-import type { LimitStore } from './store/types.js';
+import { RedisVisitStateStore } from './store/redis/visit-state.js';
+import type { EventStore, LimitStore, VisitStateStore } from './store/types.js';
+
+/** Scale-out mode: every store shared, so any number of identical processes can serve any request. */
+export interface ScaleOutOptions {
+  databaseUrl: string;
+  /** A PostgreSQL schema to use (tests); by default the connection's search_path. */
+  databaseSchema?: string;
+  clickhouseUrl: string;
+  /** Overrides the database named in the URL (tests). */
+  clickhouseDatabase?: string;
+  redisUrl: string;
+  /** This process's own directory, for its hit log; without it, accepted hits wait only in memory (tests). */
+  dataDir?: string;
+}
 
 export interface AssembleOptions {
-  /** The DuckDB file, or `:memory:`. */
+  /** Embedded mode: the DuckDB file, or `:memory:`. Ignored in scale-out mode. */
   dbPath: string;
+  scaleOut?: ScaleOutOptions;
   adminToken: string | undefined;
   rateLimits: boolean;
-  /** Shared limit state; a given `limitStore` wins, then Redis, then process memory. */
+  /** Shared limit state; a given `limitStore` wins, then Redis (always, in scale-out), then process memory. */
   redisUrl?: string | undefined;
   redisPrefix?: string;
   limitStore?: LimitStore;
@@ -50,35 +71,98 @@ export interface AssembleOptions {
 export interface Plumb {
   app: FastifyInstance;
   meta: SqlMetaStore;
-  events: DuckEventStore;
+  events: EventStore;
   ingest: Ingest;
   reports: ReportEngine;
   metrics: Metrics;
   auth: TokenAuthenticator;
   usage: UsageMeter;
+  /** Runs `work` while no other process of this installation runs exclusive work (first-start bootstrap). */
+  exclusive<T>(work: () => Promise<T>): Promise<T>;
   /** Stops taking requests, finishes those in flight, writes everything buffered, closes the stores. */
   close(): Promise<void>;
 }
 
-export async function assemble(o: AssembleOptions): Promise<Plumb> {
+/** The stores of one mode, and how to release what only that mode holds. */
+interface Stores {
+  meta: SqlMetaStore;
+  events: EventStore;
+  dialect: SqlDialect;
+  limitsUrl: string | undefined;
+  sharedVisits: VisitStateStore | undefined;
+  logDir: string | undefined;
+  exclusive<T>(work: () => Promise<T>): Promise<T>;
+  release(): Promise<void>;
+}
+
+const BOOTSTRAP_LOCK = 0x706c756d; // "plum"
+
+async function embeddedStores(o: AssembleOptions, readers: number): Promise<Stores> {
   const db = await DuckDatabase.open(o.dbPath);
   await migrate(db);
-  const meta = new SqlMetaStore(db);
+  return {
+    meta: new SqlMetaStore(db),
+    events: await DuckEventStore.open(db, readers),
+    dialect: new SqlDialect(),
+    limitsUrl: o.redisUrl,
+    sharedVisits: undefined,
+    // The hit log sits beside the database file; an in-memory database has nothing to recover into.
+    logDir: o.dbPath === ':memory:' ? undefined : join(dirname(o.dbPath), 'hit-log'),
+    // DuckDB's file lock already makes this the only process.
+    exclusive: (work) => work(),
+    release: async () => undefined,
+  };
+}
+
+async function scaleOutStores(s: ScaleOutOptions, redisPrefix: string | undefined): Promise<Stores> {
+  // The data directory is claimed first: two processes sharing one would replay each other's hit logs.
+  const claimed = s.dataDir ? await claimDataDir(s.dataDir) : undefined;
+  const pg = new PgDatabase(s.databaseUrl, s.databaseSchema === undefined ? {} : { schema: s.databaseSchema });
+  try {
+    await migratePostgres(pg.pool);
+    const events = await ClickHouseEventStore.open({
+      url: s.clickhouseUrl,
+      ...(s.clickhouseDatabase === undefined ? {} : { database: s.clickhouseDatabase }),
+      // Without a data dir there is no hit log, so no watermark to keep apart from other processes'.
+      node: claimed?.node ?? 'memory',
+    });
+    return {
+      meta: new SqlMetaStore(pg),
+      events,
+      dialect: new ClickHouseDialect(),
+      limitsUrl: s.redisUrl,
+      sharedVisits: new RedisVisitStateStore(s.redisUrl, redisPrefix),
+      logDir: s.dataDir ? join(s.dataDir, 'hit-log') : undefined,
+      exclusive: (work) => pg.exclusive(BOOTSTRAP_LOCK, work),
+      release: async () => {
+        await claimed?.release();
+      },
+    };
+  } catch (err) {
+    await pg.close().catch(() => undefined);
+    await claimed?.release();
+    throw err;
+  }
+}
+
+export async function assemble(o: AssembleOptions): Promise<Plumb> {
   const gate = new QueryGate(o.gate);
-  const events = await DuckEventStore.open(db, gate.maxConcurrent);
-  const reports = new ReportEngine(events, new ReportCompiler(new SqlDialect()), gate, o.reportsNow);
+  const stores = o.scaleOut ? await scaleOutStores(o.scaleOut, o.redisPrefix) : await embeddedStores(o, gate.maxConcurrent);
+  const { meta, events } = stores;
+  const reports = new ReportEngine(events, new ReportCompiler(stores.dialect), gate, o.reportsNow);
   const metrics = new Metrics({ processMetrics: o.processMetrics ?? false });
   // Ingest starts before the app (it resumes recent visits); its errors reach the app's logger once that exists.
   let logError = (err: unknown, message: string) => console.error(message, err);
   const ingest = await Ingest.start(meta, events, metrics, {
-    // The hit log sits beside the database file; an in-memory database has nothing to recover into.
-    ...(o.dbPath === ':memory:' ? {} : { logDir: join(dirname(o.dbPath), 'hit-log') }),
+    ...(stores.logDir ? { logDir: stores.logDir } : {}),
+    ...(stores.sharedVisits ? { sharedVisits: stores.sharedVisits } : {}),
     excludedHosts: o.excludedHosts,
     buffer: o.buffer,
     log: (err, message) => logError(err, message),
   });
   const auth = new TokenAuthenticator(meta, o.authCacheMs === undefined ? {} : { cacheMs: o.authCacheMs });
-  const limits: LimitStore = o.limitStore ?? (o.redisUrl ? new RedisLimitStore(o.redisUrl, o.redisPrefix) : new MemoryLimitStore());
+  const limits: LimitStore =
+    o.limitStore ?? (stores.limitsUrl ? new RedisLimitStore(stores.limitsUrl, o.redisPrefix) : new MemoryLimitStore());
   const limiter = new Limiter(limits, { enabled: o.rateLimits, ...(o.limiterNow ? { now: o.limiterNow } : {}) });
   const usage = new UsageMeter(meta);
   const app = await buildApp({
@@ -100,14 +184,17 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
 
   return {
     app, meta, events, ingest, reports, metrics, auth, usage,
+    exclusive: (work) => stores.exclusive(work),
     async close() {
       await app.close();
       await ingest.close();
       await auth.close();
       await usage.close();
       await limits.close();
+      await stores.sharedVisits?.close();
       await events.close();
       await meta.close();
+      await stores.release();
     },
   };
 }

@@ -18,10 +18,10 @@ export interface Config {
   excludedHosts: string[];
   /** PLUMB_RATE_LIMITS: false turns off the three per-account limits (private installs). */
   rateLimits: boolean;
-  /** Scale-out metadata and hits (reserved: this version refuses to start with them). */
+  /** Scale-out (all three set): metadata and salts in PostgreSQL, hits in ClickHouse, limits and visits in Redis. */
   databaseUrl: string | undefined;
   clickhouseUrl: string | undefined;
-  /** Shared rate-limit state; without it, limits are kept in process memory. */
+  /** Shared rate-limit state (and, in scale-out, visit state); without it, limits are kept in process memory. */
   redisUrl: string | undefined;
   /** Key prefix in Redis, so several Plumb installations can share one Redis. */
   redisPrefix: string;
@@ -81,12 +81,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = url('DATABASE_URL', ['postgres', 'postgresql']);
   const clickhouseUrl = url('CLICKHOUSE_URL', ['http', 'https']);
   const redisUrl = url('REDIS_URL', ['redis', 'rediss']);
-  const scaleOut = ['DATABASE_URL', 'CLICKHOUSE_URL'].filter((n) => text(n) !== undefined);
-  if (scaleOut.length > 0) {
-    problems.push(
-      `${scaleOut.join(', ')} ${scaleOut.length > 1 ? 'are' : 'is'} set, but this version of Plumb keeps metadata ` +
-        'and hits only in the embedded store; unset it to start',
-    );
+  // Scale-out needs all three: hits in ClickHouse without shared metadata, or shared metadata with hits in one
+  // process's embedded file, or several processes without shared visit state would each be wrong in its own way.
+  const scaleOut = { DATABASE_URL: databaseUrl, CLICKHOUSE_URL: clickhouseUrl, REDIS_URL: redisUrl };
+  if (databaseUrl !== undefined || clickhouseUrl !== undefined) {
+    const missing = Object.entries(scaleOut).filter(([, v]) => v === undefined).map(([k]) => k);
+    if (missing.length > 0) {
+      problems.push(
+        `scale-out mode needs DATABASE_URL (PostgreSQL: metadata), CLICKHOUSE_URL (ClickHouse: hits) and REDIS_URL ` +
+          `(Redis: visits and limits) together; ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing. ` +
+          'Unset DATABASE_URL and CLICKHOUSE_URL to use the embedded store instead',
+      );
+    }
   }
 
   // PLUMB_TRUST_PROXY: false (default: the socket address is the client), true (any proxy), a number of hops,

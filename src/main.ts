@@ -1,4 +1,4 @@
-// Starts Plumb: configuration, the embedded store, first-start bootstrap, the HTTP server, clean shutdown.
+// Starts Plumb: configuration, the stores of its mode, first-start bootstrap, the HTTP server, clean shutdown.
 
 import { join } from 'node:path';
 import { assemble } from './assemble.js';
@@ -19,8 +19,19 @@ function configOrExit(): Config {
 
 async function main(): Promise<void> {
   const config = configOrExit();
+  const scaleOut = config.databaseUrl !== undefined && config.clickhouseUrl !== undefined && config.redisUrl !== undefined;
   const plumb = await assemble({
     dbPath: join(config.dataDir, 'plumb.duckdb'),
+    ...(scaleOut
+      ? {
+          scaleOut: {
+            databaseUrl: config.databaseUrl!,
+            clickhouseUrl: config.clickhouseUrl!,
+            redisUrl: config.redisUrl!,
+            dataDir: config.dataDir,
+          },
+        }
+      : {}),
     adminToken: config.adminToken,
     rateLimits: config.rateLimits,
     redisUrl: config.redisUrl,
@@ -44,7 +55,8 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 
-  const created = await bootstrap(plumb.meta, config.bootstrapToken);
+  // Several scale-out processes may start at once on an empty database: one bootstraps, the others find it done.
+  const created = await plumb.exclusive(() => bootstrap(plumb.meta, config.bootstrapToken));
   const address = await app.listen({ port: config.port, host: config.host });
   const shown = address.replace('://0.0.0.0', '://127.0.0.1');
   if (created) {
@@ -60,6 +72,7 @@ async function main(): Promise<void> {
   console.log(`Plumb listening on ${shown}`);
   app.log.info(
     {
+      mode: scaleOut ? 'scale-out' : 'embedded',
       dataDir: config.dataDir,
       admin: Boolean(config.adminToken),
       rateLimits: config.rateLimits ? (config.redisUrl ? 'redis' : 'memory') : 'off',

@@ -30,9 +30,23 @@ describe('config', () => {
     }
   });
 
-  it('refuses scale-out variables this version cannot use, and takes REDIS_URL for limits', () => {
-    assert.throws(() => loadConfig({ DATABASE_URL: 'postgres://localhost/test' }), /embedded store/);
-    assert.throws(() => loadConfig({ CLICKHOUSE_URL: 'http://localhost:8123' }), /embedded store/);
+  it('takes the three scale-out URLs together and refuses any partial mix, naming what is missing', () => {
+    const all = { DATABASE_URL: 'postgres://localhost/test', CLICKHOUSE_URL: 'http://localhost:8123/plumb', REDIS_URL: 'redis://127.0.0.1:6379' };
+    const c = loadConfig(all);
+    assert.deepEqual([c.databaseUrl, c.clickhouseUrl, c.redisUrl], [all.DATABASE_URL, all.CLICKHOUSE_URL, all.REDIS_URL]);
+    const refused: [Record<string, string>, RegExp][] = [
+      [{ CLICKHOUSE_URL: all.CLICKHOUSE_URL }, /DATABASE_URL and REDIS_URL are missing/],
+      [{ CLICKHOUSE_URL: all.CLICKHOUSE_URL, REDIS_URL: all.REDIS_URL }, /DATABASE_URL is missing/],
+      [{ DATABASE_URL: all.DATABASE_URL }, /CLICKHOUSE_URL and REDIS_URL are missing/],
+      [{ DATABASE_URL: all.DATABASE_URL, REDIS_URL: all.REDIS_URL }, /CLICKHOUSE_URL is missing/],
+      [{ DATABASE_URL: all.DATABASE_URL, CLICKHOUSE_URL: all.CLICKHOUSE_URL }, /REDIS_URL is missing/],
+      [{ ...all, CLICKHOUSE_URL: 'tcp://localhost:9000' }, /CLICKHOUSE_URL must start with http/],
+      [{ ...all, DATABASE_URL: 'mysql://localhost/x' }, /DATABASE_URL must start with postgres/],
+    ];
+    for (const [env, message] of refused) assert.throws(() => loadConfig(env), message, JSON.stringify(env));
+  });
+
+  it('takes REDIS_URL alone for limits, and the limit switch', () => {
     assert.equal(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).redisUrl, 'redis://127.0.0.1:6379');
     assert.equal(loadConfig({}).rateLimits, true);
     assert.equal(loadConfig({ PLUMB_RATE_LIMITS: 'off' }).rateLimits, false);

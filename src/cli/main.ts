@@ -6,6 +6,7 @@ import { DEFAULT_DEMO_EVENTS, demoTraffic, emptyTotals } from '../ingest/demo-tr
 import { formatTimestamp } from '../domain/time.js';
 import { AdminClient, AdminClientError } from './admin-client.js';
 import { importNdjson, progressBar, type ImportSummary } from './import.js';
+import { readPassword } from './password.js';
 
 const USAGE = `Usage: plumb <command> [options]
 
@@ -14,6 +15,8 @@ Commands:
   account list
   account update ID [--name NAME] [--email EMAIL] [--timezone ZONE] [--tier 1-6] [--status active|lapsed]
   account usage ID        API requests counted per month (each counts as a pageview)
+  account password ID [--password-stdin]
+                          set the account's dashboard login password (asked twice, or read from standard input)
   token create --account ID --name NAME --ability ABILITY [--ability ABILITY ...] [--expires-at "YYYY-MM-DD HH:MM:SS"]
       ABILITY is *, all-sites-readonly, read:SITE_ID or manage:SITE_ID
   token list --account ID
@@ -35,6 +38,8 @@ type Out = (line: string) => void;
 export interface CliIo {
   out: Out;
   err: Out;
+  /** Reads the new password (standard input, or a prompt on a terminal); tests pass their own. */
+  readPassword?: (fromStdin: boolean) => Promise<string>;
   /** Where the progress bar goes (a terminal) */
   progress?: NodeJS.WriteStream;
 }
@@ -71,6 +76,7 @@ const OPTIONS = {
   days: { type: 'string' },
   'visits-per-day': { type: 'string' },
   json: { type: 'boolean' },
+  'password-stdin': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -188,6 +194,14 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: Out, err:
         const id = integer(need(rest[0], 'the account ID'), 'the account ID');
         const usage = await client.request<{ data: { month: string; api_requests: number }[] }>('GET', `/admin/accounts/${id}/usage`);
         show(usage, usage.data.map((m) => `${m.month}: ${m.api_requests} API requests`).join('\n') || 'no API requests yet');
+        return 0;
+      }
+      case 'account password': {
+        const id = integer(need(rest[0], 'the account ID'), 'the account ID');
+        const read = io.readPassword ?? readPassword;
+        const password = await read(Boolean(o['password-stdin']));
+        const a = await client.request<AccountJson>('PUT', `/admin/accounts/${id}/password`, { password });
+        show(a, `set the dashboard password of ${describeAccount(a)}`);
         return 0;
       }
       case 'token create': {

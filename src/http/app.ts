@@ -1,9 +1,10 @@
-// Builds the Fastify application: parsers, validation, errors, the OpenAPI document, /v1 and /admin.
+// Builds the Fastify application: parsers, validation, errors, the OpenAPI document, /v1, /admin and the dashboard.
 
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { SessionManager } from '../auth/sessions.js';
 import type { TokenAuthenticator } from '../auth/token-authenticator.js';
 import type { Ingest } from '../ingest/live.js';
 import type { Limiter } from '../limits/limiter.js';
@@ -13,6 +14,7 @@ import type { ReportEngine } from '../report/engine.js';
 import type { EventStore, MetaStore } from '../store/types.js';
 import { adminApi } from './admin/index.js';
 import { collector } from './collector.js';
+import { dashboard } from './dashboard/index.js';
 import { trackerScriptRoute, type TrackerScript } from './tracker-script.js';
 import { frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { validatorCompiler } from './validation.js';
@@ -113,7 +115,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   await app.register(collector, { ingest, metrics });
   await app.register(trackerScriptRoute, deps.trackerScript);
-  await app.register(v1Api, { prefix: '/v1', meta, auth, limiter, usage, siteData, reports: deps.reports });
+  // Dashboard sessions live in the MetaStore, so every process of a scale-out deployment knows them.
+  const sessions = new SessionManager(meta);
+  await app.register(v1Api, { prefix: '/v1', meta, auth, limiter, usage, siteData, reports: deps.reports, sessions });
   await app.register(adminApi, { prefix: '/admin', meta, auth, usage, adminToken, ingest });
+  await app.register(dashboard, { meta, auth, sessions, limiter });
   return app;
 }

@@ -115,8 +115,10 @@ export async function collector(app: FastifyInstance, { ingest, metrics }: Colle
     try {
       const params = readParams(request);
       if (request.method === 'GET' && Object.keys(params).length === 0) {
-        // Not a hit: someone opened the server's root in a browser.
-        return reply.send({ name: 'Plumb', api: '/v1', openapi: '/openapi.json', script: '/script.js' });
+        // Not a hit: someone opened the server's root. A browser goes to the dashboard, anything else learns
+        // where the API is.
+        if (/\btext\/html\b/.test(request.headers.accept ?? '')) return reply.redirect('/sites', 302);
+        return reply.send({ name: 'Plumb', api: '/v1', openapi: '/openapi.json', script: '/script.js', dashboard: '/sites' });
       }
       if (!params.sid) throw invalid('sid (the site id) is required');
       let type: HitType = 'pageview';

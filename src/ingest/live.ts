@@ -1,14 +1,15 @@
 // Live collection wiring: one enricher, site directory, salt store, visit state and write buffer per process,
-// with the timers that sweep idle visits and delete old salts; imports get pipelines of their own.
+// with the timers that sweep idle visits and delete old salts; imports get pipelines of their own. Visit state is
+// this process's memory (embedded) or a store every process shares (scale-out).
 
 import type { Metrics } from '../metrics.js';
-import type { EventStore, MetaStore } from '../store/types.js';
+import type { EventStore, MetaStore, VisitStateStore } from '../store/types.js';
 import { Enricher } from './enrich/index.js';
 import { HitLog, type LogRecord } from './hit-log.js';
 import { HitPipeline, type HitSink } from './pipeline.js';
 import { EphemeralSalts, StoredSalts } from './salts.js';
 import { SiteDirectory } from './site-directory.js';
-import { VISIT_TIMEOUT_MS, VisitTracker } from './visits.js';
+import { SharedVisitTracker, VISIT_TIMEOUT_MS, visitVersion, VisitTracker, type VisitState } from './visits.js';
 import { WriteBuffer, type WriteBufferOptions } from './write-buffer.js';
 
 export interface IngestOptions {
@@ -18,6 +19,8 @@ export interface IngestOptions {
    */
   logDir?: string;
   excludedHosts?: readonly string[];
+  /** Shared visit state (scale-out); without it, visits live in this process's memory. */
+  sharedVisits?: VisitStateStore;
   buffer?: WriteBufferOptions;
   log?: (err: unknown, message: string) => void;
 }
@@ -27,7 +30,8 @@ export class Ingest {
   readonly buffer: WriteBuffer;
   readonly sites: SiteDirectory;
   private readonly salts: StoredSalts;
-  private readonly visits = new VisitTracker();
+  /** In-memory visits (embedded mode), swept and resumed after a restart; undefined when visits are shared. */
+  private readonly localVisits: VisitTracker | undefined;
   private readonly timer: NodeJS.Timeout;
   /** Live hits: logged (and synced) first, then buffered; the collector answers after both. */
   private readonly liveSink: HitSink;
@@ -56,10 +60,13 @@ export class Ingest {
     this.liveSink = log
       ? { add: async (hit, visit) => buffer.add(hit, visit, await log.append(hit, visit)) }
       : buffer;
-    this.pipeline = this.newPipeline(this.salts, this.visits, this.liveSink);
+    let visits: VisitState;
+    if (options.sharedVisits) visits = new SharedVisitTracker(options.sharedVisits);
+    else visits = this.localVisits = new VisitTracker();
+    this.pipeline = this.newPipeline(this.salts, visits, this.liveSink);
     this.timer = setInterval(() => {
       const now = new Date();
-      this.visits.sweep(now);
+      this.localVisits?.sweep(now);
       this.salts.rotate(now).catch((err) => logError(err, 'deleting old salts failed'));
     }, 60_000);
     this.timer.unref();
@@ -79,7 +86,7 @@ export class Ingest {
       metrics.hitsReplayed.inc(opened.unconfirmed.length);
     }
     const ingest = new Ingest(await Enricher.create(), meta, events, metrics, options, log);
-    ingest.visits.seed(await events.visitsSeenSince(new Date(Date.now() - VISIT_TIMEOUT_MS)));
+    ingest.localVisits?.seed(await events.visitsSeenSince(new Date(Date.now() - VISIT_TIMEOUT_MS)));
     await ingest.salts.rotate(new Date());
     return ingest;
   }
@@ -100,7 +107,7 @@ export class Ingest {
     await this.log?.close();
   }
 
-  private newPipeline(salts: StoredSalts | EphemeralSalts, visits: VisitTracker, sink: HitSink = this.buffer): HitPipeline {
+  private newPipeline(salts: StoredSalts | EphemeralSalts, visits: VisitState, sink: HitSink = this.buffer): HitPipeline {
     return new HitPipeline({
       enricher: this.enricher,
       sites: this.sites,
@@ -118,7 +125,11 @@ async function replay(events: EventStore, records: readonly LogRecord[]): Promis
   const BATCH = 10_000;
   for (let i = 0; i < records.length; i += BATCH) {
     const batch = records.slice(i, i + BATCH);
-    const visits = new Map(batch.map((r) => [r.visit.visitId, r.visit]));
+    const visits = new Map<bigint, LogRecord['visit']>();
+    for (const { visit } of batch) {
+      const known = visits.get(visit.visitId);
+      if (!known || visitVersion(visit) >= visitVersion(known)) visits.set(visit.visitId, visit);
+    }
     await events.write(batch.map((r) => r.hit), [...visits.values()], batch.at(-1)!.seq);
   }
 }

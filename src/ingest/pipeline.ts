@@ -8,7 +8,7 @@ import { isBotUserAgent } from './enrich/index.js';
 import type { SaltSource } from './salts.js';
 import type { SiteDirectory } from './site-directory.js';
 import { visitorHash } from './visitor.js';
-import type { VisitTracker } from './visits.js';
+import type { VisitState } from './visits.js';
 
 /** A hit that cannot be understood: the collector answers 400 and stores nothing. */
 export class InvalidHit extends Error {}
@@ -24,7 +24,7 @@ export interface PipelineDeps {
   enricher: Enricher;
   sites: SiteDirectory;
   salts: SaltSource;
-  visits: VisitTracker;
+  visits: VisitState;
   sink: HitSink;
   metrics: Metrics;
   /** Page hostnames (without scheme) never recorded; `*.example.com` matches subdomains. */
@@ -82,7 +82,7 @@ export class HitPipeline {
     const domain = site.multiDomain && site.multiDomainOption === 'separate' ? attributes.hostname : undefined;
     const current = visitorHash(salts.current, site.id, hit.ip, hit.userAgent, domain);
     const previous = salts.previous === undefined ? undefined : visitorHash(salts.previous, site.id, hit.ip, hit.userAgent, domain);
-    const visit = this.deps.visits.record(site.id, current, previous, { ...attributes, type: hit.type, timestamp: hit.timestamp });
+    const visit = await this.deps.visits.record(site.id, current, previous, { ...attributes, type: hit.type, timestamp: hit.timestamp });
 
     await this.deps.sink.add(
       {

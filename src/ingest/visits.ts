@@ -1,7 +1,9 @@
 // Visits (sessions) of DESIGN.md section 6: a visitor's hits with no gap over 30 minutes, with entry and exit
-// pages, duration and pageview count kept up to date as hits arrive.
+// pages, duration and pageview count kept up to date as hits arrive. The rules are written once and applied to
+// state in this process's memory (VisitTracker, embedded mode) or in a shared store (SharedVisitTracker).
 
 import type { HitType, VisitRecord } from '../domain/hits.js';
+import type { VisitStateStore } from '../store/types.js';
 
 export const VISIT_TIMEOUT_MS = 30 * 60 * 1000;
 
@@ -48,7 +50,46 @@ const randomVisitId = (): bigint => {
   return idPool[--idsLeft]!;
 };
 
-export class VisitTracker {
+/** Where a hit finds the visit it belongs to. */
+export interface VisitState {
+  record(siteId: string, currentId: bigint, previousId: bigint | undefined, hit: VisitHit): RecordedVisit | Promise<RecordedVisit>;
+}
+
+/** A visit's version: one more with every hit, whichever process recorded it (the newest stored state wins). */
+export const visitVersion = (v: VisitRecord) => v.pageviews + v.events;
+
+function newVisit(siteId: string, visitorId: bigint, startedAt: Date): ActiveVisit {
+  return {
+    record: {
+      siteId,
+      visitId: randomVisitId(),
+      visitorId,
+      startedAt,
+      lastSeenAt: startedAt,
+      entryPage: '',
+      exitPage: '',
+      exitHostname: '',
+      pageviews: 0,
+      events: 0,
+      pathsExact: true,
+      referrerHostname: '',
+      referrerPathname: '',
+    },
+    keys: [],
+    firstPageviewAt: Infinity,
+    lastPageviewAt: -Infinity,
+    paths: new Map(),
+  };
+}
+
+/** Whether a hit at `at` belongs to the visit: no gap over the timeout on either side. */
+function continues(visit: ActiveVisit, at: number, timeoutMs: number): boolean {
+  const { startedAt, lastSeenAt } = visit.record;
+  return at - lastSeenAt.getTime() <= timeoutMs && startedAt.getTime() - at <= timeoutMs;
+}
+
+/** Visit state in this process's memory: the embedded mode, where one process sees every hit. */
+export class VisitTracker implements VisitState {
   private readonly byKey = new Map<string, ActiveVisit>();
 
   constructor(private readonly timeoutMs = VISIT_TIMEOUT_MS) {}
@@ -66,29 +107,7 @@ export class VisitTracker {
     const at = hit.timestamp.getTime();
     let visit = this.continuing(key, at);
     if (!visit && previousId !== undefined) visit = this.continuing(visitorKey(siteId, previousId), at);
-    if (!visit) {
-      visit = {
-        record: {
-          siteId,
-          visitId: randomVisitId(),
-          visitorId: currentId,
-          startedAt: hit.timestamp,
-          lastSeenAt: hit.timestamp,
-          entryPage: '',
-          exitPage: '',
-          exitHostname: '',
-          pageviews: 0,
-          events: 0,
-          pathsExact: true,
-          referrerHostname: '',
-          referrerPathname: '',
-        },
-        keys: [],
-        firstPageviewAt: Infinity,
-        lastPageviewAt: -Infinity,
-        paths: new Map(),
-      };
-    }
+    visit ??= newVisit(siteId, currentId, hit.timestamp);
     if (!visit.keys.includes(key)) {
       visit.keys.push(key);
     }
@@ -127,15 +146,114 @@ export class VisitTracker {
     return removed.size;
   }
 
-  /** The visit under `key` if a hit at `at` belongs to it (no gap over the timeout on either side). */
+  /** The visit under `key` if a hit at `at` belongs to it. */
   private continuing(key: string, at: number): ActiveVisit | undefined {
     const visit = this.byKey.get(key);
-    if (!visit) return undefined;
-    const { startedAt, lastSeenAt } = visit.record;
-    if (at - lastSeenAt.getTime() > this.timeoutMs) return undefined;
-    if (startedAt.getTime() - at > this.timeoutMs) return undefined;
-    return visit;
+    return visit && continues(visit, at, this.timeoutMs) ? visit : undefined;
   }
+}
+
+/** Attempts at one hit's compare-and-set before giving up (only a storm of hits of one visit needs more than 2). */
+const MAX_ATTEMPTS = 20;
+
+/**
+ * Visit state in a store every process shares (scale-out): read the visitor's visit, apply the hit with the same
+ * rules as VisitTracker, write it back only if nobody changed it meanwhile, else read again. Two processes taking
+ * the first hits of one visitor at once therefore still make one visit.
+ */
+export class SharedVisitTracker implements VisitState {
+  /** The hit of each visitor key being recorded by this process: its next hit waits, so only processes race. */
+  private readonly inFlight = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly store: VisitStateStore,
+    private readonly timeoutMs = VISIT_TIMEOUT_MS,
+  ) {}
+
+  record(siteId: string, currentId: bigint, previousId: bigint | undefined, hit: VisitHit): Promise<RecordedVisit> {
+    const key = visitorKey(siteId, currentId);
+    const before = this.inFlight.get(key);
+    const run = (before ? before.catch(() => undefined) : Promise.resolve()).then(() => this.commit(key, siteId, currentId, previousId, hit));
+    this.inFlight.set(key, run);
+    const forget = () => {
+      if (this.inFlight.get(key) === run) this.inFlight.delete(key);
+    };
+    run.then(forget, forget);
+    return run;
+  }
+
+  private async commit(key: string, siteId: string, currentId: bigint, previousId: bigint | undefined, hit: VisitHit): Promise<RecordedVisit> {
+    const keys = previousId === undefined ? [key] : [key, visitorKey(siteId, previousId)];
+    const at = hit.timestamp.getTime();
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const found = await this.store.lookup(keys);
+      let visit: ActiveVisit | undefined;
+      for (const entry of found) {
+        const candidate = entry?.doc ? decode(entry.doc) : undefined;
+        if (candidate && continues(candidate, at, this.timeoutMs)) {
+          visit = candidate;
+          break;
+        }
+      }
+      const expectedVersion = visit ? visitVersion(visit.record) : 0;
+      visit ??= newVisit(siteId, currentId, hit.timestamp);
+      if (!visit.keys.includes(key)) visit.keys.push(key);
+      const firstView = apply(visit, hit, at);
+      const committed = await this.store.commit({
+        visitId: visit.record.visitId.toString(),
+        expectedVersion,
+        version: visitVersion(visit.record),
+        doc: encode(visit),
+        pointers: [{ key, expected: found[0]?.visitId ?? null }],
+        // Twice the timeout: long enough for any hit that could still continue the visit.
+        ttlMs: 2 * this.timeoutMs,
+      });
+      if (committed) return { ...visit.record, firstView };
+      // Another process changed the visit: back off a little (with jitter, so two racers do not collide again).
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)));
+    }
+    throw new Error(`visit state of ${key} kept changing under concurrent hits`);
+  }
+}
+
+/** A visit as stored in a VisitStateStore: JSON, with bigints and times as strings and numbers. */
+interface VisitDoc {
+  r: Omit<VisitRecord, 'visitId' | 'visitorId' | 'startedAt' | 'lastSeenAt'> & { visitId: string; visitorId: string; startedAt: number; lastSeenAt: number };
+  k: string[];
+  /** First and last pageview times (null: none yet). */
+  f: number | null;
+  l: number | null;
+  /** Pathnames with their first view's time; null once first-view flags cannot be trusted. */
+  p: [string, number][] | null;
+}
+
+function encode(v: ActiveVisit): string {
+  const r = v.record;
+  const doc: VisitDoc = {
+    r: { ...r, visitId: r.visitId.toString(), visitorId: r.visitorId.toString(), startedAt: r.startedAt.getTime(), lastSeenAt: r.lastSeenAt.getTime() },
+    k: v.keys,
+    f: Number.isFinite(v.firstPageviewAt) ? v.firstPageviewAt : null,
+    l: Number.isFinite(v.lastPageviewAt) ? v.lastPageviewAt : null,
+    p: v.paths ? [...v.paths] : null,
+  };
+  return JSON.stringify(doc);
+}
+
+function decode(text: string): ActiveVisit {
+  const doc = JSON.parse(text) as VisitDoc;
+  return {
+    record: {
+      ...doc.r,
+      visitId: BigInt(doc.r.visitId),
+      visitorId: BigInt(doc.r.visitorId),
+      startedAt: new Date(doc.r.startedAt),
+      lastSeenAt: new Date(doc.r.lastSeenAt),
+    },
+    keys: doc.k,
+    firstPageviewAt: doc.f ?? Infinity,
+    lastPageviewAt: doc.l ?? -Infinity,
+    paths: doc.p ? new Map(doc.p) : undefined,
+  };
 }
 
 /** Adds the hit to the visit; returns whether it is the visit's first view of its pathname. */

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../domain/errors.js';
 import { hourlyAllowance, nextTier, tierOf, type Tier } from '../domain/tiers.js';
-import type { LimitStore } from '../store/types.js';
+import type { LimitStore, WindowDecision } from '../store/types.js';
 
 /** Which window a route counts against: aggregations and current visitors per minute, the rest per hour. */
 export type LimitClass = 'minute' | 'hour';
@@ -105,6 +105,14 @@ export class Limiter {
       throw err;
     }
     return admission;
+  }
+
+  /**
+   * Counts one attempt under `key` in a sliding window, whether or not the API limits are enabled: login and
+   * share-password attempts are a security limit, not a plan allowance. Same store, so shared across processes.
+   */
+  async attempt(key: string, windowMs: number, limit: number): Promise<WindowDecision> {
+    return this.store.hitWindow(`attempt:${key}`, windowMs, limit, this.now());
   }
 
   private async countInWindow(accountId: number, tier: Tier, limitClass: LimitClass, now: number): Promise<void> {

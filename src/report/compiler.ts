@@ -26,6 +26,32 @@ export function likePattern(value: string): string {
   return `%${value.replace(/[\\%_]/g, (c) => `\\${c}`).replace(/\*/g, '%')}%`;
 }
 
+/**
+ * The named subqueries of one statement: a WITH clause, or, for a dialect without common table expressions
+ * (ClickHouse 18.16 has WITH for expressions only), each subquery inlined wherever it is read.
+ */
+class Subqueries {
+  private readonly defined = new Map<string, string>();
+  constructor(private readonly dialect: SqlDialect) {}
+
+  /** Defines `name` (its SQL may read earlier names). */
+  add(name: string, sql: string): void {
+    this.defined.set(name, sql);
+  }
+
+  /** A FROM item reading `name`, under `alias` when given. */
+  ref(name: string, alias?: string): string {
+    if (!this.dialect.commonTableExpressions) return `(${this.defined.get(name)!}) ${alias ?? name}`;
+    return alias ? `${name} ${alias}` : name;
+  }
+
+  /** What the statement starts with: the WITH clause, or nothing when inlined. */
+  with(): string {
+    if (!this.dialect.commonTableExpressions || this.defined.size === 0) return '';
+    return `WITH ${[...this.defined].map(([name, sql]) => `${name} AS (${sql})`).join(', ')} `;
+  }
+}
+
 export class ReportCompiler {
   constructor(readonly dialect: SqlDialect) {}
 
@@ -76,7 +102,8 @@ export class ReportCompiler {
       ...(wantsPaths ? ['h.pathname AS pathname'] : []),
       ...(wantsValue ? ['h.value AS value'] : []),
     ];
-    const sel = `WITH sel AS (SELECT ${selected.join(', ')} FROM ${d.table('hits')} h WHERE ${where.join(' AND ')}) `;
+    const w = new Subqueries(d);
+    w.add('sel', `SELECT ${selected.join(', ')} FROM ${d.table('hits', 'h')} WHERE ${where.join(' AND ')}`);
 
     const visitFacts = this.visitFacts();
     const groupColumns = [
@@ -91,17 +118,17 @@ export class ReportCompiler {
 
     let sql: string;
     if (!visitLevel && !q.aggregates.some((a) => PER_VISIT.has(a))) {
-      sql = sel + `SELECT ${select({ pageviews: 'count(*)', conversions: 'count(*)', value: 'sum(p.value)' })} FROM sel p${groupBy}${tail}`;
+      sql = w.with() + `SELECT ${select({ pageviews: 'count(*)', conversions: 'count(*)', value: 'sum(p.value)' })} FROM ${w.ref('sel', 'p')}${groupBy}${tail}`;
     } else if (!visitLevel && groupKeys.length === 0 && needsVisitFacts && !wantsPaths) {
       const totals = {
-        pageviews: '(SELECT count(*) FROM sel)',
-        conversions: '(SELECT count(*) FROM sel)',
-        value: '(SELECT sum(value) FROM sel)',
+        pageviews: `(SELECT count(*) FROM ${w.ref('sel')})`,
+        conversions: `(SELECT count(*) FROM ${w.ref('sel')})`,
+        value: `(SELECT sum(value) FROM ${w.ref('sel')})`,
         visits: 'count(*)',
         unique_conversions: 'count(*)',
         ...visitFacts,
       };
-      sql = sel + `SELECT ${select(totals)} FROM ${d.table('visits')} v WHERE v.visit_id IN (SELECT visit_id FROM sel)`;
+      sql = w.with() + `SELECT ${select(totals)} FROM ${d.table('visits', 'v')} WHERE v.visit_id IN (SELECT visit_id FROM ${w.ref('sel')})`;
     } else {
       const perVisit = [
         ...inner.map((g) => g.alias),
@@ -120,11 +147,11 @@ export class ReportCompiler {
         ...visitFacts,
       };
       const visitWhere = this.filters(visitFilters, b);
+      w.add('per_visit', `SELECT ${perVisit.join(', ')} FROM ${w.ref('sel')} GROUP BY ${[...inner.map((g) => g.alias), 'visit_id'].join(', ')}`);
       sql =
-        sel +
-        `, per_visit AS (SELECT ${perVisit.join(', ')} FROM sel GROUP BY ${[...inner.map((g) => g.alias), 'visit_id'].join(', ')}) ` +
-        `SELECT ${select(perGroup)} FROM per_visit p` +
-        (needsVisitFacts || visitLevel ? ` JOIN ${d.table('visits')} v ON v.visit_id = p.visit_id` : '') +
+        w.with() +
+        `SELECT ${select(perGroup)} FROM ${w.ref('per_visit', 'p')}` +
+        (needsVisitFacts || visitLevel ? ` JOIN ${d.joinedTable('visits', 'v')} ON v.visit_id = p.visit_id` : '') +
         (visitWhere.length > 0 ? ` WHERE ${visitWhere.join(' AND ')}` : '') +
         groupBy +
         tail;
@@ -170,9 +197,12 @@ export class ReportCompiler {
         ...(q.dateGrouping ? [`a.${TIMESTAMP_ALIAS} AS ${TIMESTAMP_ALIAS}`] : []),
         ...q.aggregates.map((a) => `${a === 'uniques' ? 'u' : 'a'}.${aggregateAlias(a)} AS ${aggregateAlias(a)}`),
       ];
+      const w = new Subqueries(this.dialect);
+      w.add('a', visitPart);
+      w.add('u', pagePart);
       return done(
-        `WITH a AS (${visitPart}), u AS (${pagePart}) SELECT ${columns.join(', ')} FROM a ` +
-          (q.dateGrouping ? `JOIN u ON u.${TIMESTAMP_ALIAS} = a.${TIMESTAMP_ALIAS}` : 'CROSS JOIN u'),
+        `${w.with()}SELECT ${columns.join(', ')} FROM ${w.ref('a')} ` +
+          (q.dateGrouping ? `JOIN ${w.ref('u')} ON u.${TIMESTAMP_ALIAS} = a.${TIMESTAMP_ALIAS}` : `CROSS JOIN ${w.ref('u')}`),
       );
     }
     return undefined;
@@ -186,7 +216,7 @@ export class ReportCompiler {
   private visitRollup(q: ReportQuery, b: Binder): string {
     const d = this.dialect;
     const outer = q.fieldGrouping.map((f, i) => ({ alias: fieldAlias(i), expr: col(GROUP_FIELDS[f]) }));
-    const visits = d.table('visits');
+    const visits = d.table('visits', 'v');
     const spans = q.dateGrouping ? offsetSpans(q.timezone, q.from.getTime(), q.until.getTime()) : [];
     const bucketOf = (ts: string) => d.bucket(q.dateGrouping!, d.localTime(ts, spans, b));
     const site = b.value(q.siteId);
@@ -196,17 +226,17 @@ export class ReportCompiler {
     const ts = q.dateGrouping ? [`${bucketOf('v.started_at')} AS ${TIMESTAMP_ALIAS}`] : [];
     const facts = 'v.entry_page, v.exit_page, v.started_at, v.last_seen_at, v.pageviews';
     const edgeVisits =
-      `SELECT v.visit_id FROM ${visits} v WHERE v.site_id = ${site} AND v.pageviews > 0 AND v.started_at < ${until} ` +
+      `SELECT v.visit_id FROM ${visits} WHERE v.site_id = ${site} AND v.pageviews > 0 AND v.started_at < ${until} ` +
       `AND v.last_seen_at >= ${from} AND NOT (${inside})`;
     const edgeHits =
       `SELECT ${q.dateGrouping ? `${bucketOf('h.ts')} AS ${TIMESTAMP_ALIAS}, ` : ''}h.visit_id AS visit_id, count(*) AS n ` +
-      `FROM ${d.table('hits')} h WHERE h.site_id = ${site} AND h.type = 'pageview' AND h.ts >= ${from} AND h.ts < ${until} ` +
+      `FROM ${d.table('hits', 'h')} WHERE h.site_id = ${site} AND h.type = 'pageview' AND h.ts >= ${from} AND h.ts < ${until} ` +
       `AND h.visit_id IN (${edgeVisits}) GROUP BY ${q.dateGrouping ? `${TIMESTAMP_ALIAS}, ` : ''}h.visit_id`;
     const rollup =
-      `SELECT ${[...ts, 'v.visit_id AS visit_id', 'v.pageviews AS n', facts].join(', ')} FROM ${visits} v ` +
+      `SELECT ${[...ts, 'v.visit_id AS visit_id', 'v.pageviews AS n', facts].join(', ')} FROM ${visits} ` +
       `WHERE v.site_id = ${site} AND v.pageviews > 0 AND ${inside} ` +
       `UNION ALL SELECT ${[...(q.dateGrouping ? [`e.${TIMESTAMP_ALIAS} AS ${TIMESTAMP_ALIAS}`] : []), 'e.visit_id AS visit_id', 'e.n AS n', facts].join(', ')} ` +
-      `FROM (${edgeHits}) e JOIN ${visits} v ON v.visit_id = e.visit_id`;
+      `FROM (${edgeHits}) e JOIN ${d.joinedTable('visits', 'v')} ON v.visit_id = e.visit_id`;
     const aggregates: Record<string, string> = { pageviews: 'sum(v.n)', visits: 'count(*)', ...this.visitFacts() };
     const columns = [
       ...(q.dateGrouping ? [`${d.formatBucket(`v.${TIMESTAMP_ALIAS}`)} AS ${TIMESTAMP_ALIAS}`] : []),
@@ -215,8 +245,10 @@ export class ReportCompiler {
     ];
     const keys = [...(q.dateGrouping ? [`v.${TIMESTAMP_ALIAS}`] : []), ...outer.map((g) => g.expr)];
     const visitWhere = this.filters(q.filters, b);
+    const w = new Subqueries(d);
+    w.add('rollup', rollup);
     return (
-      `WITH rollup AS (${rollup}) SELECT ${columns.join(', ')} FROM rollup v` +
+      `${w.with()}SELECT ${columns.join(', ')} FROM ${w.ref('rollup', 'v')}` +
       (visitWhere.length > 0 ? ` WHERE ${visitWhere.join(' AND ')}` : '') +
       (keys.length > 0 ? ` GROUP BY ${keys.join(', ')}` : '')
     );
@@ -240,7 +272,7 @@ export class ReportCompiler {
       `v.paths_exact AND v.started_at >= ${from} AND v.last_seen_at < ${until}` +
       (q.dateGrouping ? ` AND ${bucketOf('v.started_at')} = ${bucketOf('v.last_seen_at')}` : '');
     const edge =
-      `SELECT v.visit_id FROM ${d.table('visits')} v WHERE v.site_id = ${site} AND v.pageviews > 0 ` +
+      `SELECT v.visit_id FROM ${d.table('visits', 'v')} WHERE v.site_id = ${site} AND v.pageviews > 0 ` +
       `AND v.started_at < ${until} AND v.last_seen_at >= ${from} AND NOT (${simple})`;
     const groups = [...(q.dateGrouping ? [TIMESTAMP_ALIAS] : []), ...(q.fieldGrouping.length > 0 ? [fieldAlias(0)] : [])];
     const selected = [
@@ -259,11 +291,15 @@ export class ReportCompiler {
     ];
     const groupBy = (extra: string[] = []) => ([...groups, ...extra].length > 0 ? ` GROUP BY ${[...groups, ...extra].join(', ')}` : '');
     const lead = groups.length > 0 ? `${groups.join(', ')}, ` : '';
+    const w = new Subqueries(d);
+    w.add('edge', edge);
+    w.add('sel', `SELECT ${selected.join(', ')} FROM ${d.table('hits', 'h')} WHERE ${where.join(' AND ')}`);
     const parts =
-      `SELECT ${lead}count(*) AS pv, sum(CASE WHEN first_view THEN 1 ELSE 0 END) AS pairs FROM sel ` +
-      `WHERE visit_id NOT IN (SELECT visit_id FROM edge)${groupBy()} ` +
-      `UNION ALL SELECT ${lead}sum(n) AS pv, count(*) AS pairs FROM (SELECT ${lead}visit_id, pathname, count(*) AS n FROM sel ` +
-      `WHERE visit_id IN (SELECT visit_id FROM edge)${groupBy(['visit_id', 'pathname'])}) e${groupBy()}`;
+      `SELECT ${lead}count(*) AS pv, sum(CASE WHEN first_view THEN 1 ELSE 0 END) AS pairs FROM ${w.ref('sel')} ` +
+      `WHERE visit_id NOT IN (SELECT visit_id FROM ${w.ref('edge')})${groupBy()} ` +
+      `UNION ALL SELECT ${lead}sum(n) AS pv, count(*) AS pairs FROM (SELECT ${lead}visit_id, pathname, count(*) AS n FROM ${w.ref('sel')} ` +
+      `WHERE visit_id IN (SELECT visit_id FROM ${w.ref('edge')})${groupBy(['visit_id', 'pathname'])}) e${groupBy()}`;
+    w.add('parts', parts);
     const aggregates: Partial<Record<Aggregate, string>> = { pageviews: 'sum(p.pv)', uniques: 'sum(p.pairs)', visits: 'sum(p.pairs)' };
     const columns = [
       ...(q.fieldGrouping.length > 0 ? [`p.${fieldAlias(0)} AS ${fieldAlias(0)}`] : []),
@@ -271,8 +307,7 @@ export class ReportCompiler {
       ...q.aggregates.map((a) => `${aggregates[a]} AS ${aggregateAlias(a)}`),
     ];
     return (
-      `WITH edge AS (${edge}), sel AS (SELECT ${selected.join(', ')} FROM ${d.table('hits')} h WHERE ${where.join(' AND ')}), ` +
-      `parts AS (${parts}) SELECT ${columns.join(', ')} FROM parts p` +
+      `${w.with()}SELECT ${columns.join(', ')} FROM ${w.ref('parts', 'p')}` +
       (groups.length > 0 ? ` GROUP BY ${groups.map((g) => `p.${g}`).join(', ')}` : '')
     );
   }
@@ -306,7 +341,7 @@ export class ReportCompiler {
     const b = new Binder(this.dialect);
     const where = [`site_id = ${b.value(siteId)}`, `type = ${b.value(entity)}`];
     if (entity === 'event') where.push(`event_name = ${b.value(eventName ?? '')}`);
-    return { sql: `SELECT min(ts) AS first FROM ${this.dialect.table('hits')} WHERE ${where.join(' AND ')}`, params: b.params };
+    return { sql: `SELECT ${this.dialect.earliest('ts')} AS first FROM ${this.dialect.table('hits')} WHERE ${where.join(' AND ')}`, params: b.params };
   }
 
   /** Runs a pattern once, so an invalid one fails on its own before the report (and becomes a 400). */

@@ -23,6 +23,8 @@ export class Binder {
 
 export class SqlDialect {
   readonly name: string = 'duckdb';
+  /** Whether `WITH name AS (subquery)` exists; without it the compiler inlines each subquery where it is read. */
+  readonly commonTableExpressions: boolean = true;
 
   /** DuckDB binds every value as a numbered parameter (numbered, so SQL may be assembled in any order). */
   placeholder(value: SqlValue, params: SqlValue[]): string {
@@ -88,9 +90,19 @@ export class SqlDialect {
     return `count(DISTINCT ${column})`;
   }
 
-  /** Table references: a dialect may need a modifier (e.g. ClickHouse's FINAL on visits). */
-  table(name: 'hits' | 'visits'): string {
-    return name;
+  /** Table references, with an alias when given: a dialect may need a modifier (e.g. ClickHouse's FINAL on visits). */
+  table(name: 'hits' | 'visits', alias?: string): string {
+    return alias ? `${name} ${alias}` : name;
+  }
+
+  /** A table on the right of a JOIN (ClickHouse drops FINAL there, so it needs another form). */
+  joinedTable(name: 'hits' | 'visits', alias: string): string {
+    return this.table(name, alias);
+  }
+
+  /** The earliest of a timestamp column, as the engine reads it: a Date, or UTC text `YYYY-MM-DD HH:MM:SS[.mmm]`. */
+  earliest(column: string): string {
+    return `min(${column})`;
   }
 
   limit(n: string): string {

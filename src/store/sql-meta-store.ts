@@ -4,11 +4,12 @@
 import { ValidationError } from '../domain/errors.js';
 import { newTrackingCode, newUuid } from '../domain/ids.js';
 import type {
-  Account, AccountPatch, Goal, GoalPatch, MetaStore, Milestone, MilestonePatch, MonthlyUsage, NewAccount, NewGoal,
-  NewMilestone, NewSite, NewToken, Page, PageRequest, Site, SitePatch, TokenRecord,
+  Account, AccountPatch, DashboardSession, Goal, GoalPatch, Login, MetaStore, Milestone, MilestonePatch, MonthlyUsage,
+  NewAccount, NewDashboardSession, NewGoal, NewMilestone, NewSite, NewToken, Page, PageRequest, Site, SitePatch,
+  TokenRecord,
 } from './types.js';
 import type { SqlDatabase, SqlParam as Param, SqlQuerier as Querier } from './sql-database.js';
-import { toAccount, toGoal, toMilestone, toSite, toToken } from './sql-rows.js';
+import { toAccount, toGoal, toMilestone, toSession, toSite, toToken } from './sql-rows.js';
 
 type Row = Record<string, unknown>;
 
@@ -124,6 +125,69 @@ export class SqlMetaStore implements MetaStore {
     return rows.length;
   }
 
+  // ---- dashboard logins and sessions
+
+  async getPasswordHash(accountId: number): Promise<string | undefined> {
+    const rows = await this.db.serial((q) =>
+      q.rows<{ password_hash: string }>('SELECT password_hash FROM account_passwords WHERE account_id = ?', [accountId]),
+    );
+    return rows[0]?.password_hash;
+  }
+
+  async setPasswordHash(accountId: number, hash: string): Promise<void> {
+    await this.db.serial((q) =>
+      q.exec(
+        `INSERT INTO account_passwords VALUES (?, ?, ?)
+         ON CONFLICT (account_id) DO UPDATE SET password_hash = excluded.password_hash, updated_at = excluded.updated_at`,
+        [accountId, hash, new Date()],
+      ),
+    );
+  }
+
+  async findLogin(email: string): Promise<Login | undefined> {
+    const rows = await this.db.serial((q) =>
+      q.rows(
+        `SELECT a.*, p.password_hash AS login_password_hash FROM accounts a JOIN account_passwords p ON p.account_id = a.id
+         WHERE lower(a.email) = lower(?) ORDER BY a.id LIMIT 1`,
+        [email],
+      ),
+    );
+    const row = rows[0];
+    return row && { account: toAccount(row), passwordHash: row.login_password_hash as string };
+  }
+
+  createSession(input: NewDashboardSession): Promise<DashboardSession> {
+    return this.db.serial(async (q) => {
+      const [row] = await q.rows(
+        `INSERT INTO dashboard_sessions (id_hash, kind, account_id, site_id, csrf, binding, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        [input.idHash, input.kind, input.accountId, input.siteId, input.csrf, input.binding, new Date(), input.expiresAt],
+      );
+      return toSession(row!);
+    });
+  }
+
+  async findSession(idHash: string): Promise<DashboardSession | undefined> {
+    const rows = await this.db.serial((q) => q.rows('SELECT * FROM dashboard_sessions WHERE id_hash = ?', [idHash]));
+    return rows[0] && toSession(rows[0]);
+  }
+
+  async deleteSession(idHash: string): Promise<void> {
+    await this.db.serial((q) => q.exec('DELETE FROM dashboard_sessions WHERE id_hash = ?', [idHash]));
+  }
+
+  async deleteAccountSessions(accountId: number): Promise<number> {
+    const rows = await this.db.serial((q) =>
+      q.rows('DELETE FROM dashboard_sessions WHERE account_id = ? RETURNING id_hash', [accountId]),
+    );
+    return rows.length;
+  }
+
+  async deleteExpiredSessions(now: Date): Promise<number> {
+    const rows = await this.db.serial((q) => q.rows('DELETE FROM dashboard_sessions WHERE expires_at < ? RETURNING id_hash', [now]));
+    return rows.length;
+  }
+
   // ---- tokens
 
   createToken(input: NewToken): Promise<TokenRecord> {
@@ -215,6 +279,7 @@ export class SqlMetaStore implements MetaStore {
     await this.db.transaction(async (q) => {
       await q.exec('DELETE FROM goals WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM milestones WHERE site_id = ?', [id]);
+      await q.exec('DELETE FROM dashboard_sessions WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM sites WHERE id = ?', [id]);
     });
   }

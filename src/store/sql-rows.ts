@@ -1,6 +1,6 @@
 // Rows of the metadata tables as domain objects: one mapping for every SQL MetaStore (DuckDB, PostgreSQL).
 
-import type { Account, Goal, Milestone, Site, TokenRecord } from './types.js';
+import type { Account, DashboardSession, Goal, Milestone, Site, TokenRecord } from './types.js';
 
 type Row = Record<string, unknown>;
 
@@ -59,4 +59,15 @@ export const toMilestone = (r: Row): Milestone => ({
   milestoneDate: typeof r.milestone_date === 'string' ? r.milestone_date : (r.milestone_date as Date).toISOString().slice(0, 10),
   createdAt: r.created_at as Date,
   updatedAt: r.updated_at as Date,
+});
+
+export const toSession = (r: Row): DashboardSession => ({
+  idHash: r.id_hash as string,
+  kind: r.kind as DashboardSession['kind'],
+  accountId: Number(r.account_id),
+  siteId: (r.site_id as string | null) ?? null,
+  csrf: r.csrf as string,
+  binding: (r.binding as string | null) ?? null,
+  createdAt: r.created_at as Date,
+  expiresAt: r.expires_at as Date,
 });

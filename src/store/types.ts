@@ -93,6 +93,30 @@ export type GoalPatch = Partial<Pick<Goal, 'name' | 'currency'>>;
 export type NewMilestone = Pick<Milestone, 'siteId' | 'name' | 'milestoneDate'>;
 export type MilestonePatch = Pick<Milestone, 'name' | 'milestoneDate'>;
 
+/** `owner`: a logged-in account owner; `share`: a visitor of one site's share page (read-only on that site). */
+export type SessionKind = 'owner' | 'share';
+
+/** A dashboard or share-page session; the cookie carries the id, the store only its SHA-256. */
+export interface DashboardSession {
+  idHash: string;
+  kind: SessionKind;
+  accountId: number;
+  siteId: string | null;
+  /** The anti-CSRF value the session's pages send back in a header (bound to this session only). */
+  csrf: string;
+  /** Share sessions: digest of the site's sharing settings when granted; a change to them ends the session. */
+  binding: string | null;
+  createdAt: Date;
+  expiresAt: Date;
+}
+export type NewDashboardSession = Omit<DashboardSession, 'createdAt'>;
+
+/** An account that can log in to the dashboard, with its password hash. */
+export interface Login {
+  account: Account;
+  passwordHash: string;
+}
+
 /** API requests counted for one account in one calendar month (UTC), `YYYY-MM`. */
 export interface MonthlyUsage {
   month: string;
@@ -124,6 +148,21 @@ export interface MetaStore {
   /** Deletes salts of days before `day`; returns how many. */
   deleteSaltsBefore(day: string): Promise<number>;
 
+  /** The account's dashboard password hash, undefined when it has none. */
+  getPasswordHash(accountId: number): Promise<string | undefined>;
+  setPasswordHash(accountId: number, hash: string): Promise<void>;
+  /** The lowest-id account with this email (compared case-insensitively) that has a password. */
+  findLogin(email: string): Promise<Login | undefined>;
+
+  createSession(input: NewDashboardSession): Promise<DashboardSession>;
+  /** The session with this id hash, expired or not (the caller judges expiry). */
+  findSession(idHash: string): Promise<DashboardSession | undefined>;
+  deleteSession(idHash: string): Promise<void>;
+  /** Ends every session of the account (a password change); returns how many. */
+  deleteAccountSessions(accountId: number): Promise<number>;
+  /** Removes sessions that expired before `now`; returns how many. */
+  deleteExpiredSessions(now: Date): Promise<number>;
+
   createToken(input: NewToken): Promise<TokenRecord>;
   findTokenByHash(hash: string): Promise<TokenRecord | undefined>;
   listTokens(accountId: number): Promise<TokenRecord[]>;
@@ -136,7 +175,7 @@ export interface MetaStore {
   getSite(id: string): Promise<Site | undefined>;
   listSites(accountId: number, page: PageRequest): Promise<Page<Site>>;
   updateSite(id: string, patch: SitePatch): Promise<Site>;
-  /** Deletes the site with its events and milestones. */
+  /** Deletes the site with its events, milestones and share sessions. */
   deleteSite(id: string): Promise<void>;
 
   createGoal(input: NewGoal): Promise<Goal>;
@@ -195,5 +234,31 @@ export interface EventStore {
   listHits(siteId: string): Promise<StoredHit[]>;
   listVisits(siteId: string): Promise<VisitRecord[]>;
   deleteSite(siteId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A compare-and-set write of one visit's state (see VisitStateStore). */
+export interface VisitCommit {
+  visitId: string;
+  /** The version read before the change (0: the visit is new). */
+  expectedVersion: number;
+  version: number;
+  /** The visit's state, serialised by the caller. */
+  doc: string;
+  /** Visitor keys to point at the visit, each with the value read before the change (null: none). */
+  pointers: { key: string; expected: string | null }[];
+  /** How long an untouched visit and its pointers are kept. */
+  ttlMs: number;
+}
+
+/**
+ * Visit state shared by every process (scale-out, DESIGN.md section 2): visitor keys point at visit documents,
+ * changed only by compare-and-set, so hits of one visit may arrive at any process in any interleaving.
+ */
+export interface VisitStateStore {
+  /** For each visitor key: the visit it points at and that visit's document (null when it has expired). */
+  lookup(keys: readonly string[]): Promise<({ visitId: string; doc: string | null } | null)[]>;
+  /** Applies the commit only if nothing it read has changed since; false means read again and retry. */
+  commit(c: VisitCommit): Promise<boolean>;
   close(): Promise<void>;
 }

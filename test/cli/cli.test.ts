@@ -114,6 +114,20 @@ describe('plumb CLI', () => {
     assert.ok(temporary.revoked_at, 'the temporary token is revoked');
   });
 
+  it('sets an account\'s dashboard password, read from standard input or asked', async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const withPassword = (password: string) => ({ readPassword: async (fromStdin: boolean) => (assert.equal(fromStdin, true), password) });
+    const short = await run(['account', 'password', '1', '--password-stdin'], env, (l) => out.push(l), (l) => err.push(l), withPassword('short'));
+    assert.equal(short, 1);
+    assert.match(err.join('\n'), /at least 10 characters/);
+    const ok = await run(['account', 'password', '1', '--password-stdin'], env, (l) => out.push(l), (l) => err.push(l), withPassword('cli password 123'));
+    assert.equal(ok, 0, err.join('\n'));
+    assert.match(out.join('\n'), /set the dashboard password of account 1/);
+    const { verifyPassword } = await import('../../src/domain/secrets.js');
+    assert.equal(await verifyPassword('cli password 123', (await t.meta.getPasswordHash(1))!), true);
+  });
+
   it('explains usage mistakes and missing setup', async () => {
     assert.equal((await plumb([])).code, 2);
     const unknown = await plumb(['frobnicate']);

@@ -1,5 +1,6 @@
-// A Plumb app (the server's own wiring, src/assemble.ts) on a fresh in-memory DuckDB for tests, with helpers to
-// make accounts, tokens and requests.
+// A Plumb app (the server's own wiring, src/assemble.ts) for tests, with helpers to make accounts, tokens and
+// requests: on a fresh in-memory DuckDB, or with PLUMB_TEST_STORE=scale-out on fresh PostgreSQL, ClickHouse and
+// Redis namespaces (test/helpers/scale-out.ts), so one set of test definitions covers both modes.
 
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { assemble } from '../../src/assemble.js';
@@ -15,6 +16,7 @@ import type { Metrics } from '../../src/metrics.js';
 import type { ReportEngine } from '../../src/report/engine.js';
 import type { QueryGateOptions } from '../../src/report/query-gate.js';
 import type { EventStore, LimitStore, MetaStore } from '../../src/store/types.js';
+import { freshScaleOut, TEST_STORE } from './scale-out.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const OWNER_TOKEN = 'test-owner-token-0123456789abcdef';
@@ -61,8 +63,10 @@ let trackerScript: Promise<TrackerScript> | undefined;
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   trackerScript ??= buildTrackerScript();
+  const scaleOut = TEST_STORE === 'scale-out' ? await freshScaleOut() : undefined;
   const plumb = await assemble({
     dbPath: options.dbPath ?? ':memory:',
+    ...(scaleOut ? { scaleOut: scaleOut.options, redisPrefix: scaleOut.redisPrefix } : {}),
     adminToken: ADMIN_TOKEN,
     rateLimits: options.limits !== undefined,
     ...(options.limits?.store ? { limitStore: options.limits.store } : {}),
@@ -99,6 +103,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       }
       return { status: res.statusCode, body: parsed, headers: res.headers };
     },
-    close: () => plumb.close(),
+    async close() {
+      await plumb.close();
+      await scaleOut?.drop();
+    },
   };
 }

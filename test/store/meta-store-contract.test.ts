@@ -6,7 +6,7 @@ import { ValidationError } from '../../src/domain/errors.js';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
 import { migrate } from '../../src/store/duckdb/migrations.js';
 import { PgDatabase } from '../../src/store/postgres/database.js';
-import { migratePostgres } from '../../src/store/postgres/migrations.js';
+import { migratePostgres, PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { SqlMetaStore } from '../../src/store/sql-meta-store.js';
 import { DATABASE_URL, freshSchema } from '../helpers/postgres.js';
 
@@ -32,7 +32,7 @@ const backends: Backend[] = [
       const db = new PgDatabase(DATABASE_URL, { schema });
       // Several processes start at once: concurrent migrations must leave one schema.
       const ran = await Promise.all([migratePostgres(db.pool), migratePostgres(db.pool), migratePostgres(db.pool)]);
-      assert.equal(ran.flat().length, 1, 'each migration ran exactly once');
+      assert.equal(ran.flat().length, PG_MIGRATIONS.length, 'each migration ran exactly once');
       const store = new SqlMetaStore(db);
       return { store, done: async () => (await store.close(), await drop()) };
     },
@@ -121,6 +121,51 @@ for (const backend of backends) {
       assert.equal(await store.deleteSaltsBefore('2026-11-21'), 1);
       assert.equal(await store.findSalt('2026-11-20'), undefined);
       assert.equal(await store.findSalt('2026-11-21'), 'today');
+    });
+
+    it('keeps one password hash per account and finds logins by email, case-insensitively', async () => {
+      const unique = `Owner.${Date.now()}.${Math.random().toString(36).slice(2)}@Example.test`;
+      const a = await store.createAccount({ name: 'P', email: unique, timezone: 'UTC', tier: 1, subscriptionStatus: 'active' });
+      const b = await store.createAccount({ name: 'Q', email: unique, timezone: 'UTC', tier: 1, subscriptionStatus: 'active' });
+      assert.equal(await store.getPasswordHash(a.id), undefined);
+      assert.equal(await store.findLogin(unique), undefined, 'no password, no login');
+      await store.setPasswordHash(b.id, 'scrypt$b');
+      assert.equal((await store.findLogin(unique.toLowerCase()))?.account.id, b.id);
+      await store.setPasswordHash(a.id, 'scrypt$first');
+      await store.setPasswordHash(a.id, 'scrypt$second');
+      assert.equal(await store.getPasswordHash(a.id), 'scrypt$second');
+      const login = await store.findLogin(unique.toUpperCase());
+      assert.deepEqual(login, { account: await store.getAccount(a.id), passwordHash: 'scrypt$second' }, 'the lowest id wins');
+      assert.equal(await store.findLogin(`x${unique}`), undefined);
+    });
+
+    it('stores sessions by id hash, ends them per account, per site and on expiry', async () => {
+      const a = await account();
+      const s = await site(a.id);
+      const expiresAt = new Date('2030-01-01T00:00:00.123Z');
+      const owner = await store.createSession({
+        idHash: `owner-${a.id}`, kind: 'owner', accountId: a.id, siteId: null, csrf: 'c1', binding: null, expiresAt,
+      });
+      assert.deepEqual(await store.findSession(`owner-${a.id}`), owner);
+      assert.deepEqual([owner.kind, owner.accountId, owner.siteId, owner.csrf, owner.expiresAt.toISOString()], ['owner', a.id, null, 'c1', expiresAt.toISOString()]);
+      const share = await store.createSession({
+        idHash: `share-${a.id}`, kind: 'share', accountId: a.id, siteId: s.id, csrf: 'c2', binding: 'b', expiresAt,
+      });
+      assert.deepEqual([share.siteId, share.binding], [s.id, 'b']);
+      await store.createSession({
+        idHash: `old-${a.id}`, kind: 'owner', accountId: a.id, siteId: null, csrf: 'c3', binding: null, expiresAt: new Date('2020-01-01T00:00:00Z'),
+      });
+      assert.ok((await store.deleteExpiredSessions(new Date('2026-01-01T00:00:00Z'))) >= 1);
+      assert.equal(await store.findSession(`old-${a.id}`), undefined);
+      assert.ok(await store.findSession(`owner-${a.id}`), 'a live session survives the sweep');
+      await store.deleteSite(s.id);
+      assert.equal(await store.findSession(`share-${a.id}`), undefined, 'deleting a site ends its share sessions');
+      await store.createSession({ idHash: `second-${a.id}`, kind: 'owner', accountId: a.id, siteId: null, csrf: 'c4', binding: null, expiresAt });
+      assert.equal(await store.deleteAccountSessions(a.id), 2);
+      assert.equal(await store.findSession(`owner-${a.id}`), undefined);
+      await store.createSession({ idHash: `third-${a.id}`, kind: 'owner', accountId: a.id, siteId: null, csrf: 'c5', binding: null, expiresAt });
+      await store.deleteSession(`third-${a.id}`);
+      assert.equal(await store.findSession(`third-${a.id}`), undefined);
     });
   });
 }

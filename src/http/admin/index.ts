@@ -5,7 +5,8 @@ import type { TokenAuthenticator } from '../../auth/token-authenticator.js';
 import { notFound, unauthenticated, ValidationError, FieldErrorCollector } from '../../domain/errors.js';
 import { newTokenSecret } from '../../domain/ids.js';
 import { abilityProblem } from '../../domain/scopes.js';
-import { constantTimeEqual, hashToken } from '../../domain/secrets.js';
+import { passwordProblem } from '../../domain/passwords.js';
+import { constantTimeEqual, hashPassword, hashToken } from '../../domain/secrets.js';
 import { formatTimestamp, isTimeZone, parseTimestamp } from '../../domain/time.js';
 import { importLines } from '../../ingest/import.js';
 import type { Ingest } from '../../ingest/live.js';
@@ -170,6 +171,22 @@ export async function adminApi(app: FastifyInstance, { adminToken, meta, auth, u
       // Plans apply immediately (SPEC.md section 8): drop this process's cached copy now.
       auth.forgetAccount(request.params.id);
       return presentAdminAccount(account!);
+    },
+  });
+
+  // The account's dashboard login password (docs/dashboard.md). Setting it ends the account's sessions.
+  app.put<{ Params: { id: number }; Body: { password: string } }>('/accounts/:id/password', {
+    schema: {
+      params: accountIdParams,
+      body: { type: 'object', properties: { password: { type: 'string' } }, required: ['password'] },
+    },
+    handler: async (request) => {
+      const account = await accountOr404(request.params.id);
+      const problem = passwordProblem(request.body.password);
+      if (problem) throw ValidationError.of('password', problem);
+      await meta.setPasswordHash(account.id, await hashPassword(request.body.password));
+      const ended = await meta.deleteAccountSessions(account.id);
+      return { ...presentAdminAccount(account), password_set: true, sessions_ended: ended };
     },
   });
 

@@ -1,11 +1,13 @@
 // Authentication and the scope table of SPEC.md section 5, applied to every /v1 route from its `access` config.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { CSRF_HEADER, type SessionManager } from '../../auth/sessions.js';
 import type { Principal, TokenAuthenticator } from '../../auth/token-authenticator.js';
 import { badRequest, forbidden, notFound } from '../../domain/errors.js';
-import type { Admission, LimitClass, Limiter } from '../../limits/limiter.js';
+import { RateLimited, type Admission, type LimitClass, type Limiter } from '../../limits/limiter.js';
 import type { UsageMeter } from '../../limits/usage-meter.js';
 import type { MetaStore, Site } from '../../store/types.js';
+import { parseCookies } from '../cookies.js';
 import { coerceFormBody } from '../validation.js';
 
 /**
@@ -48,7 +50,11 @@ export interface AccessDeps {
   auth: TokenAuthenticator;
   limiter: Limiter;
   usage: UsageMeter;
+  sessions: SessionManager;
 }
+
+/** Report requests a share page's visitors may make per minute, per site and client address. */
+export const SHARE_REQUESTS_PER_MINUTE = 120;
 
 /** The site if the token may read it; another account's site and one outside the token's scopes are 404 too. */
 export async function readableSite(meta: MetaStore, { account, scopes }: Principal, siteId: string): Promise<Site> {
@@ -57,7 +63,7 @@ export async function readableSite(meta: MetaStore, { account, scopes }: Princip
   return site;
 }
 
-export function installAccessControl(app: FastifyInstance, { meta, auth, limiter, usage }: AccessDeps): void {
+export function installAccessControl(app: FastifyInstance, { meta, auth, limiter, usage, sessions }: AccessDeps): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('site', null);
   app.decorateRequest('admission', null);
@@ -66,6 +72,25 @@ export function installAccessControl(app: FastifyInstance, { meta, auth, limiter
   app.addHook('onRequest', async (request) => {
     const access = request.routeOptions.config.access;
     if (access === undefined || access === 'public') return;
+    // The dashboard's own pages call /v1 with their session cookie (and the session's anti-CSRF header) instead
+    // of a token. Their requests are not API usage: they neither count toward the plan's limits nor the monthly
+    // total (docs/dashboard.md); the report engine's bounded queue still protects the server. Share pages,
+    // open to anyone, get a window of their own.
+    const cookies = parseCookies(request.headers.cookie);
+    if (request.headers.authorization === undefined && sessions.hasSessionCookie(cookies)) {
+      const csrf = request.headers[CSRF_HEADER];
+      const principal = await sessions.principal(cookies, typeof csrf === 'string' ? csrf : undefined);
+      if (principal.account.subscriptionStatus === 'lapsed') throw badRequest('The subscription of this account has lapsed');
+      if (principal.session.kind === 'share') {
+        const decision = await limiter.attempt(`share:${principal.session.siteId}:${request.ip}`, 60_000, SHARE_REQUESTS_PER_MINUTE);
+        if (!decision.allowed) {
+          const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+          throw new RateLimited(`Too many requests from this share page. Retry in ${seconds} s.`, seconds);
+        }
+      }
+      request.principal = principal;
+      return;
+    }
     const principal = await auth.authenticate(request.headers.authorization);
     const { account } = principal;
     usage.count(account.id, new Date());

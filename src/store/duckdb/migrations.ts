@@ -160,6 +160,29 @@ export const MIGRATIONS: Migration[] = [
       CREATE TABLE hit_log_state (id INTEGER PRIMARY KEY, confirmed_seq BIGINT NOT NULL);
     `,
   },
+  {
+    version: 6,
+    name: 'dashboard logins and sessions',
+    sql: `
+      -- Kept apart from accounts so that reading an account never carries its password hash along.
+      CREATE TABLE account_passwords (
+        account_id INTEGER PRIMARY KEY,
+        password_hash VARCHAR NOT NULL, -- scrypt$N$r$p$salt$hash
+        updated_at TIMESTAMP NOT NULL
+      );
+      -- Dashboard (owner) and share-page sessions. Only a SHA-256 of the cookie's session id is stored.
+      CREATE TABLE dashboard_sessions (
+        id_hash VARCHAR PRIMARY KEY,
+        kind VARCHAR NOT NULL, -- owner | share
+        account_id INTEGER NOT NULL,
+        site_id VARCHAR, -- share sessions: the one site they may read
+        csrf VARCHAR NOT NULL,
+        binding VARCHAR, -- share sessions: digest of the site's sharing settings when granted
+        created_at TIMESTAMP NOT NULL,
+        expires_at TIMESTAMP NOT NULL
+      );
+    `,
+  },
 ];
 
 /** Brings the schema up to the newest version; a no-op on an up-to-date database. */

@@ -54,6 +54,24 @@ export class PgDatabase implements SqlDatabase {
     }
   }
 
+  /**
+   * Runs `work` while holding a PostgreSQL advisory lock (a session lock on one pooled client), so that of
+   * several processes starting at once only one does it at a time (first-start bootstrap).
+   */
+  async exclusive<T>(key: number, work: () => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [key]);
+      try {
+        return await work();
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1)', [key]);
+      }
+    } finally {
+      client.release();
+    }
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }

@@ -88,6 +88,29 @@ export const PG_MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'dashboard logins and sessions',
+    sql: `
+      CREATE TABLE account_passwords (
+        account_id INTEGER PRIMARY KEY,
+        password_hash TEXT NOT NULL,
+        updated_at TIMESTAMPTZ NOT NULL
+      );
+      CREATE TABLE dashboard_sessions (
+        id_hash TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        account_id INTEGER NOT NULL,
+        site_id TEXT,
+        csrf TEXT NOT NULL,
+        binding TEXT,
+        created_at TIMESTAMPTZ NOT NULL,
+        expires_at TIMESTAMPTZ NOT NULL
+      );
+      CREATE INDEX dashboard_sessions_by_account ON dashboard_sessions (account_id);
+      CREATE INDEX dashboard_sessions_by_expiry ON dashboard_sessions (expires_at);
+    `,
+  },
 ];
 
 // Any constant shared by every Plumb process: the key of the migration lock.

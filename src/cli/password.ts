@@ -1,0 +1,39 @@
+// Reads a new password for `plumb account password`: from standard input (scripts), or asked twice on a
+// terminal without echoing it.
+
+import { createInterface } from 'node:readline';
+import { AdminClientError } from './admin-client.js';
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  // One trailing newline is what `echo` and here-strings add; it is not part of the password.
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+function ask(question: string): Promise<string> {
+  return new Promise((resolve) => {
+    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+    // Echo nothing of what is typed: only the question itself is written.
+    const writer = rl as unknown as { _writeToOutput: (s: string) => void };
+    let asked = false;
+    writer._writeToOutput = (s: string) => {
+      if (!asked) process.stderr.write(s);
+    };
+    rl.question(question, (answer) => {
+      rl.close();
+      process.stderr.write('\n');
+      resolve(answer);
+    });
+    asked = true;
+  });
+}
+
+export async function readPassword(fromStdin: boolean): Promise<string> {
+  if (fromStdin) return readStdin();
+  if (!process.stdin.isTTY) throw new AdminClientError('no terminal to ask for the password on: pipe it in with --password-stdin');
+  const first = await ask('New password: ');
+  const second = await ask('New password again: ');
+  if (first !== second) throw new AdminClientError('the two passwords differ');
+  return first;
+}

@@ -1,0 +1,94 @@
+// /share/{site_id}: a site's read-only report for anyone (`public`), behind its share password (`private`), or
+// nothing at all (`none`). The page reads /v1 with a share session good for that one site only.
+
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { shareCookieName, SHARE_SESSION_MS, type SessionManager } from '../../auth/sessions.js';
+import { verifyPassword } from '../../domain/secrets.js';
+import type { Limiter } from '../../limits/limiter.js';
+import type { DashboardSession, MetaStore, Site } from '../../store/types.js';
+import { serializeCookie } from '../cookies.js';
+import { cookiesOf, field, formToken, isSecure, setCookie, validFormPost } from './guard.js';
+import { escapeHtml, messagePage, renderPage, sendPage } from './html.js';
+import { attemptsLeft, LOGIN_ATTEMPTS, LOGIN_WINDOW_MS, tooManyAttempts } from './login.js';
+
+export interface ShareDeps {
+  meta: MetaStore;
+  sessions: SessionManager;
+  limiter: Limiter;
+}
+
+function passwordForm(site: Site, token: string, error?: string): string {
+  return renderPage({
+    title: 'Shared report',
+    body: `<section class="card narrow">
+<h1>This report is password protected</h1>
+${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
+<form method="post" action="/share/${escapeHtml(site.id)}" class="stack">
+  <input type="hidden" name="csrf" value="${escapeHtml(token)}">
+  <label for="share_password">Share password</label>
+  <input id="share_password" name="password" type="password" autocomplete="current-password" required>
+  <button type="submit">View report</button>
+</form>
+</section>`,
+  });
+}
+
+export function shareRoutes(app: FastifyInstance, { meta, sessions, limiter }: ShareDeps): void {
+  const shared = async (id: string) => {
+    const site = await meta.getSite(id);
+    return site && site.sharing !== 'none' ? site : undefined;
+  };
+  const nothing = (reply: FastifyReply) => sendPage(reply, 404, messagePage('Not found', 'There is no shared report here.'));
+
+  const report = (reply: FastifyReply, site: Site, session: DashboardSession) =>
+    sendPage(
+      reply,
+      200,
+      renderPage({
+        title: `${site.name}: shared report`,
+        csrf: session.csrf,
+        data: { page: 'report', mode: 'share', site: site.id, 'site-name': site.name, timezone: site.timezone },
+        withScript: true,
+        body: `<h1>${escapeHtml(site.name)}</h1>\n<p class="muted" data-loading>Loading…</p>`,
+      }),
+    );
+
+  const grant = async (request: FastifyRequest, reply: FastifyReply, site: Site) => {
+    const issued = await sessions.startShare(site);
+    setCookie(
+      reply,
+      serializeCookie(shareCookieName(site.id), issued.id, { secure: isSecure(request), sameSite: 'Lax', maxAge: SHARE_SESSION_MS / 1000 }),
+    );
+    return issued.session;
+  };
+
+  app.get<{ Params: { site_id: string } }>('/share/:site_id', async (request, reply) => {
+    const site = await shared(request.params.site_id);
+    if (!site) return nothing(reply);
+    const existing = await sessions.find(cookiesOf(request).get(shareCookieName(site.id)));
+    if (existing?.kind === 'share' && existing.siteId === site.id) return report(reply, site, existing);
+    if (site.sharing === 'public') return report(reply, site, await grant(request, reply, site));
+    return sendPage(reply, 200, passwordForm(site, formToken(request, reply)));
+  });
+
+  app.post<{ Params: { site_id: string } }>('/share/:site_id', async (request, reply) => {
+    const site = await shared(request.params.site_id);
+    if (!site) return nothing(reply);
+    if (site.sharing === 'public') return reply.redirect(`/share/${site.id}`, 303);
+    if (!validFormPost(request, field(request.body, 'csrf'))) {
+      return sendPage(reply, 403, passwordForm(site, formToken(request, reply), 'The form expired: please try again.'));
+    }
+    // Per address, and a looser cap per site against guessing from many addresses (looser so that one
+    // stranger cannot lock everyone else out).
+    const wait = Math.max(
+      await attemptsLeft(limiter, [`share:ip:${site.id}:${request.ip}`], LOGIN_ATTEMPTS, LOGIN_WINDOW_MS),
+      await attemptsLeft(limiter, [`share:site:${site.id}`], LOGIN_ATTEMPTS * 10, LOGIN_WINDOW_MS),
+    );
+    if (wait > 0) return tooManyAttempts(reply, wait);
+    const password = field(request.body, 'password').slice(0, 1024);
+    const ok = site.sharePasswordHash !== null && (await verifyPassword(password, site.sharePasswordHash));
+    if (!ok) return sendPage(reply, 401, passwordForm(site, formToken(request, reply), 'Wrong password.'));
+    await grant(request, reply, site);
+    return reply.redirect(`/share/${site.id}`, 303);
+  });
+}

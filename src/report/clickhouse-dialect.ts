@@ -1,0 +1,109 @@
+// The report SQL dialect for ClickHouse (18.16 and later): values inlined as escaped literals, times as Int64
+// epoch milliseconds (see src/store/clickhouse/migrations.ts), visits read with FINAL, subqueries inlined.
+
+import { sqlLiteral } from '../store/clickhouse/literal.js';
+import { SqlDialect, type SqlValue } from './dialect.js';
+import type { DateGrouping } from './fields.js';
+
+const START_OF: Record<DateGrouping, string> = {
+  hour: 'toStartOfHour',
+  day: 'toStartOfDay',
+  month: 'toStartOfMonth',
+  year: 'toStartOfYear',
+};
+
+export class ClickHouseDialect extends SqlDialect {
+  override readonly name: string = 'clickhouse';
+  // 18.16's WITH names expressions only, not subqueries.
+  override readonly commonTableExpressions: boolean = false;
+
+  /** No binding: the value's escaped literal (src/store/clickhouse/literal.ts), nothing pushed to `params`. */
+  override placeholder(value: SqlValue, _params: SqlValue[]): string {
+    return sqlLiteral(value);
+  }
+
+  override addSeconds(ts: string, seconds: string): string {
+    return `(${ts} + ${seconds} * 1000)`;
+  }
+
+  /**
+   * A DateTime in UTC (the local time's wall clock read as UTC). The zone is named in every call: the server's
+   * own zone must never leak in. Months and years come back as Date, turned into DateTime so every unit compares
+   * and formats alike.
+   */
+  override bucket(unit: DateGrouping, local: string): string {
+    const start = `${START_OF[unit]}(toDateTime(intDiv(${local}, 1000), 'UTC'), 'UTC')`;
+    return unit === 'month' || unit === 'year' ? `toDateTime(${start}, 'UTC')` : start;
+  }
+
+  override formatBucket(bucket: string): string {
+    return `formatDateTime(${bucket}, '%Y-%m-%d %H:%M:%S', 'UTC')`;
+  }
+
+  /**
+   * No ILIKE in 18.16: both sides lowered (lowerUTF8, as the reference lowers Unicode). LIKE reads `\` escapes
+   * as DuckDB's ESCAPE '\' does (`\%`, `\_`, `\\` literal), which likePattern() relies on.
+   */
+  override ilike(column: string, pattern: string): string {
+    return `(lowerUTF8(${column}) LIKE lowerUTF8(${pattern}))`;
+  }
+
+  /**
+   * match() is RE2, searched (not anchored), but 18.16 first scans the pattern for plain text itself: a pattern
+   * it deems plain skips RE2 (a lone `\` or `\q` then matches instead of being invalid, `\Qab\E` reads as
+   * text), and text it finds outside groups becomes a case-sensitive prefilter even under `(?i)`. Its scan gives
+   * up on an alternative at the top level, so every pattern is sent as `(?-s)\b\B|pattern`: `\b\B` never
+   * matches, `(?-s)` sets DuckDB's flag (`.` does not match a newline; ClickHouse's default does) for the whole
+   * rest, and RE2 validates the pattern unchanged (a prefix cannot balance or escape anything the pattern opens).
+   */
+  override regexMatch(column: string, pattern: string): string {
+    return `match(${column}, concat('(?-s)\\\\b\\\\B|', ${pattern}))`;
+  }
+
+  override domain(column: string): string {
+    return `replaceRegexpOne(${column}, '^[a-z]+://', '')`;
+  }
+
+  /** Times are epoch milliseconds: a plain difference. */
+  override durationMs(start: string, end: string): string {
+    return `(${end} - ${start})`;
+  }
+
+  /** OrZero: CASE evaluates every branch in ClickHouse, so the guarded division by zero would still throw. */
+  override intDiv(a: string, b: string): string {
+    return `intDivOrZero(${a}, ${b})`;
+  }
+
+  /** Exact, unlike uniq(): the API's counts are exact. */
+  override countDistinct(column: string): string {
+    return `uniqExact(${column})`;
+  }
+
+  /**
+   * Visits with FINAL: one row per visit, its highest version. Not an argMax subquery: FINAL merges the
+   * already sorted parts and keeps WHERE on the primary key (site_id), and 18.16 never moves WHERE to PREWHERE
+   * under FINAL, so filters see only the latest versions (an explicit PREWHERE would not).
+   */
+  override table(name: 'hits' | 'visits', alias?: string): string {
+    const ref = alias ? `${name} AS ${alias}` : name;
+    return name === 'visits' ? `${ref} FINAL` : ref;
+  }
+
+  /**
+   * 18.16 silently ignores FINAL on the right table of a JOIN (every version of a visit would join), but keeps
+   * it in a subquery. The subquery reads every site's visits: the right side of a ClickHouse JOIN is built whole
+   * in memory anyway, and the hits side has already been narrowed to one site and range.
+   */
+  override joinedTable(name: 'hits' | 'visits', alias: string): string {
+    return name === 'visits' ? `(SELECT * FROM visits FINAL) AS ${alias}` : this.table(name, alias);
+  }
+
+  /** UTC text with milliseconds (a DateTime would drop them); NULL without rows, as DuckDB's min(). */
+  override earliest(column: string): string {
+    const first = `min(${column})`;
+    return (
+      `if(count() = 0, NULL, concat(toString(toDateTime(intDiv(${first}, 1000), 'UTC')), '.', ` +
+      `substring(toString(1000 + ${first} % 1000), 2, 3)))`
+    );
+  }
+}

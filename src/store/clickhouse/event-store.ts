@@ -1,0 +1,196 @@
+// EventStore on ClickHouse (scale-out): hits in a MergeTree, visits in a ReplacingMergeTree read with FINAL,
+// batched VALUES inserts built by the one literal function, and the hit-log watermark kept per node in the hits.
+// Written for 18.16 (Debian's package) and later releases: no query parameters, DateTime64, LowCardinality or
+// CTEs are used. Tested on 18.16.1 only.
+
+import type { StoredHit, VisitRecord } from '../../domain/hits.js';
+import type { EventStore, QueryParam } from '../types.js';
+import { ClickHouseConnection, parseClickHouseUrl, type ClickHouseTarget, type Row } from './client.js';
+import { identifier, sqlLiteral } from './literal.js';
+import { ensureDatabase, migrate } from './migrations.js';
+
+export interface ClickHouseEventStoreOptions {
+  /** CLICKHOUSE_URL: http(s)://[user[:password]@]host:port[/database]; database defaults to `plumb`. */
+  url: string;
+  /** Overrides the URL's database (tests use a fresh one each). Created if missing. */
+  database?: string;
+  /** This process's hit-log identity (a stable random id per data dir): logWatermark() is per node. */
+  node: string;
+}
+
+/** Visit rows per INSERT: a flush of the write buffer is one or two requests, never one per row. */
+const ROWS_PER_INSERT = 20_000;
+const MUTATION_TIMEOUT_MS = 120_000;
+
+const HIT_TEXT_COLUMNS = [
+  'hostname', 'pathname', 'referrerHostname', 'referrerPathname', 'referrerSource', 'utmCampaign', 'utmContent',
+  'utmMedium', 'utmSource', 'utmTerm', 'ref', 'keyword', 'browser', 'operatingSystem', 'deviceType', 'countryCode',
+  'region', 'state', 'city',
+] as const;
+
+const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+const HIT_COLUMNS = [
+  'site_id', 'type', 'ts', 'visitor_id', 'visit_id', ...HIT_TEXT_COLUMNS.map(snake), 'event_name', 'value', 'first_view',
+  'log_node', 'log_seq',
+];
+const VISIT_COLUMNS = [
+  'visit_id', 'site_id', 'visitor_id', 'started_at', 'last_seen_at', 'entry_page', 'exit_page', 'exit_hostname',
+  'pageviews', 'events', 'referrer_hostname', 'referrer_pathname', 'paths_exact', 'version',
+];
+
+const tuple = (values: QueryParam[]) => `(${values.map(sqlLiteral).join(',')})`;
+
+function hitTuple(h: StoredHit, node: string, seq: number): string {
+  return tuple([
+    h.siteId, h.type, h.timestamp, h.visitorId, h.visitId, ...HIT_TEXT_COLUMNS.map((c) => h[c]), h.eventName, h.value,
+    h.firstView, node, seq,
+  ]);
+}
+
+function visitTuple(v: VisitRecord): string {
+  return tuple([
+    v.visitId, v.siteId, v.visitorId, v.startedAt, v.lastSeenAt, v.entryPage, v.exitPage, v.exitHostname, v.pageviews,
+    v.events, v.referrerHostname, v.referrerPathname, v.pathsExact, v.pageviews + v.events,
+  ]);
+}
+
+const time = (value: unknown) => new Date(Number(value));
+
+const toHit = (r: Row): StoredHit => {
+  const hit = {
+    siteId: r.site_id as string,
+    type: r.type as StoredHit['type'],
+    timestamp: time(r.ts),
+    visitorId: BigInt(r.visitor_id as bigint),
+    visitId: BigInt(r.visit_id as bigint),
+    eventName: r.event_name as string,
+    value: Number(r.value),
+    firstView: Boolean(r.first_view),
+  } as StoredHit;
+  for (const column of HIT_TEXT_COLUMNS) hit[column] = r[snake(column)] as string;
+  return hit;
+};
+
+const toVisit = (r: Row): VisitRecord => ({
+  siteId: r.site_id as string,
+  visitId: BigInt(r.visit_id as bigint),
+  visitorId: BigInt(r.visitor_id as bigint),
+  startedAt: time(r.started_at),
+  lastSeenAt: time(r.last_seen_at),
+  entryPage: r.entry_page as string,
+  exitPage: r.exit_page as string,
+  exitHostname: r.exit_hostname as string,
+  pageviews: Number(r.pageviews),
+  events: Number(r.events),
+  pathsExact: Boolean(r.paths_exact),
+  referrerHostname: r.referrer_hostname as string,
+  referrerPathname: r.referrer_pathname as string,
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class ClickHouseEventStore implements EventStore {
+  private constructor(
+    private readonly conn: ClickHouseConnection,
+    private readonly target: ClickHouseTarget,
+    private readonly node: string,
+  ) {}
+
+  /** Connects, creates the database if missing and applies migrations (safe when several processes start at once). */
+  static async open(o: ClickHouseEventStoreOptions): Promise<ClickHouseEventStore> {
+    const target = parseClickHouseUrl(o.url, o.database);
+    const admin = ClickHouseConnection.open(target, { useDatabase: false });
+    try {
+      await ensureDatabase(admin, target.database);
+    } finally {
+      await admin.close();
+    }
+    const conn = ClickHouseConnection.open(target);
+    try {
+      await migrate(conn);
+    } catch (err) {
+      await conn.close();
+      throw err;
+    }
+    return new ClickHouseEventStore(conn, target, o.node);
+  }
+
+  /** Report SQL from ClickHouseDialect, whose values are already inlined literals: nothing is bound here. */
+  query(sql: string, params: readonly QueryParam[]): Promise<Record<string, unknown>[]> {
+    if (params.length > 0) return Promise.reject(new Error('ClickHouse queries take no bound parameters (use ClickHouseDialect)'));
+    return this.conn.rows(sql);
+  }
+
+  /**
+   * Visits first, then hits tagged with this node and `logSeq`. Not one transaction (ClickHouse has none): a
+   * crash in between leaves visits ahead of their hits, and the replayed log rewrites them. Each INSERT is
+   * atomic per partition, so the watermark (the highest log_seq among stored hits) only moves when the batch's
+   * hits are in; the residual window is a batch spanning two months, whose parts are written one after the
+   * other: a crash between them keeps the watermark of the part that landed and loses the other part's hits.
+   */
+  async write(hits: readonly StoredHit[], visits: readonly VisitRecord[], logSeq?: number): Promise<void> {
+    for (let i = 0; i < visits.length; i += ROWS_PER_INSERT) {
+      const rows = visits.slice(i, i + ROWS_PER_INSERT).map(visitTuple);
+      await this.conn.exec(`INSERT INTO visits (${VISIT_COLUMNS.join(', ')}) VALUES ${rows.join(',')}`);
+    }
+    if (hits.length > 0) {
+      // One INSERT for the whole batch, every row tagged with the same sequence number (see above).
+      const rows = hits.map((h) => hitTuple(h, this.node, logSeq ?? 0));
+      await this.conn.exec(`INSERT INTO hits (${HIT_COLUMNS.join(', ')}) VALUES ${rows.join(',')}`);
+    }
+    if (hits.length === 0 && logSeq !== undefined) {
+      await this.conn.exec(`INSERT INTO hit_log_marks VALUES (${sqlLiteral(this.node)}, ${sqlLiteral(logSeq)})`);
+    }
+  }
+
+  async logWatermark(): Promise<number> {
+    const node = sqlLiteral(this.node);
+    const [row] = await this.conn.rows(
+      `SELECT greatest((SELECT max(log_seq) FROM hits WHERE log_node = ${node}), ` +
+        `(SELECT max(seq) FROM hit_log_marks WHERE node = ${node})) AS seq`,
+    );
+    return Number(row?.seq ?? 0);
+  }
+
+  async visitsSeenSince(since: Date): Promise<VisitRecord[]> {
+    return (await this.conn.rows(`SELECT * FROM visits FINAL WHERE last_seen_at >= ${sqlLiteral(since)}`)).map(toVisit);
+  }
+
+  async listHits(siteId: string): Promise<StoredHit[]> {
+    return (await this.conn.rows(`SELECT * FROM hits WHERE site_id = ${sqlLiteral(siteId)} ORDER BY ts`)).map(toHit);
+  }
+
+  async listVisits(siteId: string): Promise<VisitRecord[]> {
+    return (await this.conn.rows(`SELECT * FROM visits FINAL WHERE site_id = ${sqlLiteral(siteId)} ORDER BY started_at`)).map(toVisit);
+  }
+
+  /** Deletes by mutation and waits until the mutations are done, so nothing of the site is read afterwards. */
+  async deleteSite(siteId: string): Promise<void> {
+    for (const table of ['hits', 'visits']) await this.conn.exec(`ALTER TABLE ${table} DELETE WHERE site_id = ${sqlLiteral(siteId)}`);
+    const deadline = Date.now() + MUTATION_TIMEOUT_MS;
+    for (;;) {
+      const [row] = await this.conn.rows(
+        `SELECT count() AS pending FROM system.mutations WHERE database = ${sqlLiteral(this.target.database)} ` +
+          `AND table IN ('hits', 'visits') AND is_done = 0`,
+      );
+      if (Number(row?.pending ?? 0) === 0) return;
+      if (Date.now() > deadline) throw new Error(`deleting site ${siteId}: ClickHouse mutations still running after ${MUTATION_TIMEOUT_MS} ms`);
+      await sleep(50);
+    }
+  }
+
+  /** Drops the database (tests). */
+  async dropDatabase(): Promise<void> {
+    const admin = ClickHouseConnection.open(this.target, { useDatabase: false });
+    try {
+      await admin.exec(`DROP DATABASE IF EXISTS ${identifier(this.target.database)}`);
+    } finally {
+      await admin.close();
+    }
+  }
+
+  close(): Promise<void> {
+    return this.conn.close();
+  }
+}

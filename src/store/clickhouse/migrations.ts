@@ -1,0 +1,84 @@
+// Versioned schema migrations for the ClickHouse event store, applied on open. Every statement is idempotent
+// (IF NOT EXISTS), so several processes may open the same database at once: each applies what it finds missing,
+// and schema_migrations (deduplicated by version) records it.
+
+import type { ClickHouseConnection } from './client.js';
+import { identifier, sqlLiteral } from './literal.js';
+
+interface Migration {
+  version: number;
+  name: string;
+  statements: string[];
+}
+
+// Text columns of a hit, in DuckDB's table order (src/store/duckdb/migrations.ts).
+const HIT_TEXT = [
+  'hostname', 'pathname', 'referrer_hostname', 'referrer_pathname', 'referrer_source', 'utm_campaign', 'utm_content',
+  'utm_medium', 'utm_source', 'utm_term', 'ref', 'keyword', 'browser', 'operating_system', 'device_type',
+  'country_code', 'region', 'state', 'city',
+];
+
+// Append only: a released migration is never edited, a change is a new version.
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: 'hits and visits',
+    statements: [
+      // Times are Int64 milliseconds since the epoch, UTC: 18.16 has no DateTime64, and hits, durations and range
+      // ends are exact to the millisecond in DuckDB. Months partition hits (old months drop cheaply); reports
+      // always filter one site, one type and a time range: the sorting key.
+      `CREATE TABLE IF NOT EXISTS hits (
+        site_id String, type String, ts Int64, visitor_id UInt64, visit_id UInt64,
+        ${HIT_TEXT.map((c) => `${c} String`).join(', ')},
+        event_name String, value Int64, first_view UInt8,
+        log_node String, log_seq UInt64
+      ) ENGINE = MergeTree PARTITION BY toYYYYMM(toDateTime(intDiv(ts, 1000), 'UTC')) ORDER BY (site_id, type, ts, visit_id)`,
+      // The latest state of each visit: every change is a new row, and merges (or FINAL) keep the highest
+      // version, pageviews + events, which grows with every hit of the visit whichever process wrote it. Not
+      // partitioned by time: started_at moves back when a late hit arrives, and versions of one visit must meet.
+      `CREATE TABLE IF NOT EXISTS visits (
+        visit_id UInt64, site_id String, visitor_id UInt64, started_at Int64, last_seen_at Int64,
+        entry_page String, exit_page String, exit_hostname String, pageviews UInt32, events UInt32,
+        referrer_hostname String, referrer_pathname String, paths_exact UInt8, version UInt64
+      ) ENGINE = ReplacingMergeTree(version) ORDER BY (site_id, visit_id)`,
+      // The hit-log watermark of batches that stored no hit (hits carry their own: log_node, log_seq).
+      `CREATE TABLE IF NOT EXISTS hit_log_marks (node String, seq UInt64) ENGINE = ReplacingMergeTree(seq) ORDER BY node`,
+    ],
+  },
+];
+
+// ClickHouse's codes for "already exists": two processes creating the same thing at the same moment may see
+// them despite IF NOT EXISTS (18.16 checks and creates in two steps).
+const ALREADY_EXISTS = new Set(['57', '82']);
+
+async function idempotent(conn: ClickHouseConnection, sql: string): Promise<void> {
+  try {
+    await conn.exec(sql);
+  } catch (err) {
+    const code = (err as { code?: unknown }).code ?? /Code: (\d+)/.exec(String((err as Error).message))?.[1];
+    if (!ALREADY_EXISTS.has(String(code))) throw err;
+  }
+}
+
+/** Creates the database unless it exists (through a connection to the server's default database). */
+export async function ensureDatabase(admin: ClickHouseConnection, database: string): Promise<void> {
+  await idempotent(admin, `CREATE DATABASE IF NOT EXISTS ${identifier(database)}`);
+}
+
+/** Brings the schema up to the newest version; returns the versions this call applied. */
+export async function migrate(conn: ClickHouseConnection): Promise<number[]> {
+  await idempotent(
+    conn,
+    `CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, applied_at DateTime)
+     ENGINE = ReplacingMergeTree ORDER BY version`,
+  );
+  const applied = new Set((await conn.rows('SELECT DISTINCT version FROM schema_migrations')).map((r) => Number(r.version)));
+  const ran: number[] = [];
+  for (const m of MIGRATIONS) {
+    if (applied.has(m.version)) continue;
+    for (const sql of m.statements) await idempotent(conn, sql);
+    await conn.exec(`INSERT INTO schema_migrations VALUES (${sqlLiteral(m.version)}, ${sqlLiteral(m.name)}, now())`);
+    ran.push(m.version);
+  }
+  return ran;
+}

@@ -1,0 +1,106 @@
+// What dashboard tests share: a cookie jar over app.inject, reading the values a page embeds, logging in.
+
+import assert from 'node:assert/strict';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { hashPassword } from '../../src/domain/secrets.js';
+import type { MetaStore } from '../../src/store/types.js';
+
+export const PASSWORD = 'correct horse battery';
+export const EMAIL = 'owner@example.test';
+
+let clients = 0;
+
+/**
+ * Cookies as a browser keeps them (by name; Max-Age=0 deletes), sent with every request through it. Each
+ * browser has its own client address (unless given one), as separate people would.
+ */
+export class Browser {
+  readonly cookies = new Map<string, string>();
+  readonly remoteAddress: string;
+  constructor(
+    private readonly app: FastifyInstance,
+    private readonly defaults: { headers?: Record<string, string>; remoteAddress?: string } = {},
+  ) {
+    clients += 1;
+    this.remoteAddress = defaults.remoteAddress ?? `198.51.100.${clients % 250}`;
+  }
+
+  async request(o: InjectOptions): Promise<LightMyRequestResponse> {
+    const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const headers = { ...this.defaults.headers, ...(o.headers as Record<string, string> | undefined), ...(cookie ? { cookie } : {}) };
+    const res = await this.app.inject({ ...o, headers, remoteAddress: this.remoteAddress });
+    this.keep(res);
+    return res;
+  }
+
+  get(url: string, headers: Record<string, string> = {}) {
+    return this.request({ method: 'GET', url, headers });
+  }
+
+  /** A form post, as a browser sends it from our own page. */
+  post(url: string, form: Record<string, string>, headers: Record<string, string> = {}) {
+    return this.request({
+      method: 'POST',
+      url,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      payload: new URLSearchParams(form).toString(),
+    });
+  }
+
+  /** A /v1 or dashboard JSON call as the page script makes it. */
+  async api(method: InjectOptions['method'], url: string, csrf: string | undefined, body?: unknown) {
+    const res = await this.request({
+      method,
+      url,
+      headers: { accept: 'application/json', ...(csrf === undefined ? {} : { 'x-plumb-csrf': csrf }) },
+      ...(body === undefined ? {} : { payload: body as object }),
+    });
+    return { status: res.statusCode, body: res.body ? JSON.parse(res.body) : null, headers: res.headers };
+  }
+
+  private keep(res: LightMyRequestResponse): void {
+    for (const c of res.cookies as { name: string; value: string; maxAge?: number }[]) {
+      if (c.maxAge === 0) this.cookies.delete(c.name);
+      else this.cookies.set(c.name, c.value);
+    }
+  }
+}
+
+/** The hidden `csrf` field of the page's form. */
+export function formField(html: string, name = 'csrf'): string {
+  const m = new RegExp(`name="${name}" value="([^"]*)"`).exec(html);
+  assert.ok(m, `the page has a ${name} field`);
+  return m[1]!;
+}
+
+/** The session's anti-CSRF value the page gives its script. */
+export function pageCsrf(html: string): string {
+  const m = /<meta name="plumb-csrf" content="([^"]+)">/.exec(html);
+  assert.ok(m, 'the page carries its anti-CSRF value');
+  return m[1]!;
+}
+
+export async function givePassword(meta: MetaStore, accountId = 1, email = EMAIL, password = PASSWORD): Promise<void> {
+  await meta.updateAccount(accountId, { email });
+  await meta.setPasswordHash(accountId, await hashPassword(password));
+}
+
+let logins = 0;
+/** A new account with a login (own email, PASSWORD): tests that log in often stay clear of the per-email limit. */
+export async function newLogin(meta: MetaStore): Promise<{ id: number; email: string }> {
+  logins += 1;
+  const email = `user${logins}.${process.pid}@example.test`;
+  const account = await meta.createAccount({ name: `User ${logins}`, email, timezone: 'UTC', tier: 1, subscriptionStatus: 'active' });
+  await meta.setPasswordHash(account.id, await hashPassword(PASSWORD));
+  return { id: account.id, email };
+}
+
+/** Logs in through the login form; returns the session's anti-CSRF value (from the sites page). */
+export async function logIn(browser: Browser, email = EMAIL, password = PASSWORD): Promise<string> {
+  const form = await browser.get('/login');
+  const res = await browser.post('/login', { csrf: formField(form.body), email, password, next: '/sites' });
+  assert.equal(res.statusCode, 303, res.body);
+  const page = await browser.get('/sites');
+  assert.equal(page.statusCode, 200);
+  return pageCsrf(page.body);
+}

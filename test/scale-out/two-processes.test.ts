@@ -1,0 +1,200 @@
+// Two real server processes on different ports sharing PostgreSQL, ClickHouse and Redis (scale-out mode): one
+// visit of hits sent to both, a token revoked on one refused by the other within seconds, one shared limit, and
+// acknowledged hits surviving SIGKILL of one process. Runs in the scale-out pass (PLUMB_TEST_STORE=scale-out).
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { runServerExpectingExit, startServer, type ServerProcess } from '../helpers/process.js';
+import { freshScaleOut, type ScaleOutFixture } from '../helpers/scale-out.js';
+
+const ADMIN = 'two-process-admin-token-0123456789';
+const OWNER = 'two-process-owner-token-0123456789';
+const AGENT = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
+
+/** The server's environment for a fixture: the three URLs, with the test's schema, database and prefix. */
+function scaleOutEnv(f: ScaleOutFixture, dataDir: string): Record<string, string> {
+  const o = f.options;
+  const pg = new URL(o.databaseUrl);
+  pg.searchParams.set('options', `-c search_path=${o.databaseSchema}`);
+  return {
+    DATABASE_URL: pg.toString(),
+    CLICKHOUSE_URL: `${o.clickhouseUrl.replace(/\/$/, '')}/${o.clickhouseDatabase}`,
+    REDIS_URL: o.redisUrl,
+    PLUMB_REDIS_PREFIX: f.redisPrefix,
+    PLUMB_DATA_DIR: dataDir,
+    PLUMB_ADMIN_TOKEN: ADMIN,
+    PLUMB_BOOTSTRAP_TOKEN: OWNER,
+    PLUMB_TRUST_PROXY: 'true',
+    PLUMB_LOG_LEVEL: 'warn',
+  };
+}
+
+async function api(server: ServerProcess, token: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+const hit = (server: ServerProcess, site: string, path: string, ip = '81.2.69.142') =>
+  fetch(`${server.url}/?sid=${site}&h=${encodeURIComponent('https://shop.example')}&p=${encodeURIComponent(path)}`, {
+    headers: { 'user-agent': AGENT, 'x-forwarded-for': ip },
+  });
+
+/** Polls until `check` returns a value (hits reach ClickHouse within about a second). */
+async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
+describe('two scale-out processes', () => {
+  let fixture: ScaleOutFixture;
+  const dirs: string[] = [];
+  const servers: ServerProcess[] = [];
+  let a: ServerProcess;
+  let b: ServerProcess;
+  const dataDir = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plumb-node-'));
+    dirs.push(dir);
+    return dir;
+  };
+  const start = async (dir: string) => {
+    const server = await startServer(scaleOutEnv(fixture, dir));
+    servers.push(server);
+    return server;
+  };
+
+  before(async () => {
+    fixture = await freshScaleOut();
+    // Both start at once on the empty database: migrations and the first-start bootstrap happen exactly once.
+    [a, b] = await Promise.all([start(dataDir()), start(dataDir())]);
+  });
+
+  after(async () => {
+    for (const s of servers) if (s.child.exitCode === null) await s.stop();
+    await fixture.drop();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('bootstraps one owner account when both start at once, and both serve it', async () => {
+    const accounts = await api(a, ADMIN, 'GET', '/admin/accounts');
+    assert.equal(accounts.body.length, 1);
+    assert.equal((await api(b, OWNER, 'GET', '/v1/account')).status, 200);
+    assert.equal(a.stdout().includes('Plumb created the first account') !== b.stdout().includes('Plumb created the first account'), true);
+  });
+
+  it('refuses a second process on the same data directory', async () => {
+    const dir = dataDir();
+    const first = await start(dir);
+    const second = await runServerExpectingExit(scaleOutEnv(fixture, dir));
+    assert.notEqual(second.code, 0);
+    assert.match(second.output, /in use by another Plumb process/);
+    await first.stop();
+  });
+
+  it('makes one visit of hits sent alternately and concurrently to both processes', async () => {
+    const site = (await api(a, OWNER, 'POST', '/v1/sites', { name: 'Alternating' })).body.id as string;
+    // In order first (entry page /p0), then a burst racing on both processes.
+    for (let i = 0; i < 6; i++) assert.equal((await hit(i % 2 ? b : a, site, `/p${i}`)).status, 200);
+    await sleep(5); // the exit page is the last pageview by time: keep the burst strictly later
+    const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => hit(i % 2 ? a : b, site, `/burst${i % 4}`)));
+    assert.ok(burst.every((r) => r.status === 200));
+    await sleep(5);
+    assert.equal((await hit(b, site, '/last')).status, 200);
+
+    const query = `/v1/aggregations?entity=pageview&entity_id=${site}&aggregates=visits,pageviews,uniques&date_from=2020-01-01`;
+    const totals = await eventually(async () => {
+      const r = await api(a, OWNER, 'GET', query);
+      return r.body?.data?.[0]?.pageviews === 27 ? r.body.data[0] : undefined;
+    }, '27 pageviews');
+    assert.equal(totals.visits, 1, 'one visit');
+    // Distinct pages within the visit: p0..p5, burst0..burst3 and /last; computed from the shared first-view flags.
+    assert.equal(totals.uniques, 11);
+    const entry = await api(b, OWNER, 'GET', `${query}&field_grouping=entry_page`);
+    assert.deepEqual(entry.body.data.map((r: any) => [r.entry_page, r.visits]), [['/p0', 1]]);
+    const exit = await api(b, OWNER, 'GET', `${query}&field_grouping=exit_page`);
+    assert.deepEqual(exit.body.data.map((r: any) => [r.exit_page, r.visits]), [['/last', 1]]);
+    // A different visitor is a different visit, wherever its hits land.
+    await hit(b, site, '/other', '81.2.69.160');
+    await eventually(async () => {
+      const r = await api(b, OWNER, 'GET', query);
+      return r.body?.data?.[0]?.visits === 2 ? true : undefined;
+    }, 'a second visit');
+  });
+
+  it('refuses a token on one process within seconds of its revocation on the other', async () => {
+    const created = await api(a, ADMIN, 'POST', '/admin/accounts/1/tokens', { name: 'short-lived', abilities: ['*'] });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const { id, token } = created.body as { id: string; token: string };
+    assert.equal((await api(b, token, 'GET', '/v1/account')).status, 200, 'b knows the token (and caches it)');
+    assert.equal((await api(a, ADMIN, 'DELETE', `/admin/accounts/1/tokens/${id}`)).status, 200);
+    const revokedAt = Date.now();
+    await eventually(async () => ((await api(b, token, 'GET', '/v1/account')).status === 401 ? true : undefined), 'refusal on b', 10_000);
+    const delay = Date.now() - revokedAt;
+    assert.ok(delay <= 5_000, `refused after ${delay} ms`);
+    assert.equal((await api(a, token, 'GET', '/v1/account')).status, 401);
+  });
+
+  it('shares one per-minute budget across both processes', async () => {
+    // A tier-1 account of its own: 10 report requests per minute, whichever process answers them.
+    const account = await api(a, ADMIN, 'POST', '/admin/accounts', { name: 'Limited', email: 'limited@example.com', tier: 1 });
+    assert.equal(account.status, 201, JSON.stringify(account.body));
+    const token = (await api(a, ADMIN, 'POST', `/admin/accounts/${account.body.id}/tokens`, { name: 't', abilities: ['*'] })).body.token as string;
+    const site = (await api(b, token, 'POST', '/v1/sites', { name: 'Limited site' })).body.id as string;
+    const statuses: number[] = [];
+    for (let i = 0; i < 14; i++) {
+      statuses.push((await api(i % 2 ? b : a, token, 'GET', `/v1/current_visitors?site_id=${site}`)).status);
+    }
+    assert.deepEqual(statuses, [...Array(10).fill(200), ...Array(4).fill(429)]);
+  });
+
+  it('stores every acknowledged hit exactly once when a process is killed and restarted', async () => {
+    const dir = dataDir();
+    const victim = await start(dir);
+    const site = (await api(a, OWNER, 'POST', '/v1/sites', { name: 'Killed' })).body.id as string;
+    const acknowledged = new Set<string>();
+    let stop = false;
+    let n = 0;
+    const sender = async () => {
+      // At most 900 paths: the answer below lists at most 1,000 rows.
+      while (!stop && n < 900) {
+        const path = `/k-${n++}`;
+        try {
+          if ((await hit(victim, site, path, `10.0.${n % 200}.1`)).status === 200) acknowledged.add(path);
+        } catch {
+          // the connection died with the server: not acknowledged
+        }
+      }
+    };
+    const senders = Array.from({ length: 8 }, sender);
+    await eventually(async () => (acknowledged.size >= 300 || n >= 900 ? true : undefined), '300 acknowledged hits');
+    victim.child.kill('SIGKILL');
+    stop = true;
+    await Promise.all(senders);
+    assert.ok(acknowledged.size > 50, `only ${acknowledged.size} hits acknowledged before the kill`);
+
+    // The same data directory: the restarted process replays what its log still owes to ClickHouse.
+    const again = await start(dir);
+    const query = `/v1/aggregations?entity=pageview&entity_id=${site}&aggregates=pageviews&field_grouping=pathname&date_from=2020-01-01&limit=1000`;
+    const rows = await eventually(async () => {
+      const r = await api(again, OWNER, 'GET', query);
+      const got = (r.body?.data ?? []) as { pathname: string; pageviews: number }[];
+      return got.length >= acknowledged.size ? got : undefined;
+    }, 'the acknowledged hits');
+    const stored = new Map(rows.map((r) => [r.pathname, r.pageviews]));
+    for (const path of acknowledged) assert.equal(stored.get(path), 1, `${path} stored once`);
+    assert.ok([...stored.values()].every((count) => count === 1), 'no hit stored twice');
+    await again.stop();
+  });
+});

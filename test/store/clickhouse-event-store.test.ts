@@ -1,0 +1,130 @@
+// What the ClickHouse event store adds to the EventStore contract: the one literal function (checked by
+// ClickHouse itself reading every literal back), connection URLs, concurrent migrations, visit versions written
+// out of order by different processes, and a hit-log watermark per node.
+
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, describe, it } from 'node:test';
+import type { VisitRecord } from '../../src/domain/hits.js';
+import { ClickHouseConnection, parseClickHouseUrl } from '../../src/store/clickhouse/client.js';
+import { ClickHouseEventStore } from '../../src/store/clickhouse/event-store.js';
+import { identifier, sqlLiteral } from '../../src/store/clickhouse/literal.js';
+import { MIGRATIONS } from '../../src/store/clickhouse/migrations.js';
+import { CLICKHOUSE_URL } from '../helpers/scale-out.js';
+
+const freshName = () => `plumb_test_${randomBytes(6).toString('hex')}`;
+
+describe('sqlLiteral on ClickHouse', () => {
+  const conn = ClickHouseConnection.open(parseClickHouseUrl(CLICKHOUSE_URL, 'default'), { useDatabase: false });
+  after(() => conn.close());
+
+  const STRINGS = [
+    '', "'", "''", '\\', "\\'", "'\\", '\\\\\'', 'a\u0000b', '\u0000', 'new\nline', 'cr\rtab\t', '\\0', '\\n',
+    'ünïcödé ✓ 😀', '\u2028\u2029', '%_*', '.*+?()[]{}|^$', "'); DROP TABLE hits; --", '$1 ? :name {x:String}',
+    '\x7f\x01\x1b', 'a'.repeat(5000),
+  ];
+
+  it('reads every string back exactly', async () => {
+    const sql = `SELECT ${STRINGS.map((s, i) => `${sqlLiteral(s)} AS s${i}`).join(', ')}`;
+    const [row] = await conn.rows(sql);
+    STRINGS.forEach((s, i) => assert.equal(row![`s${i}`], s, JSON.stringify(s)));
+  });
+
+  it('reads numbers, 64-bit integers, booleans, dates and NULL back', async () => {
+    const values = [0, 1, -1, 42.5, -0.125, 1e21, 2 ** 53, 18_446_744_073_709_551_615n, -9_223_372_036_854_775_808n, true, false];
+    const [row] = await conn.rows(`SELECT ${values.map((v, i) => `toString(${sqlLiteral(v)}) AS v${i}`).join(', ')}, ${sqlLiteral(null)} AS nothing`);
+    assert.deepEqual(
+      values.map((_, i) => row![`v${i}`]),
+      ['0', '1', '-1', '42.5', '-0.125', '1e21', '9007199254740992', '18446744073709551615', '-9223372036854775808', '1', '0'],
+    );
+    assert.equal(row!.nothing, null);
+    const at = new Date('2026-03-07T04:59:59.999Z');
+    const [t] = await conn.rows(`SELECT ${sqlLiteral(at)} = 1772859599999 AS same`);
+    assert.equal(t!.same, 1, 'a Date is its epoch milliseconds, as times are stored');
+  });
+
+  it('refuses what has no exact literal', () => {
+    for (const v of [NaN, Infinity, -Infinity]) assert.throws(() => sqlLiteral(v), RangeError);
+    assert.throws(() => sqlLiteral(new Date(NaN)), RangeError);
+    assert.throws(() => identifier('plumb; DROP'), RangeError);
+    assert.throws(() => identifier('`x`'), RangeError);
+  });
+});
+
+describe('ClickHouse connection URLs', () => {
+  it('reads credentials and the database, defaulting to plumb', () => {
+    assert.deepEqual(parseClickHouseUrl('http://u%40x:p%3Ass@ch.internal:8123/analytics'), {
+      origin: 'http://ch.internal:8123', username: 'u@x', password: 'p:ss', database: 'analytics',
+    });
+    assert.deepEqual(parseClickHouseUrl('https://ch.internal:8443'), { origin: 'https://ch.internal:8443', username: 'default', password: '', database: 'plumb' });
+    assert.equal(parseClickHouseUrl('http://h:1/a', 'b').database, 'b');
+    assert.throws(() => parseClickHouseUrl('tcp://h:9000'));
+    assert.throws(() => parseClickHouseUrl('http://h:1/a-b'));
+  });
+});
+
+describe('ClickHouseEventStore', () => {
+  const cleanup: ClickHouseEventStore[] = [];
+  after(async () => {
+    for (const s of cleanup) await s.dropDatabase().catch(() => undefined);
+    for (const s of cleanup) await s.close();
+  });
+  const open = async (database: string, node = 'node-a') => {
+    const store = await ClickHouseEventStore.open({ url: CLICKHOUSE_URL, database, node });
+    cleanup.push(store);
+    return store;
+  };
+
+  it('migrates once when several processes open a new database at the same moment', async () => {
+    const database = freshName();
+    const stores = await Promise.all([open(database), open(database), open(database), open(database)]);
+    const rows = await stores[0]!.query('SELECT version, count() AS n FROM schema_migrations GROUP BY version ORDER BY version', []);
+    assert.deepEqual(rows.map((r) => Number(r.version)), MIGRATIONS.map((m) => m.version));
+    const tables = await stores[0]!.query(`SELECT name FROM system.tables WHERE database = '${database}' ORDER BY name`, []);
+    assert.deepEqual(tables.map((t) => t.name), ['hit_log_marks', 'hits', 'schema_migrations', 'visits']);
+    // A later open finds nothing to do and still works.
+    const again = await open(database);
+    assert.deepEqual(await again.listHits('X'), []);
+  });
+
+  it('keeps the highest version of a visit whichever order processes wrote them in', async () => {
+    const database = freshName();
+    const [a, b] = [await open(database, 'node-a'), await open(database, 'node-b')];
+    const v = (pageviews: number, events: number, exitPage: string): VisitRecord => ({
+      siteId: 'S', visitId: 5n, visitorId: 6n, startedAt: new Date(1000), lastSeenAt: new Date(1000 + pageviews), entryPage: '/',
+      exitPage, exitHostname: 'https://e.test', pageviews, events, pathsExact: true, referrerHostname: '', referrerPathname: '',
+    });
+    // Process b wrote the visit's third hit before process a's write of the second arrived.
+    await b.write([], [v(2, 1, '/third')]);
+    await a.write([], [v(2, 0, '/second')]);
+    assert.deepEqual((await a.listVisits('S')).map((x) => x.exitPage), ['/third']);
+    assert.deepEqual((await b.visitsSeenSince(new Date(0))).map((x) => x.exitPage), ['/third']);
+    // Merged on disk, it is still the one row.
+    await a.query('OPTIMIZE TABLE visits FINAL', []).catch(() => undefined);
+    assert.deepEqual((await a.listVisits('S')).map((x) => x.exitPage), ['/third']);
+  });
+
+  it('keeps a hit-log watermark per node', async () => {
+    const database = freshName();
+    const [a, b] = [await open(database, 'node-a'), await open(database, 'node-b')];
+    await a.write([], [], 40);
+    await b.write([], [], 3);
+    assert.equal(await a.logWatermark(), 40);
+    assert.equal(await b.logWatermark(), 3);
+  });
+
+  it('takes no bound parameters', async () => {
+    const store = await open(freshName());
+    await assert.rejects(store.query('SELECT 1', ['x']), /no bound parameters/);
+  });
+
+  it('drops its database', async () => {
+    const database = freshName();
+    const store = await open(database);
+    await store.dropDatabase();
+    const probe = ClickHouseConnection.open(parseClickHouseUrl(CLICKHOUSE_URL), { useDatabase: false });
+    const [row] = await probe.rows(`SELECT count() AS n FROM system.databases WHERE name = '${database}'`);
+    await probe.close();
+    assert.equal(row!.n, 0n);
+  });
+});
