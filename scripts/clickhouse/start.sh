@@ -8,7 +8,10 @@ dir="${PLUMB_CLICKHOUSE_DIR:-/tmp/plumb-clickhouse}"
 http_port="${PLUMB_CLICKHOUSE_PORT:-8123}"
 tcp_port="${PLUMB_CLICKHOUSE_TCP_PORT:-9000}"
 
-answering() { (exec 3<>"/dev/tcp/127.0.0.1/$http_port") 2>/dev/null; }
+# True when the HTTP interface answers /ping with "Ok." (bash's /dev/tcp: no HTTP client needed).
+answering() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$http_port" && printf 'GET /ping HTTP/1.0\r\n\r\n' >&3 && grep -q '^Ok\.' <&3) 2>/dev/null
+}
 if answering; then echo "ClickHouse already answers on 127.0.0.1:$http_port"; exit 0; fi
 
 mkdir -p "$dir"/{log,data,tmp,user_files,format_schemas,etc}
@@ -18,7 +21,7 @@ server="$(command -v clickhouse-server || echo /usr/sbin/clickhouse-server)"
 # Debian's package runs the server as its own user; as root we run it directly on our own config and data.
 nohup "$server" --config-file="$dir/etc/config.xml" > "$dir/log/stdout.log" 2>&1 &
 for _ in $(seq 1 150); do
-  if answering && [ "$(curl -s "http://127.0.0.1:$http_port/ping" || true)" = "Ok." ]; then
+  if answering; then
     echo "ClickHouse answers on 127.0.0.1:$http_port (data in $dir)"; exit 0
   fi
   sleep 0.2

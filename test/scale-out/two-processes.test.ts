@@ -113,29 +113,34 @@ describe('two scale-out processes', () => {
     await sleep(5);
     assert.equal((await hit(b, site, '/last')).status, 200);
 
-    const query = `/v1/aggregations?entity=pageview&entity_id=${site}&aggregates=visits,pageviews,uniques&date_from=2020-01-01`;
+    const query = `/v1/aggregations?entity=pageview&entity_id=${site}&aggregates=visits,pageviews,uniques&date_from=2020-01-01%2000:00:00`;
     const totals = await eventually(async () => {
       const r = await api(a, OWNER, 'GET', query);
-      return r.body?.data?.[0]?.pageviews === 27 ? r.body.data[0] : undefined;
+      return r.body?.[0]?.pageviews === '27' ? r.body[0] : undefined;
     }, '27 pageviews');
-    assert.equal(totals.visits, 1, 'one visit');
+    assert.equal(totals.visits, '1', 'one visit');
     // Distinct pages within the visit: p0..p5, burst0..burst3 and /last; computed from the shared first-view flags.
-    assert.equal(totals.uniques, 11);
+    if (totals.uniques !== '11') {
+      await sleep(3000);
+      const again = await api(a, OWNER, 'GET', query);
+      console.log('DEBUG uniques', totals, again.body);
+    }
+    assert.equal(totals.uniques, '11');
     const entry = await api(b, OWNER, 'GET', `${query}&field_grouping=entry_page`);
-    assert.deepEqual(entry.body.data.map((r: any) => [r.entry_page, r.visits]), [['/p0', 1]]);
+    assert.deepEqual(entry.body.map((r: any) => [r.entry_page, r.visits]), [['/p0', '1']]);
     const exit = await api(b, OWNER, 'GET', `${query}&field_grouping=exit_page`);
-    assert.deepEqual(exit.body.data.map((r: any) => [r.exit_page, r.visits]), [['/last', 1]]);
+    assert.deepEqual(exit.body.map((r: any) => [r.exit_page, r.visits]), [['/last', '1']]);
     // A different visitor is a different visit, wherever its hits land.
     await hit(b, site, '/other', '81.2.69.160');
     await eventually(async () => {
       const r = await api(b, OWNER, 'GET', query);
-      return r.body?.data?.[0]?.visits === 2 ? true : undefined;
+      return r.body?.[0]?.visits === '2' ? true : undefined;
     }, 'a second visit');
   });
 
   it('refuses a token on one process within seconds of its revocation on the other', async () => {
     const created = await api(a, ADMIN, 'POST', '/admin/accounts/1/tokens', { name: 'short-lived', abilities: ['*'] });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(created.status, 200, JSON.stringify(created.body));
     const { id, token } = created.body as { id: string; token: string };
     assert.equal((await api(b, token, 'GET', '/v1/account')).status, 200, 'b knows the token (and caches it)');
     assert.equal((await api(a, ADMIN, 'DELETE', `/admin/accounts/1/tokens/${id}`)).status, 200);
@@ -149,7 +154,7 @@ describe('two scale-out processes', () => {
   it('shares one per-minute budget across both processes', async () => {
     // A tier-1 account of its own: 10 report requests per minute, whichever process answers them.
     const account = await api(a, ADMIN, 'POST', '/admin/accounts', { name: 'Limited', email: 'limited@example.com', tier: 1 });
-    assert.equal(account.status, 201, JSON.stringify(account.body));
+    assert.equal(account.status, 200, JSON.stringify(account.body));
     const token = (await api(a, ADMIN, 'POST', `/admin/accounts/${account.body.id}/tokens`, { name: 't', abilities: ['*'] })).body.token as string;
     const site = (await api(b, token, 'POST', '/v1/sites', { name: 'Limited site' })).body.id as string;
     const statuses: number[] = [];
@@ -186,15 +191,19 @@ describe('two scale-out processes', () => {
 
     // The same data directory: the restarted process replays what its log still owes to ClickHouse.
     const again = await start(dir);
-    const query = `/v1/aggregations?entity=pageview&entity_id=${site}&aggregates=pageviews&field_grouping=pathname&date_from=2020-01-01&limit=1000`;
+    const query = `/v1/aggregations?entity=pageview&entity_id=${site}&aggregates=pageviews&field_grouping=pathname&date_from=2020-01-01%2000:00:00&limit=1000`;
     const rows = await eventually(async () => {
       const r = await api(again, OWNER, 'GET', query);
-      const got = (r.body?.data ?? []) as { pathname: string; pageviews: number }[];
+      const got = (Array.isArray(r.body) ? r.body : []) as { pathname: string; pageviews: string }[];
       return got.length >= acknowledged.size ? got : undefined;
     }, 'the acknowledged hits');
+    // The restart had something to replay (a kill during sustained sending always leaves the last second's hits).
+    const metrics = await (await fetch(`${again.url}/metrics`)).text();
+    const replayed = Number(/^plumb_hits_replayed_total (\d+)/m.exec(metrics)?.[1] ?? 0);
+    assert.ok(replayed > 0, 'hits were replayed from the log');
     const stored = new Map(rows.map((r) => [r.pathname, r.pageviews]));
-    for (const path of acknowledged) assert.equal(stored.get(path), 1, `${path} stored once`);
-    assert.ok([...stored.values()].every((count) => count === 1), 'no hit stored twice');
+    for (const path of acknowledged) assert.equal(stored.get(path), '1', `${path} stored once`);
+    assert.ok([...stored.values()].every((count) => count === '1'), 'no hit stored twice');
     await again.stop();
   });
 });

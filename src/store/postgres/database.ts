@@ -12,10 +12,18 @@ function numbered(sql: string): string {
   return sql.replace(/\?/g, () => `$${++n}`);
 }
 
+/**
+ * PostgreSQL text cannot hold NUL, which the API otherwise accepts in names and looks up in filters: it becomes
+ * U+FFFD, the replacement character, on the way in, so such a value is stored and found consistently instead of
+ * failing the statement.
+ */
+const storable = (params: SqlParam[]) =>
+  params.map((p) => (typeof p === 'string' && p.includes('\0') ? p.replaceAll('\0', '\uFFFD') : p));
+
 const querier = (client: pg.Pool | pg.PoolClient): SqlQuerier => ({
-  rows: async <T>(sql: string, params: SqlParam[] = []) => (await client.query(numbered(sql), params)).rows as T[],
+  rows: async <T>(sql: string, params: SqlParam[] = []) => (await client.query(numbered(sql), storable(params))).rows as T[],
   exec: async (sql: string, params: SqlParam[] = []) => {
-    await client.query(numbered(sql), params);
+    await client.query(numbered(sql), storable(params));
   },
 });
 
