@@ -2,7 +2,8 @@
 // through the API (app.inject: auth, validation, compilation, the query gate, shaping) and the same compiled
 // SQL run directly on DuckDB in the same run; then the same rows copied into ClickHouse (the scale-out
 // configuration: PostgreSQL + ClickHouse + Redis) and the same reports timed the same way. API median / direct
-// median and absolute times. BENCH_STORES=embedded skips ClickHouse.
+// median and absolute times. BENCH_STORES=embedded skips ClickHouse; BENCH_KEEP_CLICKHOUSE=1 leaves the loaded
+// ClickHouse database in place (its name is printed) to try SQL on by hand.
 
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -238,8 +239,9 @@ export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<
   let scaleOut: { results: Result[]; copyMs: number } | undefined;
   if (stores.includes('clickhouse')) {
     const ch = await startScaleOutApp();
+    let chSite = '';
     try {
-      const chSite = (await ch.t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Bench', timezone: 'UTC' })).body.id as string;
+      chSite = (await ch.t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Bench', timezone: 'UTC' })).body.id as string;
       started = performance.now();
       await copyToClickHouse(db, site, chSite, ch.database);
       const copyMs = performance.now() - started;
@@ -248,7 +250,13 @@ export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<
       if (JSON.stringify(timed.answers) !== JSON.stringify(embedded.answers)) throw new Error('ClickHouse answered differently from DuckDB');
       scaleOut = { results: timed.results, copyMs };
     } finally {
-      await ch.drop();
+      if (process.env.BENCH_KEEP_CLICKHOUSE === '1') {
+        // Kept for trying SQL by hand: drop it with `DROP DATABASE <name>` when done.
+        console.log(`ClickHouse database ${ch.database} kept (site ${chSite}, range end ${end.toISOString()})`);
+        await ch.t.close();
+      } else {
+        await ch.drop();
+      }
     }
   }
   await t.close();
