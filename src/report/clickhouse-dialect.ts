@@ -2,7 +2,7 @@
 // epoch milliseconds (see src/store/clickhouse/migrations.ts), visits read with FINAL, subqueries inlined.
 
 import { sqlLiteral } from '../store/clickhouse/literal.js';
-import { SqlDialect, type SqlValue } from './dialect.js';
+import { SqlDialect, type JoinScope, type SqlValue } from './dialect.js';
 import type { DateGrouping } from './fields.js';
 
 const START_OF: Record<DateGrouping, string> = {
@@ -11,6 +11,9 @@ const START_OF: Record<DateGrouping, string> = {
   month: 'toStartOfMonth',
   year: 'toStartOfYear',
 };
+
+/** The visit columns a report reads from a joined visit (src/report/compiler.ts: visit facts, groups, filters). */
+const JOINED_VISIT_COLUMNS = ['visit_id', 'started_at', 'last_seen_at', 'pageviews', 'entry_page', 'exit_page'];
 
 export class ClickHouseDialect extends SqlDialect {
   override readonly name: string = 'clickhouse';
@@ -91,11 +94,16 @@ export class ClickHouseDialect extends SqlDialect {
 
   /**
    * 18.16 silently ignores FINAL on the right table of a JOIN (every version of a visit would join), but keeps
-   * it in a subquery. The subquery reads every site's visits: the right side of a ClickHouse JOIN is built whole
-   * in memory anyway, and the hits side has already been narrowed to one site and range.
+   * it in a subquery. The right side of a ClickHouse JOIN is built whole into an in-memory hash table before the
+   * left side is read, so the subquery keeps only what can match: the report's site (the primary key prefix, so
+   * only its parts are read), the scope's conditions (a WHERE under FINAL applies to the newest version only, see
+   * table()), and the visit columns reports read.
    */
-  override joinedTable(name: 'hits' | 'visits', alias: string): string {
-    return name === 'visits' ? `(SELECT * FROM visits FINAL) AS ${alias}` : this.table(name, alias);
+  override joinedTable(name: 'visits', alias: string, scope: JoinScope): string {
+    const where = [`${alias}.site_id = ${scope.site}`, ...scope.where].join(' AND ');
+    // Named explicitly: 18.16 would name a column `v.x` after its qualified expression.
+    const columns = JOINED_VISIT_COLUMNS.map((c) => `${alias}.${c} AS ${c}`).join(', ');
+    return `(SELECT ${columns} FROM ${this.table(name, alias)} WHERE ${where}) AS ${alias}`;
   }
 
   /** UTC text with milliseconds (a DateTime would drop them); NULL without rows, as DuckDB's min(). */

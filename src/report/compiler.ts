@@ -88,12 +88,18 @@ export class ReportCompiler {
       inner.push({ alias: TIMESTAMP_ALIAS, expr: d.bucket(q.dateGrouping, d.localTime('h.ts', spans, b)) });
     }
 
+    // Bound in this order (DuckDB's placeholders are numbered by it); site and range are reused by the JOIN below.
+    const site = b.value(q.siteId);
+    const entity = b.value(q.entity);
+    const eventName = q.entity === 'event' ? b.value(q.eventName ?? '') : undefined;
+    const from = b.value(q.from);
+    const until = b.value(q.until);
     const where = [
-      `h.site_id = ${b.value(q.siteId)}`,
-      `h.type = ${b.value(q.entity)}`,
-      ...(q.entity === 'event' ? [`h.event_name = ${b.value(q.eventName ?? '')}`] : []),
-      `h.ts >= ${b.value(q.from)}`,
-      `h.ts < ${b.value(q.until)}`,
+      `h.site_id = ${site}`,
+      `h.type = ${entity}`,
+      ...(eventName !== undefined ? [`h.event_name = ${eventName}`] : []),
+      `h.ts >= ${from}`,
+      `h.ts < ${until}`,
       ...this.filters(hitFilters, b),
     ];
     const selected = [
@@ -151,7 +157,10 @@ export class ReportCompiler {
       sql =
         w.with() +
         `SELECT ${select(perGroup)} FROM ${w.ref('per_visit', 'p')}` +
-        (needsVisitFacts || visitLevel ? ` JOIN ${d.joinedTable('visits', 'v')} ON v.visit_id = p.visit_id` : '') +
+        // Every joined visit has a hit in the range (so overlaps it) and passes the visit filters.
+        (needsVisitFacts || visitLevel
+          ? ` JOIN ${d.joinedTable('visits', 'v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] })} ON v.visit_id = p.visit_id`
+          : '') +
         (visitWhere.length > 0 ? ` WHERE ${visitWhere.join(' AND ')}` : '') +
         groupBy +
         tail;
@@ -225,9 +234,8 @@ export class ReportCompiler {
     const inside = `v.started_at >= ${from} AND v.last_seen_at < ${until}${q.dateGrouping ? ` AND ${bucketOf('v.started_at')} = ${bucketOf('v.last_seen_at')}` : ''}`;
     const ts = q.dateGrouping ? [`${bucketOf('v.started_at')} AS ${TIMESTAMP_ALIAS}`] : [];
     const facts = 'v.entry_page, v.exit_page, v.started_at, v.last_seen_at, v.pageviews';
-    const edgeVisits =
-      `SELECT v.visit_id FROM ${visits} WHERE v.site_id = ${site} AND v.pageviews > 0 AND v.started_at < ${until} ` +
-      `AND v.last_seen_at >= ${from} AND NOT (${inside})`;
+    const edge = [`v.pageviews > 0`, `v.started_at < ${until}`, `v.last_seen_at >= ${from}`, `NOT (${inside})`];
+    const edgeVisits = `SELECT v.visit_id FROM ${visits} WHERE v.site_id = ${site} AND ${edge.join(' AND ')}`;
     const edgeHits =
       `SELECT ${q.dateGrouping ? `${bucketOf('h.ts')} AS ${TIMESTAMP_ALIAS}, ` : ''}h.visit_id AS visit_id, count(*) AS n ` +
       `FROM ${d.table('hits', 'h')} WHERE h.site_id = ${site} AND h.type = 'pageview' AND h.ts >= ${from} AND h.ts < ${until} ` +
@@ -236,7 +244,7 @@ export class ReportCompiler {
       `SELECT ${[...ts, 'v.visit_id AS visit_id', 'v.pageviews AS n', facts].join(', ')} FROM ${visits} ` +
       `WHERE v.site_id = ${site} AND v.pageviews > 0 AND ${inside} ` +
       `UNION ALL SELECT ${[...(q.dateGrouping ? [`e.${TIMESTAMP_ALIAS} AS ${TIMESTAMP_ALIAS}`] : []), 'e.visit_id AS visit_id', 'e.n AS n', facts].join(', ')} ` +
-      `FROM (${edgeHits}) e JOIN ${d.joinedTable('visits', 'v')} ON v.visit_id = e.visit_id`;
+      `FROM (${edgeHits}) e JOIN ${d.joinedTable('visits', 'v', { site, where: edge })} ON v.visit_id = e.visit_id`;
     const aggregates: Record<string, string> = { pageviews: 'sum(v.n)', visits: 'count(*)', ...this.visitFacts() };
     const columns = [
       ...(q.dateGrouping ? [`${d.formatBucket(`v.${TIMESTAMP_ALIAS}`)} AS ${TIMESTAMP_ALIAS}`] : []),

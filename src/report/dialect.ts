@@ -21,6 +21,15 @@ export class Binder {
   }
 }
 
+/**
+ * The visits a JOIN can match, as SQL already bound: the report's site, and conditions on the joined alias that
+ * every matching visit meets (so filtering the joined table by them first changes no answer).
+ */
+export interface JoinScope {
+  site: string;
+  where: readonly string[];
+}
+
 export class SqlDialect {
   readonly name: string = 'duckdb';
   /** Whether `WITH name AS (subquery)` exists; without it the compiler inlines each subquery where it is read. */
@@ -95,8 +104,12 @@ export class SqlDialect {
     return alias ? `${name} ${alias}` : name;
   }
 
-  /** A table on the right of a JOIN (ClickHouse drops FINAL there, so it needs another form). */
-  joinedTable(name: 'hits' | 'visits', alias: string): string {
+  /**
+   * The visits table on the right of a JOIN (ClickHouse drops FINAL there, so it needs another form). `scope`
+   * is what the compiler knows of the visits the JOIN can match; a dialect may narrow the table with it, DuckDB
+   * has no need to (its hash join reads only what the query uses).
+   */
+  joinedTable(name: 'visits', alias: string, _scope: JoinScope): string {
     return this.table(name, alias);
   }
 

@@ -4,7 +4,6 @@ import type { FastifyInstance } from 'fastify';
 import type { TokenAuthenticator } from '../../auth/token-authenticator.js';
 import { notFound, unauthenticated, ValidationError, FieldErrorCollector } from '../../domain/errors.js';
 import { newTokenSecret } from '../../domain/ids.js';
-import { abilityProblem } from '../../domain/scopes.js';
 import { passwordProblem } from '../../domain/passwords.js';
 import { constantTimeEqual, hashPassword, hashToken } from '../../domain/secrets.js';
 import { formatTimestamp, isTimeZone, parseTimestamp } from '../../domain/time.js';
@@ -15,6 +14,7 @@ import type { UsageMeter } from '../../limits/usage-meter.js';
 import type { Account, AccountPatch, MetaStore, SubscriptionStatus, TokenRecord } from '../../store/types.js';
 import { presentDeleted, presentToken } from '../v1/present.js';
 import { coerceFormBody } from '../validation.js';
+import { checkAbilities } from '../token-abilities.js';
 
 export interface AdminOptions {
   adminToken: string | undefined;
@@ -210,18 +210,7 @@ export async function adminApi(app: FastifyInstance, { adminToken, meta, auth, u
       const account = await accountOr404(request.params.id);
       const b = request.body;
       const errors = new FieldErrorCollector();
-      for (const ability of b.abilities) {
-        const problem = abilityProblem(ability);
-        if (problem) {
-          errors.add('abilities', problem);
-          continue;
-        }
-        const siteId = ability.split(':')[1];
-        if (siteId) {
-          const site = await meta.getSite(siteId);
-          if (!site || site.accountId !== account.id) errors.add('abilities', `site ${siteId} is not a site of this account`);
-        }
-      }
+      await checkAbilities(meta, account.id, b.abilities, errors);
       let expiresAt: Date | null = null;
       if (b.expires_at) {
         expiresAt = parseTimestamp(b.expires_at) ?? null;

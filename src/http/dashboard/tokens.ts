@@ -6,9 +6,9 @@ import type { SessionManager } from '../../auth/sessions.js';
 import type { TokenAuthenticator } from '../../auth/token-authenticator.js';
 import { FieldErrorCollector, notFound } from '../../domain/errors.js';
 import { newTokenSecret } from '../../domain/ids.js';
-import { abilityProblem } from '../../domain/scopes.js';
 import { hashToken } from '../../domain/secrets.js';
 import { formatTimestamp } from '../../domain/time.js';
+import { checkAbilities } from '../token-abilities.js';
 import type { MetaStore, TokenRecord } from '../../store/types.js';
 import { ownerSessionForApi } from './guard.js';
 
@@ -59,18 +59,7 @@ export function tokenRoutes(app: FastifyInstance, { meta, auth, sessions }: Toke
       const { name, abilities } = request.body;
       const errors = new FieldErrorCollector();
       if (name.trim() === '') errors.add('name', 'must not be blank');
-      for (const ability of abilities) {
-        const problem = abilityProblem(ability);
-        if (problem) {
-          errors.add('abilities', problem);
-          continue;
-        }
-        const siteId = ability.split(':')[1];
-        if (siteId) {
-          const site = await meta.getSite(siteId);
-          if (!site || site.accountId !== session.accountId) errors.add('abilities', `site ${siteId} is not a site of this account`);
-        }
-      }
+      await checkAbilities(meta, session.accountId, abilities, errors);
       errors.throwIfAny();
       const secret = newTokenSecret();
       const token = await meta.createToken({

@@ -4,6 +4,7 @@
 // CTEs are used. Tested on 18.16.1 only.
 
 import type { StoredHit, VisitRecord } from '../../domain/hits.js';
+import { HIT_TEXT_COLUMNS, hitFromRow, snake, visitFromRow } from '../event-rows.js';
 import type { EventStore, QueryParam } from '../types.js';
 import { ClickHouseConnection, parseClickHouseUrl, type ClickHouseTarget, type Row } from './client.js';
 import { identifier, sqlLiteral } from './literal.js';
@@ -21,14 +22,6 @@ export interface ClickHouseEventStoreOptions {
 /** Visit rows per INSERT: a flush of the write buffer is one or two requests, never one per row. */
 const ROWS_PER_INSERT = 20_000;
 const MUTATION_TIMEOUT_MS = 120_000;
-
-const HIT_TEXT_COLUMNS = [
-  'hostname', 'pathname', 'referrerHostname', 'referrerPathname', 'referrerSource', 'utmCampaign', 'utmContent',
-  'utmMedium', 'utmSource', 'utmTerm', 'ref', 'keyword', 'browser', 'operatingSystem', 'deviceType', 'countryCode',
-  'region', 'state', 'city',
-] as const;
-
-const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 const HIT_COLUMNS = [
   'site_id', 'type', 'ts', 'visitor_id', 'visit_id', ...HIT_TEXT_COLUMNS.map(snake), 'event_name', 'value', 'first_view',
@@ -57,36 +50,8 @@ function visitTuple(v: VisitRecord): string {
 
 const time = (value: unknown) => new Date(Number(value));
 
-const toHit = (r: Row): StoredHit => {
-  const hit = {
-    siteId: r.site_id as string,
-    type: r.type as StoredHit['type'],
-    timestamp: time(r.ts),
-    visitorId: BigInt(r.visitor_id as bigint),
-    visitId: BigInt(r.visit_id as bigint),
-    eventName: r.event_name as string,
-    value: Number(r.value),
-    firstView: Boolean(r.first_view),
-  } as StoredHit;
-  for (const column of HIT_TEXT_COLUMNS) hit[column] = r[snake(column)] as string;
-  return hit;
-};
-
-const toVisit = (r: Row): VisitRecord => ({
-  siteId: r.site_id as string,
-  visitId: BigInt(r.visit_id as bigint),
-  visitorId: BigInt(r.visitor_id as bigint),
-  startedAt: time(r.started_at),
-  lastSeenAt: time(r.last_seen_at),
-  entryPage: r.entry_page as string,
-  exitPage: r.exit_page as string,
-  exitHostname: r.exit_hostname as string,
-  pageviews: Number(r.pageviews),
-  events: Number(r.events),
-  pathsExact: Boolean(r.paths_exact),
-  referrerHostname: r.referrer_hostname as string,
-  referrerPathname: r.referrer_pathname as string,
-});
+const toHit = (r: Row) => hitFromRow(r, time);
+const toVisit = (r: Row) => visitFromRow(r, time);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

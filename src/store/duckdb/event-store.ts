@@ -2,19 +2,11 @@
 
 import type { DuckDBAppender } from '@duckdb/node-api';
 import type { StoredHit, VisitRecord } from '../../domain/hits.js';
+import { HIT_TEXT_COLUMNS, hitFromRow, visitFromRow } from '../event-rows.js';
 import type { EventStore, QueryParam } from '../types.js';
 import { timestampValue, type DuckDatabase, type SerialConnection } from './database.js';
 
 type Row = Record<string, unknown>;
-
-/** Hit columns in table order, each with how to read it from a StoredHit. */
-const HIT_TEXT_COLUMNS = [
-  'hostname', 'pathname', 'referrerHostname', 'referrerPathname', 'referrerSource', 'utmCampaign', 'utmContent',
-  'utmMedium', 'utmSource', 'utmTerm', 'ref', 'keyword', 'browser', 'operatingSystem', 'deviceType', 'countryCode',
-  'region', 'state', 'city',
-] as const;
-
-const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 function appendHit(a: DuckDBAppender, h: StoredHit): void {
   a.appendVarchar(h.siteId);
@@ -46,36 +38,9 @@ function appendVisit(a: DuckDBAppender, v: VisitRecord): void {
   a.endRow();
 }
 
-const toHit = (r: Row): StoredHit => {
-  const hit = {
-    siteId: r.site_id as string,
-    type: r.type as StoredHit['type'],
-    timestamp: r.ts as Date,
-    visitorId: r.visitor_id as bigint,
-    visitId: r.visit_id as bigint,
-    eventName: r.event_name as string,
-    value: Number(r.value),
-    firstView: Boolean(r.first_view),
-  } as StoredHit;
-  for (const column of HIT_TEXT_COLUMNS) hit[column] = r[snake(column)] as string;
-  return hit;
-};
-
-const toVisit = (r: Row): VisitRecord => ({
-  siteId: r.site_id as string,
-  visitId: r.visit_id as bigint,
-  visitorId: r.visitor_id as bigint,
-  startedAt: r.started_at as Date,
-  lastSeenAt: r.last_seen_at as Date,
-  entryPage: r.entry_page as string,
-  exitPage: r.exit_page as string,
-  exitHostname: r.exit_hostname as string,
-  pageviews: Number(r.pageviews),
-  events: Number(r.events),
-  pathsExact: Boolean(r.paths_exact),
-  referrerHostname: r.referrer_hostname as string,
-  referrerPathname: r.referrer_pathname as string,
-});
+// DuckDB returns TIMESTAMP as Date and UBIGINT as bigint.
+const toHit = (r: Row) => hitFromRow(r, (v) => v as Date);
+const toVisit = (r: Row) => visitFromRow(r, (v) => v as Date);
 
 export class DuckEventStore implements EventStore {
   private next = 0;

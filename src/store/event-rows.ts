@@ -1,0 +1,49 @@
+// Hits and visits as table rows, for every EventStore: the column names, and rows read back into StoredHit and
+// VisitRecord (each database returns times and 64-bit ids its own way, so the caller says how to read a time).
+
+import type { StoredHit, VisitRecord } from '../domain/hits.js';
+
+type Row = Record<string, unknown>;
+
+/** Text columns of the hits table, in table order, by their StoredHit names. */
+export const HIT_TEXT_COLUMNS = [
+  'hostname', 'pathname', 'referrerHostname', 'referrerPathname', 'referrerSource', 'utmCampaign', 'utmContent',
+  'utmMedium', 'utmSource', 'utmTerm', 'ref', 'keyword', 'browser', 'operatingSystem', 'deviceType', 'countryCode',
+  'region', 'state', 'city',
+] as const;
+
+/** A StoredHit field's column name. */
+export const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+export function hitFromRow(r: Row, time: (value: unknown) => Date): StoredHit {
+  const hit = {
+    siteId: r.site_id as string,
+    type: r.type as StoredHit['type'],
+    timestamp: time(r.ts),
+    visitorId: BigInt(r.visitor_id as bigint),
+    visitId: BigInt(r.visit_id as bigint),
+    eventName: r.event_name as string,
+    value: Number(r.value),
+    firstView: Boolean(r.first_view),
+  } as StoredHit;
+  for (const column of HIT_TEXT_COLUMNS) hit[column] = r[snake(column)] as string;
+  return hit;
+}
+
+export function visitFromRow(r: Row, time: (value: unknown) => Date): VisitRecord {
+  return {
+    siteId: r.site_id as string,
+    visitId: BigInt(r.visit_id as bigint),
+    visitorId: BigInt(r.visitor_id as bigint),
+    startedAt: time(r.started_at),
+    lastSeenAt: time(r.last_seen_at),
+    entryPage: r.entry_page as string,
+    exitPage: r.exit_page as string,
+    exitHostname: r.exit_hostname as string,
+    pageviews: Number(r.pageviews),
+    events: Number(r.events),
+    pathsExact: Boolean(r.paths_exact),
+    referrerHostname: r.referrer_hostname as string,
+    referrerPathname: r.referrer_pathname as string,
+  };
+}
