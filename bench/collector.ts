@@ -1,5 +1,6 @@
-// Collector throughput: sustained hits/second through HTTP into the embedded store, against the same server's
-// bare /healthz under the same load (the baseline), then a check that every accepted hit was stored.
+// Collector throughput: sustained hits/second through HTTP into the embedded store and into scale-out mode
+// (PostgreSQL + ClickHouse + Redis), each against the same server's bare /healthz under the same load (the
+// baseline), then a check that every accepted hit was stored.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -8,6 +9,7 @@ import autocannon from 'autocannon';
 import { DuckDatabase } from '../src/store/duckdb/database.js';
 import { DuckEventStore } from '../src/store/duckdb/event-store.js';
 import { startServer } from '../test/helpers/process.js';
+import { clickhouseStatement, freshScaleOut, scaleOutServerEnv, type ScaleOutFixture } from '../test/helpers/scale-out.js';
 
 const AGENTS = [
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
@@ -61,11 +63,51 @@ async function load(url: string, seconds: number, hit: boolean): Promise<Run> {
   };
 }
 
-export async function benchCollector(seconds = 15): Promise<void> {
+/** A configuration to measure: how to start the server on it, count what it stored, and clean up. */
+interface Mode {
+  name: string;
+  env(dir: string): Record<string, string>;
+  storedHits(dir: string, site: string): Promise<number>;
+  cleanup(): Promise<void>;
+}
+
+const embedded: Mode = {
+  name: 'embedded (DuckDB)',
+  env: (dir) => ({ PLUMB_DATA_DIR: dir }),
+  async storedHits(dir, site) {
+    const db = await DuckDatabase.open(join(dir, 'plumb.duckdb'));
+    const events = await DuckEventStore.open(db);
+    const stored = (await events.listHits(site)).length;
+    await events.close();
+    await db.close();
+    return stored;
+  },
+  cleanup: async () => undefined,
+};
+
+function scaleOut(fixture: ScaleOutFixture): Mode {
+  return {
+    name: 'scale-out (PostgreSQL + ClickHouse + Redis)',
+    env: (dir) => scaleOutServerEnv(fixture, dir),
+    storedHits: async (_dir, site) =>
+      Number(await clickhouseStatement(`SELECT count() FROM ${fixture.options.clickhouseDatabase}.hits WHERE site_id = '${site}'`)),
+    cleanup: () => fixture.drop(),
+  };
+}
+
+interface Measured {
+  mode: string;
+  baseline: Run;
+  collector: Run;
+  accepted: number;
+  stored: number;
+}
+
+async function measure(mode: Mode, seconds: number): Promise<Measured> {
   const dir = mkdtempSync(join(tmpdir(), 'plumb-bench-'));
   const token = 'bench-bootstrap-token-0123456789';
   const server = await startServer({
-    PLUMB_DATA_DIR: dir,
+    ...mode.env(dir),
     PLUMB_BOOTSTRAP_TOKEN: token,
     PLUMB_TRUST_PROXY: 'true',
     PLUMB_RATE_LIMITS: 'off',
@@ -83,27 +125,38 @@ export async function benchCollector(seconds = 15): Promise<void> {
   const baseline = await load(server.url, seconds, false);
   const collector = await load(server.url, seconds, true);
   await server.stop(); // flushes the buffer
-
-  const db = await DuckDatabase.open(join(dir, 'plumb.duckdb'));
-  const events = await DuckEventStore.open(db);
-  const stored = (await events.listHits(site)).length;
-  await events.close();
-  await db.close();
+  const stored = await mode.storedHits(dir, site);
+  await mode.cleanup();
   rmSync(dir, { recursive: true, force: true });
+  // Every 2xx of the warm-up and the measured run is an accepted hit and must have been stored.
+  return { mode: mode.name, baseline, collector, accepted: warmup.ok + collector.ok, stored };
+}
+
+export async function benchCollector(seconds = 15): Promise<void> {
+  const modes = [embedded];
+  if (process.env.BENCH_SCALE_OUT !== 'off') modes.push(scaleOut(await freshScaleOut()));
+  const results: Measured[] = [];
+  for (const mode of modes) results.push(await measure(mode, seconds));
 
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   console.log(`\nCollector benchmark (${seconds} s per run, 64 connections, ${cpus().length} cores, ${cpu})\n`);
-  console.log('| run | requests/s | p50 ms | p99 ms | 2xx | errors |');
-  console.log('|---|---|---|---|---|---|');
-  for (const [name, r] of [['GET /healthz (baseline)', baseline], ['GET / pageview (collector)', collector]] as const) {
-    console.log(`| ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.ok} | ${r.errors} |`);
+  console.log('| configuration | run | requests/s | p50 ms | p99 ms | 2xx | errors |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const m of results) {
+    for (const [name, r] of [['GET /healthz (baseline)', m.baseline], ['GET / pageview (collector)', m.collector]] as const) {
+      console.log(`| ${m.mode} | ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.ok} | ${r.errors} |`);
+    }
   }
-  console.log(`\ncollector / baseline throughput: ${(collector.rps / baseline.rps).toFixed(2)}`);
-  // Every 2xx of the warm-up and the measured run is an accepted hit and must have been stored. A few more may
-  // be stored: requests in flight when a run's time is up are served, but the load generator drops their
-  // answers (at most one per connection per run).
-  const accepted = warmup.ok + collector.ok;
-  const lost = stored < accepted;
-  console.log(`hits answered 2xx: ${accepted}, stored after SIGTERM: ${stored} (${lost ? 'LOST HITS' : `none lost; ${stored - accepted} more were in flight when a run ended`})`);
-  if (lost || stored - accepted > 2 * CONNECTIONS) process.exitCode = 1;
+  console.log('');
+  for (const m of results) {
+    console.log(`${m.mode}: collector / baseline throughput ${(m.collector.rps / m.baseline.rps).toFixed(2)}`);
+    // A few more than accepted may be stored: requests in flight when a run's time is up are served, but the
+    // load generator drops their answers (at most one per connection per run).
+    const lost = m.stored < m.accepted;
+    console.log(
+      `  hits answered 2xx: ${m.accepted}, stored after SIGTERM: ${m.stored} ` +
+        `(${lost ? 'LOST HITS' : `none lost; ${m.stored - m.accepted} more were in flight when a run ended`})`,
+    );
+    if (lost || m.stored - m.accepted > 2 * CONNECTIONS) process.exitCode = 1;
+  }
 }

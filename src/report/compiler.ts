@@ -159,7 +159,7 @@ export class ReportCompiler {
         `SELECT ${select(perGroup)} FROM ${w.ref('per_visit', 'p')}` +
         // Every joined visit has a hit in the range (so overlaps it) and passes the visit filters.
         (needsVisitFacts || visitLevel
-          ? ` JOIN ${d.joinedTable('visits', 'v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] })} ON v.visit_id = p.visit_id`
+          ? ` ${d.joinVisits('v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] })} ON v.visit_id = p.visit_id`
           : '') +
         (visitWhere.length > 0 ? ` WHERE ${visitWhere.join(' AND ')}` : '') +
         groupBy +
@@ -244,7 +244,7 @@ export class ReportCompiler {
       `SELECT ${[...ts, 'v.visit_id AS visit_id', 'v.pageviews AS n', facts].join(', ')} FROM ${visits} ` +
       `WHERE v.site_id = ${site} AND v.pageviews > 0 AND ${inside} ` +
       `UNION ALL SELECT ${[...(q.dateGrouping ? [`e.${TIMESTAMP_ALIAS} AS ${TIMESTAMP_ALIAS}`] : []), 'e.visit_id AS visit_id', 'e.n AS n', facts].join(', ')} ` +
-      `FROM (${edgeHits}) e JOIN ${d.joinedTable('visits', 'v', { site, where: edge })} ON v.visit_id = e.visit_id`;
+      `FROM (${edgeHits}) e ${d.joinVisits('v', { site, where: edge })} ON v.visit_id = e.visit_id`;
     const aggregates: Record<string, string> = { pageviews: 'sum(v.n)', visits: 'count(*)', ...this.visitFacts() };
     const columns = [
       ...(q.dateGrouping ? [`${d.formatBucket(`v.${TIMESTAMP_ALIAS}`)} AS ${TIMESTAMP_ALIAS}`] : []),

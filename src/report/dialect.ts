@@ -105,12 +105,12 @@ export class SqlDialect {
   }
 
   /**
-   * The visits table on the right of a JOIN (ClickHouse drops FINAL there, so it needs another form). `scope`
-   * is what the compiler knows of the visits the JOIN can match; a dialect may narrow the table with it, DuckDB
-   * has no need to (its hash join reads only what the query uses).
+   * `JOIN` and the visits table on its right (ClickHouse drops FINAL there, so it needs another form). `scope` is
+   * what the compiler knows of the visits the JOIN can match; a dialect may narrow the table with it, DuckDB has
+   * no need to (its hash join reads only what the query uses). Each visit matches at most one joined row.
    */
-  joinedTable(name: 'visits', alias: string, _scope: JoinScope): string {
-    return this.table(name, alias);
+  joinVisits(alias: string, _scope: JoinScope): string {
+    return `JOIN ${this.table('visits', alias)}`;
   }
 
   /** The earliest of a timestamp column, as the engine reads it: a Date, or UTC text `YYYY-MM-DD HH:MM:SS[.mmm]`. */

@@ -20,10 +20,26 @@ export interface ScaleOutFixture {
   drop(): Promise<void>;
 }
 
-/** Runs one statement on the test ClickHouse over HTTP (test setup only; Plumb's own client is under test). */
-export async function clickhouseStatement(sql: string): Promise<void> {
+/** Runs one statement on the test ClickHouse over HTTP and returns its text output (test setup and checks only). */
+export async function clickhouseStatement(sql: string): Promise<string> {
   const res = await fetch(`${CLICKHOUSE_URL}/`, { method: 'POST', body: sql });
-  if (!res.ok) throw new Error(`ClickHouse refused "${sql}": ${await res.text()}`);
+  const text = await res.text();
+  if (!res.ok) throw new Error(`ClickHouse refused "${sql}": ${text}`);
+  return text;
+}
+
+/** The environment of a real server process (src/main.ts) in scale-out mode on a fixture's namespaces. */
+export function scaleOutServerEnv(f: ScaleOutFixture, dataDir: string): Record<string, string> {
+  const o = f.options;
+  const pg = new URL(o.databaseUrl);
+  pg.searchParams.set('options', `-c search_path=${o.databaseSchema}`);
+  return {
+    DATABASE_URL: pg.toString(),
+    CLICKHOUSE_URL: `${o.clickhouseUrl.replace(/\/$/, '')}/${o.clickhouseDatabase}`,
+    REDIS_URL: o.redisUrl,
+    PLUMB_REDIS_PREFIX: f.redisPrefix,
+    PLUMB_DATA_DIR: dataDir,
+  };
 }
 
 export async function freshScaleOut(dataDir?: string): Promise<ScaleOutFixture> {

@@ -9,29 +9,20 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runServerExpectingExit, startServer, type ServerProcess } from '../helpers/process.js';
-import { freshScaleOut, type ScaleOutFixture } from '../helpers/scale-out.js';
+import { freshScaleOut, scaleOutServerEnv, type ScaleOutFixture } from '../helpers/scale-out.js';
 
 const ADMIN = 'two-process-admin-token-0123456789';
 const OWNER = 'two-process-owner-token-0123456789';
 const AGENT = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
 
-/** The server's environment for a fixture: the three URLs, with the test's schema, database and prefix. */
-function scaleOutEnv(f: ScaleOutFixture, dataDir: string): Record<string, string> {
-  const o = f.options;
-  const pg = new URL(o.databaseUrl);
-  pg.searchParams.set('options', `-c search_path=${o.databaseSchema}`);
-  return {
-    DATABASE_URL: pg.toString(),
-    CLICKHOUSE_URL: `${o.clickhouseUrl.replace(/\/$/, '')}/${o.clickhouseDatabase}`,
-    REDIS_URL: o.redisUrl,
-    PLUMB_REDIS_PREFIX: f.redisPrefix,
-    PLUMB_DATA_DIR: dataDir,
-    PLUMB_ADMIN_TOKEN: ADMIN,
-    PLUMB_BOOTSTRAP_TOKEN: OWNER,
-    PLUMB_TRUST_PROXY: 'true',
-    PLUMB_LOG_LEVEL: 'warn',
-  };
-}
+/** The server's environment: the fixture's three URLs, its own data directory, fixed tokens. */
+const scaleOutEnv = (f: ScaleOutFixture, dataDir: string): Record<string, string> => ({
+  ...scaleOutServerEnv(f, dataDir),
+  PLUMB_ADMIN_TOKEN: ADMIN,
+  PLUMB_BOOTSTRAP_TOKEN: OWNER,
+  PLUMB_TRUST_PROXY: 'true',
+  PLUMB_LOG_LEVEL: 'warn',
+});
 
 async function api(server: ServerProcess, token: string, method: string, path: string, body?: unknown) {
   const res = await fetch(`${server.url}${path}`, {

@@ -2,7 +2,7 @@
 // 18.16: queries, commands and inserts work; its defaults send no setting 18.16 rejects), with rows shaped as the
 // DuckDB store shapes them so the report engine reads both alike.
 
-import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import { identifier } from './literal.js';
 
 export type Row = Record<string, unknown>;
@@ -63,9 +63,9 @@ export class ClickHouseConnection {
     return new ClickHouseConnection(client, target.database);
   }
 
-  /** Rows of a SELECT, 64-bit integers as bigint. Errors carry ClickHouse's own message. */
-  async rows(sql: string): Promise<Row[]> {
-    const result = await this.client.query({ query: sql, format: 'JSON' });
+  /** Rows of a SELECT, 64-bit integers as bigint; `settings` for this query only. Errors carry ClickHouse's own message. */
+  async rows(sql: string, settings?: ClickHouseSettings): Promise<Row[]> {
+    const result = await this.client.query({ query: sql, format: 'JSON', ...(settings ? { clickhouse_settings: settings } : {}) });
     const json = await result.json<Row>();
     const types = new Map((json.meta ?? []).map((m) => [m.name, m.type]));
     return json.data.map((row) => {
