@@ -2,8 +2,8 @@
 // through the API (app.inject: auth, validation, compilation, the query gate, shaping) and the same compiled
 // SQL run directly on DuckDB in the same run; then the same rows copied into ClickHouse (the scale-out
 // configuration: PostgreSQL + ClickHouse + Redis) and the same reports timed the same way. API median / direct
-// median and absolute times. BENCH_STORES=embedded skips ClickHouse; BENCH_KEEP_CLICKHOUSE=1 leaves the loaded
-// ClickHouse database in place (its name is printed) to try SQL on by hand.
+// median and absolute times. BENCH_STORES=embedded skips ClickHouse; BENCH_KEEP_CLICKHOUSE=1 keeps the loaded
+// ClickHouse tables (in database plumb_bench_reports) to try SQL on by hand.
 
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -198,6 +198,20 @@ async function copyToClickHouse(db: DuckDatabase, from: string, to: string, data
   }
 }
 
+/** The database BENCH_KEEP_CLICKHOUSE=1 moves the loaded tables to (replacing the previous run's). */
+const KEPT_DATABASE = 'plumb_bench_reports';
+
+/**
+ * Moves the loaded hits and visits out of the run's database (which is dropped with the rest of the fixture)
+ * into KEPT_DATABASE, to try report SQL on by hand without loading again.
+ */
+async function keepClickHouseTables(database: string, site: string, end: Date): Promise<void> {
+  await clickhouseRows('default', `DROP DATABASE IF EXISTS ${KEPT_DATABASE}`);
+  await clickhouseRows('default', `CREATE DATABASE ${KEPT_DATABASE}`);
+  for (const table of ['hits', 'visits']) await clickhouseRows('default', `RENAME TABLE ${database}.${table} TO ${KEPT_DATABASE}.${table}`);
+  console.log(`ClickHouse tables kept in ${KEPT_DATABASE} (site ${site}, range end ${end.toISOString()}); DROP DATABASE ${KEPT_DATABASE} when done`);
+}
+
 /** A scale-out app (PostgreSQL + ClickHouse + Redis, fresh namespaces) with the bench's tokens. */
 async function startScaleOutApp(): Promise<{ t: TestApp; database: string; drop: () => Promise<void> }> {
   const fixture = await freshScaleOut();
@@ -250,13 +264,8 @@ export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<
       if (JSON.stringify(timed.answers) !== JSON.stringify(embedded.answers)) throw new Error('ClickHouse answered differently from DuckDB');
       scaleOut = { results: timed.results, copyMs };
     } finally {
-      if (process.env.BENCH_KEEP_CLICKHOUSE === '1') {
-        // Kept for trying SQL by hand: drop it with `DROP DATABASE <name>` when done.
-        console.log(`ClickHouse database ${ch.database} kept (site ${chSite}, range end ${end.toISOString()})`);
-        await ch.t.close();
-      } else {
-        await ch.drop();
-      }
+      if (process.env.BENCH_KEEP_CLICKHOUSE === '1' && chSite) await keepClickHouseTables(ch.database, chSite, end);
+      await ch.drop();
     }
   }
   await t.close();

@@ -157,7 +157,8 @@ export class ReportCompiler {
       sql =
         w.with() +
         `SELECT ${select(perGroup)} FROM ${w.ref('per_visit', 'p')}` +
-        // Every joined visit has a hit in the range (so overlaps it) and passes the visit filters.
+        // Every joined visit has a hit in the range, so overlaps it (a visit's started_at and last_seen_at span
+        // all its hits, as plan 4 relies on too), and passes the visit filters.
         (needsVisitFacts || visitLevel
           ? ` ${d.joinVisits('v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] })} ON v.visit_id = p.visit_id`
           : '') +
@@ -235,7 +236,7 @@ export class ReportCompiler {
     const ts = q.dateGrouping ? [`${bucketOf('v.started_at')} AS ${TIMESTAMP_ALIAS}`] : [];
     const facts = 'v.entry_page, v.exit_page, v.started_at, v.last_seen_at, v.pageviews';
     const edge = [`v.pageviews > 0`, `v.started_at < ${until}`, `v.last_seen_at >= ${from}`, `NOT (${inside})`];
-    const edgeVisits = `SELECT v.visit_id FROM ${visits} WHERE v.site_id = ${site} AND ${edge.join(' AND ')}`;
+    const edgeVisits = d.visitIds(site, edge);
     const edgeHits =
       `SELECT ${q.dateGrouping ? `${bucketOf('h.ts')} AS ${TIMESTAMP_ALIAS}, ` : ''}h.visit_id AS visit_id, count(*) AS n ` +
       `FROM ${d.table('hits', 'h')} WHERE h.site_id = ${site} AND h.type = 'pageview' AND h.ts >= ${from} AND h.ts < ${until} ` +
@@ -244,7 +245,7 @@ export class ReportCompiler {
       `SELECT ${[...ts, 'v.visit_id AS visit_id', 'v.pageviews AS n', facts].join(', ')} FROM ${visits} ` +
       `WHERE v.site_id = ${site} AND v.pageviews > 0 AND ${inside} ` +
       `UNION ALL SELECT ${[...(q.dateGrouping ? [`e.${TIMESTAMP_ALIAS} AS ${TIMESTAMP_ALIAS}`] : []), 'e.visit_id AS visit_id', 'e.n AS n', facts].join(', ')} ` +
-      `FROM (${edgeHits}) e ${d.joinVisits('v', { site, where: edge })} ON v.visit_id = e.visit_id`;
+      `FROM (${edgeHits}) e ${d.joinVisits('v', { site, where: edge, few: true })} ON v.visit_id = e.visit_id`;
     const aggregates: Record<string, string> = { pageviews: 'sum(v.n)', visits: 'count(*)', ...this.visitFacts() };
     const columns = [
       ...(q.dateGrouping ? [`${d.formatBucket(`v.${TIMESTAMP_ALIAS}`)} AS ${TIMESTAMP_ALIAS}`] : []),
@@ -279,9 +280,7 @@ export class ReportCompiler {
     const simple =
       `v.paths_exact AND v.started_at >= ${from} AND v.last_seen_at < ${until}` +
       (q.dateGrouping ? ` AND ${bucketOf('v.started_at')} = ${bucketOf('v.last_seen_at')}` : '');
-    const edge =
-      `SELECT v.visit_id FROM ${d.table('visits', 'v')} WHERE v.site_id = ${site} AND v.pageviews > 0 ` +
-      `AND v.started_at < ${until} AND v.last_seen_at >= ${from} AND NOT (${simple})`;
+    const edge = d.visitIds(site, ['v.pageviews > 0', `v.started_at < ${until}`, `v.last_seen_at >= ${from}`, `NOT (${simple})`]);
     const groups = [...(q.dateGrouping ? [TIMESTAMP_ALIAS] : []), ...(q.fieldGrouping.length > 0 ? [fieldAlias(0)] : [])];
     const selected = [
       ...(q.dateGrouping ? [`${bucketOf('h.ts')} AS ${TIMESTAMP_ALIAS}`] : []),

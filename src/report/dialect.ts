@@ -28,6 +28,8 @@ export class Binder {
 export interface JoinScope {
   site: string;
   where: readonly string[];
+  /** The conditions keep few of the site's visits (those at the edges of the range or of a bucket). */
+  few?: boolean;
 }
 
 export class SqlDialect {
@@ -111,6 +113,14 @@ export class SqlDialect {
    */
   joinVisits(alias: string, _scope: JoinScope): string {
     return `JOIN ${this.table('visits', alias)}`;
+  }
+
+  /**
+   * `SELECT v.visit_id` of the site's visits meeting `where` (conditions on alias `v`), for an IN. The compiler
+   * asks only for few visits (those at the edges of the range or of a bucket), which a dialect may use.
+   */
+  visitIds(site: string, where: readonly string[]): string {
+    return `SELECT v.visit_id FROM ${this.table('visits', 'v')} WHERE ${[`v.site_id = ${site}`, ...where].join(' AND ')}`;
   }
 
   /** The earliest of a timestamp column, as the engine reads it: a Date, or UTC text `YYYY-MM-DD HH:MM:SS[.mmm]`. */

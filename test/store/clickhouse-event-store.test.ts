@@ -113,6 +113,33 @@ describe('ClickHouseEventStore', () => {
     assert.equal(await b.logWatermark(), 3);
   });
 
+  it('removes the hits of a batch whose mark never landed, so the replay stores them exactly once', async () => {
+    const database = freshName();
+    const a = await open(database, 'node-a');
+    const other = await open(database, 'node-b');
+    const hit = (pathname: string, at: string) => ({
+      siteId: 'S', type: 'pageview' as const, timestamp: new Date(at), visitorId: 1n, visitId: 1n, hostname: 'https://e.test',
+      pathname, referrerHostname: '', referrerPathname: '', referrerSource: '', utmCampaign: '', utmContent: '', utmMedium: '',
+      utmSource: '', utmTerm: '', ref: '', keyword: '', browser: '', operatingSystem: '', deviceType: '', countryCode: '',
+      region: '', state: '', city: '', eventName: '', value: 0, firstView: true,
+    });
+    await a.write([hit('/committed', '2026-01-31T23:59:59Z')], [], 10);
+    await other.write([hit('/other-node', '2026-02-01T00:00:00Z')], [], 30);
+    // A crash after the batch's hits (here: one of its two month parts) but before its mark: the hits are there,
+    // tagged with sequence 20, and no mark says the batch was stored.
+    const conn = ClickHouseConnection.open(parseClickHouseUrl(CLICKHOUSE_URL, database));
+    await conn.exec(
+      `INSERT INTO hits (site_id, type, ts, pathname, log_node, log_seq) VALUES ('S', 'pageview', ${Date.parse('2026-02-01T00:00:01Z')}, '/cut-short', 'node-a', 20)`,
+    );
+    await conn.close();
+    assert.equal(await a.logWatermark(), 10, 'the unfinished batch is not confirmed');
+    assert.deepEqual((await a.listHits('S')).map((h) => h.pathname), ['/committed', '/other-node'], 'and its stored part is gone');
+    // The replay writes the batch again, mark included.
+    await a.write([hit('/cut-short', '2026-02-01T00:00:01Z')], [], 20);
+    assert.equal(await a.logWatermark(), 20);
+    assert.deepEqual((await a.listHits('S')).map((h) => h.pathname), ['/committed', '/other-node', '/cut-short']);
+  });
+
   it('takes no bound parameters', async () => {
     const store = await open(freshName());
     await assert.rejects(store.query('SELECT 1', ['x']), /no bound parameters/);

@@ -23,10 +23,10 @@ export interface ClickHouseEventStoreOptions {
 const ROWS_PER_INSERT = 20_000;
 
 /**
- * Settings of report queries. `visit_id IN (subquery)` on a table whose sort key holds visit_id (hits, visits)
- * makes 18.16 build a second, ordered copy of the set to skip granules with; visit ids are random, so it skips
- * next to nothing and the copy costs more than the whole scan (reports on visits ran about 2x slower). Granule
- * skipping never changes an answer.
+ * Settings of report queries. By default 18.16 also uses the set of `visit_id IN (subquery)` to skip granules of
+ * a table whose sort key holds visit_id; on hits, visit_id comes after ts, so nothing is skipped, and preparing
+ * the set for it cost more than the whole scan (the reports that read visits ran about 2x faster without, see
+ * docs/benchmarks.md). Skipping granules or not never changes an answer.
  */
 const REPORT_SETTINGS = { use_index_for_in_with_subqueries: 0 } as const;
 const MUTATION_TIMEOUT_MS = 120_000;
@@ -96,11 +96,11 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   /**
-   * Visits first, then hits tagged with this node and `logSeq`. Not one transaction (ClickHouse has none): a
-   * crash in between leaves visits ahead of their hits, and the replayed log rewrites them. Each INSERT is
-   * atomic per partition, so the watermark (the highest log_seq among stored hits) only moves when the batch's
-   * hits are in; the residual window is a batch spanning two months, whose parts are written one after the
-   * other: a crash between them keeps the watermark of the part that landed and loses the other part's hits.
+   * Visits first, then hits tagged with this node and `logSeq`, then the batch's mark in hit_log_marks. Not one
+   * transaction (ClickHouse has none), so the mark is what commits the batch: the watermark is the highest mark,
+   * and hits a crash left beyond it (their batch's mark never landed; a batch spanning two months is stored as
+   * two parts, so some of its hits may have) are removed by logWatermark() before the log is replayed. Visits
+   * written again on replay are harmless: the highest version of a visit wins.
    */
   async write(hits: readonly StoredHit[], visits: readonly VisitRecord[], logSeq?: number): Promise<void> {
     for (let i = 0; i < visits.length; i += ROWS_PER_INSERT) {
@@ -112,18 +112,26 @@ export class ClickHouseEventStore implements EventStore {
       const rows = hits.map((h) => hitTuple(h, this.node, logSeq ?? 0));
       await this.conn.exec(`INSERT INTO hits (${HIT_COLUMNS.join(', ')}) VALUES ${rows.join(',')}`);
     }
-    if (hits.length === 0 && logSeq !== undefined) {
+    if (logSeq !== undefined) {
       await this.conn.exec(`INSERT INTO hit_log_marks VALUES (${sqlLiteral(this.node)}, ${sqlLiteral(logSeq)})`);
     }
   }
 
+  /**
+   * The highest committed batch of this node. Called once at start, before the log is replayed: hits of this
+   * node beyond it belong to a batch that was cut short, and are deleted so that the replay stores them once.
+   */
   async logWatermark(): Promise<number> {
     const node = sqlLiteral(this.node);
-    const [row] = await this.conn.rows(
-      `SELECT greatest((SELECT max(log_seq) FROM hits WHERE log_node = ${node}), ` +
-        `(SELECT max(seq) FROM hit_log_marks WHERE node = ${node})) AS seq`,
-    );
-    return Number(row?.seq ?? 0);
+    const [row] = await this.conn.rows(`SELECT max(seq) AS seq FROM hit_log_marks WHERE node = ${node}`);
+    const watermark = Number(row?.seq ?? 0);
+    const beyond = `log_node = ${node} AND log_seq > ${sqlLiteral(watermark)}`;
+    const [orphans] = await this.conn.rows(`SELECT count() AS n FROM hits WHERE ${beyond}`);
+    if (Number(orphans?.n ?? 0) > 0) {
+      await this.conn.exec(`ALTER TABLE hits DELETE WHERE ${beyond}`);
+      await this.mutationsDone('removing the hits of an unfinished batch');
+    }
+    return watermark;
   }
 
   async visitsSeenSince(since: Date): Promise<VisitRecord[]> {
@@ -141,6 +149,11 @@ export class ClickHouseEventStore implements EventStore {
   /** Deletes by mutation and waits until the mutations are done, so nothing of the site is read afterwards. */
   async deleteSite(siteId: string): Promise<void> {
     for (const table of ['hits', 'visits']) await this.conn.exec(`ALTER TABLE ${table} DELETE WHERE site_id = ${sqlLiteral(siteId)}`);
+    await this.mutationsDone(`deleting site ${siteId}`);
+  }
+
+  /** Waits until every mutation of hits and visits has finished (ALTER ... DELETE runs in the background). */
+  private async mutationsDone(what: string): Promise<void> {
     const deadline = Date.now() + MUTATION_TIMEOUT_MS;
     for (;;) {
       const [row] = await this.conn.rows(
@@ -148,7 +161,7 @@ export class ClickHouseEventStore implements EventStore {
           `AND table IN ('hits', 'visits') AND is_done = 0`,
       );
       if (Number(row?.pending ?? 0) === 0) return;
-      if (Date.now() > deadline) throw new Error(`deleting site ${siteId}: ClickHouse mutations still running after ${MUTATION_TIMEOUT_MS} ms`);
+      if (Date.now() > deadline) throw new Error(`${what}: ClickHouse mutations still running after ${MUTATION_TIMEOUT_MS} ms`);
       await sleep(50);
     }
   }
