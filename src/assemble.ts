@@ -119,7 +119,7 @@ async function scaleOutStores(s: ScaleOutOptions, redisPrefix: string | undefine
   const claimed = s.dataDir ? await claimDataDir(s.dataDir) : undefined;
   const pg = new PgDatabase(s.databaseUrl, s.databaseSchema === undefined ? {} : { schema: s.databaseSchema });
   try {
-    await migratePostgres(pg.pool);
+    await migratePostgres(pg);
     const events = await ClickHouseEventStore.open({
       url: s.clickhouseUrl,
       ...(s.clickhouseDatabase === undefined ? {} : { database: s.clickhouseDatabase }),

@@ -31,7 +31,7 @@ const backends: Backend[] = [
       const { schema, drop } = await freshSchema();
       const db = new PgDatabase(DATABASE_URL, { schema });
       // Several processes start at once: concurrent migrations must leave one schema.
-      const ran = await Promise.all([migratePostgres(db.pool), migratePostgres(db.pool), migratePostgres(db.pool)]);
+      const ran = await Promise.all([migratePostgres(db), migratePostgres(db), migratePostgres(db)]);
       assert.equal(ran.flat().length, PG_MIGRATIONS.length, 'each migration ran exactly once');
       const store = new SqlMetaStore(db);
       return { store, done: async () => (await store.close(), await drop()) };

@@ -28,7 +28,7 @@ const querier = (client: pg.Pool | pg.PoolClient): SqlQuerier => ({
 });
 
 export class PgDatabase implements SqlDatabase {
-  readonly pool: pg.Pool;
+  private readonly pool: pg.Pool;
 
   constructor(url: string, options: { schema?: string; max?: number } = {}) {
     if (options.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(options.schema)) {

@@ -1,7 +1,7 @@
 // Versioned schema migrations for the PostgreSQL MetaStore (scale-out mode). Several processes may start at
 // once: an advisory lock lets one migrate while the others wait, then find nothing left to do.
 
-import type { Pool } from 'pg';
+import type { PgDatabase } from './database.js';
 
 interface Migration {
   version: number;
@@ -117,28 +117,21 @@ export const PG_MIGRATIONS: Migration[] = [
 const MIGRATION_LOCK = 74_201_661;
 
 /** Brings the schema up to the newest version; returns the versions it applied. */
-export async function migratePostgres(pool: Pool): Promise<number[]> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    await client.query(
+export async function migratePostgres(db: PgDatabase): Promise<number[]> {
+  // One transaction on one pooled client: the lock is held until every pending migration has committed.
+  return db.transaction(async (q) => {
+    await q.exec('SELECT pg_advisory_xact_lock(?)', [MIGRATION_LOCK]);
+    await q.exec(
       'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)',
     );
-    const done = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+    const done = new Set((await q.rows<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version));
     const ran: number[] = [];
     for (const m of PG_MIGRATIONS) {
       if (done.has(m.version)) continue;
-      await client.query(m.sql);
-      await client.query('INSERT INTO schema_migrations VALUES ($1, $2, now())', [m.version, m.name]);
+      await q.exec(m.sql);
+      await q.exec('INSERT INTO schema_migrations VALUES (?, ?, now())', [m.version, m.name]);
       ran.push(m.version);
     }
-    await client.query('COMMIT');
     return ran;
-  } catch (err) {
-    await client.query('ROLLBACK');
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
