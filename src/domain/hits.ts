@@ -92,3 +92,9 @@ export interface VisitRecord {
   referrerHostname: string;
   referrerPathname: string;
 }
+
+/**
+ * A visit state's version: one more with every hit of the visit, whichever process recorded it, so the newest
+ * state of a visit is the one with the highest version (shared visit state, ClickHouse's ReplacingMergeTree).
+ */
+export const visitVersion = (v: VisitRecord) => v.pageviews + v.events;

@@ -9,7 +9,7 @@ import { HitLog, type LogRecord } from './hit-log.js';
 import { HitPipeline, type HitSink } from './pipeline.js';
 import { EphemeralSalts, StoredSalts } from './salts.js';
 import { SiteDirectory } from './site-directory.js';
-import { SharedVisitTracker, VISIT_TIMEOUT_MS, visitVersion, VisitTracker, type VisitState } from './visits.js';
+import { keepNewest, SharedVisitTracker, VISIT_TIMEOUT_MS, VisitTracker, type VisitState } from './visits.js';
 import { WriteBuffer, type WriteBufferOptions } from './write-buffer.js';
 
 export interface IngestOptions {
@@ -126,10 +126,7 @@ async function replay(events: EventStore, records: readonly LogRecord[]): Promis
   for (let i = 0; i < records.length; i += BATCH) {
     const batch = records.slice(i, i + BATCH);
     const visits = new Map<bigint, LogRecord['visit']>();
-    for (const { visit } of batch) {
-      const known = visits.get(visit.visitId);
-      if (!known || visitVersion(visit) >= visitVersion(known)) visits.set(visit.visitId, visit);
-    }
+    for (const { visit } of batch) keepNewest(visits, visit);
     await events.write(batch.map((r) => r.hit), [...visits.values()], batch.at(-1)!.seq);
   }
 }

@@ -2,7 +2,7 @@
 // pages, duration and pageview count kept up to date as hits arrive. The rules are written once and applied to
 // state in this process's memory (VisitTracker, embedded mode) or in a shared store (SharedVisitTracker).
 
-import type { HitType, VisitRecord } from '../domain/hits.js';
+import { visitVersion, type HitType, type VisitRecord } from '../domain/hits.js';
 import type { VisitStateStore } from '../store/types.js';
 
 export const VISIT_TIMEOUT_MS = 30 * 60 * 1000;
@@ -55,8 +55,11 @@ export interface VisitState {
   record(siteId: string, currentId: bigint, previousId: bigint | undefined, hit: VisitHit): RecordedVisit | Promise<RecordedVisit>;
 }
 
-/** A visit's version: one more with every hit, whichever process recorded it (the newest stored state wins). */
-export const visitVersion = (v: VisitRecord) => v.pageviews + v.events;
+/** Keeps `visit` in `latest` (by visit id) unless a newer state is there: states may arrive out of order. */
+export function keepNewest(latest: Map<bigint, VisitRecord>, visit: VisitRecord): void {
+  const known = latest.get(visit.visitId);
+  if (!known || visitVersion(visit) >= visitVersion(known)) latest.set(visit.visitId, visit);
+}
 
 function newVisit(siteId: string, visitorId: bigint, startedAt: Date): ActiveVisit {
   return {

@@ -3,7 +3,7 @@
 
 import type { StoredHit, VisitRecord } from '../domain/hits.js';
 import type { EventStore } from '../store/types.js';
-import { visitVersion } from './visits.js';
+import { keepNewest } from './visits.js';
 
 export interface WriteBufferOptions {
   /** Write as soon as this many hits wait. */
@@ -59,8 +59,7 @@ export class WriteBuffer {
     this.hits.push(hit);
     this.seqs.push(seq);
     // Hits of one visit can reach the buffer out of order (shared visit state is asynchronous): keep the newest.
-    const known = this.visits.get(visit.visitId);
-    if (!known || visitVersion(visit) >= visitVersion(known)) this.visits.set(visit.visitId, visit);
+    keepNewest(this.visits, visit);
     if (this.hits.length >= this.batchSize && !this.flushing) void this.flush().catch(() => undefined);
   }
 
@@ -101,10 +100,7 @@ export class WriteBuffer {
         this.failures++;
         this.hits = hits.concat(this.hits);
         this.seqs = seqs.concat(this.seqs);
-        for (const [id, v] of this.visits) {
-          const known = visits.get(id);
-          if (!known || visitVersion(v) >= visitVersion(known)) visits.set(id, v);
-        }
+        for (const v of this.visits.values()) keepNewest(visits, v);
         this.visits = visits;
         this.options.onError?.(err);
         throw err;

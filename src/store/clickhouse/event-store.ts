@@ -3,7 +3,7 @@
 // Written for 18.16 (Debian's package) and later releases: no query parameters, DateTime64, LowCardinality or
 // CTEs are used. Tested on 18.16.1 only.
 
-import type { StoredHit, VisitRecord } from '../../domain/hits.js';
+import { visitVersion, type StoredHit, type VisitRecord } from '../../domain/hits.js';
 import { HIT_TEXT_COLUMNS, hitFromRow, snake, visitFromRow } from '../event-rows.js';
 import type { EventStore, QueryParam } from '../types.js';
 import { ClickHouseConnection, parseClickHouseUrl, type ClickHouseTarget, type Row } from './client.js';
@@ -52,7 +52,7 @@ function hitTuple(h: StoredHit, node: string, seq: number): string {
 function visitTuple(v: VisitRecord): string {
   return tuple([
     v.visitId, v.siteId, v.visitorId, v.startedAt, v.lastSeenAt, v.entryPage, v.exitPage, v.exitHostname, v.pageviews,
-    v.events, v.referrerHostname, v.referrerPathname, v.pathsExact, v.pageviews + v.events,
+    v.events, v.referrerHostname, v.referrerPathname, v.pathsExact, visitVersion(v),
   ]);
 }
 
