@@ -2,34 +2,22 @@
 // requests: on a fresh in-memory DuckDB, or with PLUMB_TEST_STORE=scale-out on fresh PostgreSQL, ClickHouse and
 // Redis namespaces (test/helpers/scale-out.ts), so one set of test definitions covers both modes.
 
-import type { FastifyInstance, InjectOptions } from 'fastify';
-import { assemble } from '../../src/assemble.js';
-import type { TokenAuthenticator } from '../../src/auth/token-authenticator.js';
+import type { InjectOptions } from 'fastify';
+import { assemble, type Plumb } from '../../src/assemble.js';
 import { bootstrap } from '../../src/bootstrap.js';
 import { newTokenSecret } from '../../src/domain/ids.js';
 import { hashToken } from '../../src/domain/secrets.js';
 import { buildTrackerScript, type TrackerScript } from '../../src/http/tracker-script.js';
-import type { Ingest } from '../../src/ingest/live.js';
 import type { WriteBufferOptions } from '../../src/ingest/write-buffer.js';
-import type { UsageMeter } from '../../src/limits/usage-meter.js';
-import type { Metrics } from '../../src/metrics.js';
-import type { ReportEngine } from '../../src/report/engine.js';
 import type { QueryGateOptions } from '../../src/report/query-gate.js';
-import type { EventStore, LimitStore, MetaStore } from '../../src/store/types.js';
+import type { LimitStore } from '../../src/store/types.js';
 import { freshScaleOut, TEST_STORE } from './scale-out.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const OWNER_TOKEN = 'test-owner-token-0123456789abcdef';
 
-export interface TestApp {
-  app: FastifyInstance;
-  meta: MetaStore;
-  events: EventStore;
-  ingest: Ingest;
-  reports: ReportEngine;
-  metrics: Metrics;
-  auth: TokenAuthenticator;
-  usage: UsageMeter;
+/** The assembled process (src/assemble.ts), with helpers for tests. */
+export interface TestApp extends Omit<Plumb, 'exclusive' | 'close'> {
   /** Writes every buffered hit, so tests can read them with `events.listHits(siteId)`. */
   flushHits(): Promise<void>;
   /** A new token for `accountId` (default: the owner account 1) with these abilities. */
