@@ -24,149 +24,149 @@ function deleteButton(what, onConfirm) {
   return button;
 }
 
-function goalsSection(siteId) {
-  const section = h('section', { class: 'card', 'aria-labelledby': 'goals-h' });
+/**
+ * One kind of a site's resources (goals, milestones) through its /v1 collection: a table with edit and delete in
+ * place, and a form to add one. `addForm()` and `editForm(item)` give the controls, the first to focus and the
+ * request body; `cells(item)` the contents of each column before the actions.
+ */
+function resourceSection({ siteId, kind, plural, title, intro, collection, headers, cells, addForm, editForm }) {
+  const url = `/v1/sites/${siteId}/${collection}`;
+  const section = h('section', { class: 'card', 'aria-labelledby': `${plural}-h` });
   const status = statusLine();
-  const name = h('input', { name: 'name', required: true, maxlength: 255 });
-  const currency = select('currency', currencyOptions, 'dollar');
-  const form = h('form', { class: 'row wrap', 'aria-label': 'Add a goal' }, field('Goal name', name), field('Value currency', currency), h('button', { type: 'submit' }, 'Add goal'));
   const list = h('div');
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
+  const attempt = async (work) => {
     try {
-      await api('POST', `/v1/sites/${siteId}/events`, { name: name.value, currency: currency.value });
-      status.ok(`Added goal ${name.value}.`);
-      name.value = '';
-      await render();
+      await work();
     } catch (err) {
       status.error(err.message);
     }
+  };
+
+  const add = addForm();
+  const form = h('form', { class: 'row wrap', 'aria-label': `Add a ${kind}` }, ...add.fields, h('button', { type: 'submit' }, `Add ${kind}`));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void attempt(async () => {
+      const body = add.body();
+      await api('POST', url, body);
+      status.ok(`Added ${kind} ${body.name}.`);
+      add.reset();
+      await render();
+    });
   });
 
   async function render() {
-    const goals = await listAll(`/v1/sites/${siteId}/events`);
-    if (goals.length === 0) {
-      fill(list, h('p', { class: 'muted' }, 'No goals yet.'));
+    const items = await listAll(url);
+    if (items.length === 0) {
+      fill(list, h('p', { class: 'muted' }, `No ${plural} yet.`));
       return;
     }
     fill(list, h('table', {},
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Code to send it'), h('th', { scope: 'col' }, 'Actions'))),
-      h('tbody', {}, goals.map((g) => goalRow(g)))));
+      h('thead', {}, h('tr', {}, [...headers, 'Actions'].map((text) => h('th', { scope: 'col' }, text)))),
+      h('tbody', {}, items.map((item) => row(item)))));
   }
 
-  function goalRow(g) {
-    const row = h('tr', { 'data-goal': g.id });
+  function row(item) {
+    const tr = h('tr', { [`data-${kind}`]: item.id });
     const view = () =>
-      fill(row,
-        h('td', {}, g.name),
-        h('td', {}, h('code', {}, `fathom.trackEvent(${JSON.stringify(g.name)})`), h('br'), h('small', { class: 'muted' }, `id ${g.id}`)),
+      fill(tr,
+        cells(item).map((contents) => h('td', {}, contents)),
         h('td', { class: 'actions' },
-          h('button', { type: 'button', class: 'secondary small', 'aria-label': `Edit goal ${g.name}`, onclick: edit }, 'Edit'),
-          deleteButton(`goal ${g.name}`, async () => {
-            try {
-              await api('DELETE', `/v1/sites/${siteId}/events/${g.id}`);
-              status.ok(`Deleted goal ${g.name}.`);
+          h('button', { type: 'button', class: 'secondary small', 'aria-label': `Edit ${kind} ${item.name}`, onclick: edit }, 'Edit'),
+          deleteButton(`${kind} ${item.name}`, () =>
+            attempt(async () => {
+              await api('DELETE', `${url}/${item.id}`);
+              status.ok(`Deleted ${kind} ${item.name}.`);
               await render();
-            } catch (err) {
-              status.error(err.message);
-            }
-          })));
+            }))));
     function edit() {
-      const newName = h('input', { name: 'name', required: true, maxlength: 255, value: g.name });
-      // The API does not return a goal's currency in lists, so "keep" leaves it as it is.
-      const newCurrency = select('currency', [['', 'Keep current currency'], ...currencyOptions], '');
-      const form = h('form', { class: 'row wrap' }, field('Goal name', newName), field('Value currency', newCurrency),
+      const controls = editForm(item);
+      const editing = h('form', { class: 'row wrap' }, ...controls.fields,
         h('button', { type: 'submit' }, 'Save'), h('button', { type: 'button', class: 'secondary', onclick: view }, 'Cancel'));
-      form.addEventListener('submit', async (event) => {
+      editing.addEventListener('submit', (event) => {
         event.preventDefault();
-        try {
-          g = await api('POST', `/v1/sites/${siteId}/events/${g.id}`, { name: newName.value, ...(newCurrency.value ? { currency: newCurrency.value } : {}) });
-          status.ok(`Saved goal ${g.name}.`);
+        void attempt(async () => {
+          item = await api('POST', `${url}/${item.id}`, controls.body());
+          status.ok(`Saved ${kind} ${item.name}.`);
           view();
-        } catch (err) {
-          status.error(err.message);
-        }
+        });
       });
-      fill(row, h('td', { colspan: 3 }, form));
-      newName.focus();
+      fill(tr, h('td', { colspan: headers.length + 1 }, editing));
+      controls.first.focus();
     }
     view();
-    return row;
+    return tr;
   }
 
-  fill(section, h('h2', { id: 'goals-h' }, 'Goals'), h('p', { class: 'muted' }, 'Conversions the tracking script sends with fathom.trackEvent(name).'), list, form, status.el);
+  fill(section, h('h2', { id: `${plural}-h` }, title), h('p', { class: 'muted' }, intro), list, form, status.el);
   return { section, render };
 }
 
-function milestonesSection(siteId) {
-  const section = h('section', { class: 'card', 'aria-labelledby': 'milestones-h' });
-  const status = statusLine();
-  const name = h('input', { name: 'name', required: true, maxlength: 30 });
-  const date = h('input', { name: 'milestone_date', type: 'date', required: true });
-  const form = h('form', { class: 'row wrap', 'aria-label': 'Add a milestone' }, field('Milestone name', name), field('Date', date), h('button', { type: 'submit' }, 'Add milestone'));
-  const list = h('div');
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    try {
-      await api('POST', `/v1/sites/${siteId}/milestones`, { name: name.value, milestone_date: date.value });
-      status.ok(`Added milestone ${name.value}.`);
-      name.value = '';
-      await render();
-    } catch (err) {
-      status.error(err.message);
-    }
+function goalsSection(siteId) {
+  return resourceSection({
+    siteId,
+    kind: 'goal',
+    plural: 'goals',
+    title: 'Goals',
+    intro: 'Conversions the tracking script sends with fathom.trackEvent(name).',
+    collection: 'events',
+    headers: ['Name', 'Code to send it'],
+    cells: (g) => [
+      g.name,
+      [h('code', {}, `fathom.trackEvent(${JSON.stringify(g.name)})`), h('br'), h('small', { class: 'muted' }, `id ${g.id}`)],
+    ],
+    addForm() {
+      const name = h('input', { name: 'name', required: true, maxlength: 255 });
+      const currency = select('currency', currencyOptions, 'dollar');
+      return {
+        fields: [field('Goal name', name), field('Value currency', currency)],
+        body: () => ({ name: name.value, currency: currency.value }),
+        reset: () => (name.value = ''),
+      };
+    },
+    editForm(g) {
+      const name = h('input', { name: 'name', required: true, maxlength: 255, value: g.name });
+      // The API does not return a goal's currency in lists, so "keep" leaves it as it is.
+      const currency = select('currency', [['', 'Keep current currency'], ...currencyOptions], '');
+      return {
+        fields: [field('Goal name', name), field('Value currency', currency)],
+        first: name,
+        body: () => ({ name: name.value, ...(currency.value ? { currency: currency.value } : {}) }),
+      };
+    },
   });
+}
 
-  async function render() {
-    const milestones = await listAll(`/v1/sites/${siteId}/milestones`);
-    if (milestones.length === 0) {
-      fill(list, h('p', { class: 'muted' }, 'No milestones yet.'));
-      return;
-    }
-    fill(list, h('table', {},
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Date'), h('th', { scope: 'col' }, 'Actions'))),
-      h('tbody', {}, milestones.map((m) => milestoneRow(m)))));
-  }
-
-  function milestoneRow(m) {
-    const row = h('tr', { 'data-milestone': m.id });
-    const view = () =>
-      fill(row, h('td', {}, m.name), h('td', {}, m.milestone_date.slice(0, 10)),
-        h('td', { class: 'actions' },
-          h('button', { type: 'button', class: 'secondary small', 'aria-label': `Edit milestone ${m.name}`, onclick: edit }, 'Edit'),
-          deleteButton(`milestone ${m.name}`, async () => {
-            try {
-              await api('DELETE', `/v1/sites/${siteId}/milestones/${m.id}`);
-              status.ok(`Deleted milestone ${m.name}.`);
-              await render();
-            } catch (err) {
-              status.error(err.message);
-            }
-          })));
-    function edit() {
-      const newName = h('input', { name: 'name', required: true, maxlength: 30, value: m.name });
-      const newDate = h('input', { name: 'milestone_date', type: 'date', required: true, value: m.milestone_date.slice(0, 10) });
-      const form = h('form', { class: 'row wrap' }, field('Milestone name', newName), field('Date', newDate),
-        h('button', { type: 'submit' }, 'Save'), h('button', { type: 'button', class: 'secondary', onclick: view }, 'Cancel'));
-      form.addEventListener('submit', async (event) => {
-        event.preventDefault();
-        try {
-          m = await api('POST', `/v1/sites/${siteId}/milestones/${m.id}`, { name: newName.value, milestone_date: newDate.value });
-          status.ok(`Saved milestone ${m.name}.`);
-          view();
-        } catch (err) {
-          status.error(err.message);
-        }
-      });
-      fill(row, h('td', { colspan: 3 }, form));
-      newName.focus();
-    }
-    view();
-    return row;
-  }
-
-  fill(section, h('h2', { id: 'milestones-h' }, 'Milestones'), h('p', { class: 'muted' }, 'Dated notes drawn on the report chart (a launch, a campaign).'), list, form, status.el);
-  return { section, render };
+function milestonesSection(siteId) {
+  const dateOf = (m) => m.milestone_date.slice(0, 10);
+  return resourceSection({
+    siteId,
+    kind: 'milestone',
+    plural: 'milestones',
+    title: 'Milestones',
+    intro: 'Dated notes drawn on the report chart (a launch, a campaign).',
+    collection: 'milestones',
+    headers: ['Name', 'Date'],
+    cells: (m) => [m.name, dateOf(m)],
+    addForm() {
+      const name = h('input', { name: 'name', required: true, maxlength: 30 });
+      const date = h('input', { name: 'milestone_date', type: 'date', required: true });
+      return {
+        fields: [field('Milestone name', name), field('Date', date)],
+        body: () => ({ name: name.value, milestone_date: date.value }),
+        reset: () => (name.value = ''),
+      };
+    },
+    editForm(m) {
+      const name = h('input', { name: 'name', required: true, maxlength: 30, value: m.name });
+      const date = h('input', { name: 'milestone_date', type: 'date', required: true, value: dateOf(m) });
+      return {
+        fields: [field('Milestone name', name), field('Date', date)],
+        first: name,
+        body: () => ({ name: name.value, milestone_date: date.value }),
+      };
+    },
+  });
 }
 
 export async function goalsPage() {
