@@ -11,6 +11,7 @@ import { ClickHouseEventStore } from '../../src/store/clickhouse/event-store.js'
 import { identifier, sqlLiteral } from '../../src/store/clickhouse/literal.js';
 import { MIGRATIONS } from '../../src/store/clickhouse/migrations.js';
 import { CLICKHOUSE_URL } from '../helpers/scale-out.js';
+import { storedHit } from '../helpers/stored-hits.js';
 
 const freshName = () => `plumb_test_${randomBytes(6).toString('hex')}`;
 
@@ -117,12 +118,7 @@ describe('ClickHouseEventStore', () => {
     const database = freshName();
     const a = await open(database, 'node-a');
     const other = await open(database, 'node-b');
-    const hit = (pathname: string, at: string) => ({
-      siteId: 'S', type: 'pageview' as const, timestamp: new Date(at), visitorId: 1n, visitId: 1n, hostname: 'https://e.test',
-      pathname, referrerHostname: '', referrerPathname: '', referrerSource: '', utmCampaign: '', utmContent: '', utmMedium: '',
-      utmSource: '', utmTerm: '', ref: '', keyword: '', browser: '', operatingSystem: '', deviceType: '', countryCode: '',
-      region: '', state: '', city: '', eventName: '', value: 0, firstView: true,
-    });
+    const hit = (pathname: string, at: string) => storedHit('S', at, { pathname });
     await a.write([hit('/committed', '2026-01-31T23:59:59Z')], [], 10);
     await other.write([hit('/other-node', '2026-02-01T00:00:00Z')], [], 30);
     // A crash after the batch's hits (here: one of its two month parts) but before its mark: the hits are there,

@@ -4,13 +4,14 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { StoredHit, VisitRecord } from '../../src/domain/hits.js';
+import type { VisitRecord } from '../../src/domain/hits.js';
 import { ClickHouseEventStore } from '../../src/store/clickhouse/event-store.js';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
 import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
 import { migrate } from '../../src/store/duckdb/migrations.js';
 import type { EventStore } from '../../src/store/types.js';
 import { CLICKHOUSE_URL } from '../helpers/scale-out.js';
+import { storedHit as hit } from '../helpers/stored-hits.js';
 
 
 interface Backend {
@@ -39,41 +40,6 @@ const backends: Backend[] = [
 
 // Values that have broken SQL text before: quotes, backslashes, NUL, newlines, non-ASCII, regex metacharacters.
 const HOSTILE = ["/it's", '/back\\slash\\', '/nul\u0000byte', '/new\nline\ttab\r', '/ünïcödé ✓ 😀', '/re.*+?()[]{}|^$', "'); DROP TABLE hits; --"];
-
-let n = 0;
-function hit(siteId: string, at: string, overrides: Partial<StoredHit> = {}): StoredHit {
-  n++;
-  return {
-    siteId,
-    type: 'pageview',
-    timestamp: new Date(at),
-    visitorId: 18_446_744_073_709_551_615n, // 2^64 - 1: every bit of the UBIGINT must survive
-    visitId: BigInt(n),
-    hostname: 'https://example.com',
-    pathname: `/p${n}`,
-    referrerHostname: 'https://www.google.com',
-    referrerPathname: '/search',
-    referrerSource: 'Google',
-    utmCampaign: 'c',
-    utmContent: 'ct',
-    utmMedium: 'm',
-    utmSource: 's',
-    utmTerm: 't',
-    ref: 'r',
-    keyword: 'k',
-    browser: 'Firefox',
-    operatingSystem: 'Linux',
-    deviceType: 'Desktop',
-    countryCode: 'DE',
-    region: 'Berlin',
-    state: 'BE',
-    city: 'Berlin',
-    eventName: '',
-    value: 0,
-    firstView: true,
-    ...overrides,
-  };
-}
 
 function visit(siteId: string, visitId: bigint, o: Partial<VisitRecord> = {}): VisitRecord {
   return {
