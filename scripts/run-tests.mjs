@@ -59,8 +59,12 @@ if (all.length === 0) {
   process.exit(1);
 }
 
-const haveClickHouse = await clickhouseReady();
-if (!haveClickHouse) {
+// ClickHouse is probed (and started) only when a selected file needs it: its own tests, or the scale-out pass.
+const needsClickHouse =
+  (only !== 'scale-out' && all.some((f) => NEEDS_CLICKHOUSE.test(f))) ||
+  (only !== 'embedded' && all.some((f) => BEHAVIOUR.some((dir) => f.startsWith(dir))));
+const haveClickHouse = needsClickHouse && (await clickhouseReady());
+if (needsClickHouse && !haveClickHouse) {
   const message = `ClickHouse is not reachable at ${CLICKHOUSE_URL} (apt-get install -y clickhouse-server)`;
   if (process.env.PLUMB_REQUIRE_CLICKHOUSE === '1') {
     console.error(`${message}: required here (PLUMB_REQUIRE_CLICKHOUSE=1)`);

@@ -19,19 +19,12 @@ function configOrExit(): Config {
 
 async function main(): Promise<void> {
   const config = configOrExit();
-  const scaleOut = config.databaseUrl !== undefined && config.clickhouseUrl !== undefined && config.redisUrl !== undefined;
+  // loadConfig has refused any partial mix: the three URLs are all set (scale-out) or the first two are not.
+  const { databaseUrl, clickhouseUrl, redisUrl } = config;
+  const scaleOut = databaseUrl && clickhouseUrl && redisUrl ? { databaseUrl, clickhouseUrl, redisUrl, dataDir: config.dataDir } : undefined;
   const plumb = await assemble({
     dbPath: join(config.dataDir, 'plumb.duckdb'),
-    ...(scaleOut
-      ? {
-          scaleOut: {
-            databaseUrl: config.databaseUrl!,
-            clickhouseUrl: config.clickhouseUrl!,
-            redisUrl: config.redisUrl!,
-            dataDir: config.dataDir,
-          },
-        }
-      : {}),
+    ...(scaleOut ? { scaleOut } : {}),
     adminToken: config.adminToken,
     rateLimits: config.rateLimits,
     redisUrl: config.redisUrl,

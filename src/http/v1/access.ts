@@ -76,8 +76,9 @@ export function installAccessControl(app: FastifyInstance, { meta, auth, limiter
     // of a token. Their requests are not API usage: they neither count toward the plan's limits nor the monthly
     // total (docs/dashboard.md); the report engine's bounded queue still protects the server. Share pages,
     // open to anyone, get a window of their own.
-    const cookies = parseCookies(request.headers.cookie);
-    if (request.headers.authorization === undefined && sessions.hasSessionCookie(cookies)) {
+    // A request with a token never reads cookies: only token-less requests may authenticate by session.
+    const cookies = request.headers.authorization === undefined ? parseCookies(request.headers.cookie) : undefined;
+    if (cookies && sessions.hasSessionCookie(cookies)) {
       const csrf = request.headers[CSRF_HEADER];
       const principal = await sessions.principal(cookies, typeof csrf === 'string' ? csrf : undefined);
       if (principal.account.subscriptionStatus === 'lapsed') throw badRequest('The subscription of this account has lapsed');
