@@ -3,29 +3,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { OWNER_TOKEN, startTestApp, type Reply, type TestApp } from '../helpers/app.js';
+import { assertError, assertFieldErrors } from '../helpers/error-shapes.js';
 
 const CURRENCIES = [
   'dollar', 'pound', 'euro', 'yuan', 'peso', 'shekel', 'yen', 'won', 'hryvnia', 'franc', 'rupee', 'integer', 'none',
 ];
 const TIMESTAMP_RE = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/;
-
-/** A 400 validation error naming exactly these fields, each with at least one message string. */
-function assertFieldErrors(res: Reply, fields: string[]): void {
-  assert.equal(res.status, 400, JSON.stringify(res.body));
-  assert.deepEqual(Object.keys(res.body), ['errors']);
-  assert.deepEqual(Object.keys(res.body.errors).sort(), [...fields].sort(), JSON.stringify(res.body));
-  for (const field of fields) {
-    assert.ok(Array.isArray(res.body.errors[field]));
-    assert.ok(res.body.errors[field].length > 0);
-    for (const m of res.body.errors[field]) assert.equal(typeof m, 'string');
-  }
-}
-
-function assertError(res: Reply, status: number): void {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.deepEqual(Object.keys(res.body), ['error']);
-  assert.equal(typeof res.body.error, 'string');
-}
 
 describe('/v1/sites/{site_id}/events', () => {
   let t: TestApp;

@@ -4,26 +4,11 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { OWNER_TOKEN, startTestApp, type Reply, type TestApp } from '../helpers/app.js';
+import { assertError, assertFieldErrors } from '../helpers/error-shapes.js';
 
 const UUID_V4_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const TIMESTAMP_RE = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/;
 const UNKNOWN_UUID = '3f2b8a4e-9c1d-4e5f-a6b7-c8d9e0f1a2b3';
-
-function assertFieldErrors(res: Reply, fields: string[]): void {
-  assert.equal(res.status, 400, JSON.stringify(res.body));
-  assert.deepEqual(Object.keys(res.body), ['errors']);
-  assert.deepEqual(Object.keys(res.body.errors).sort(), [...fields].sort(), JSON.stringify(res.body));
-  for (const field of fields) {
-    assert.ok(Array.isArray(res.body.errors[field]) && res.body.errors[field].length > 0);
-    for (const m of res.body.errors[field]) assert.equal(typeof m, 'string');
-  }
-}
-
-function assertError(res: Reply, status: number): void {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.deepEqual(Object.keys(res.body), ['error']);
-  assert.equal(typeof res.body.error, 'string');
-}
 
 describe('/v1/sites/{site_id}/milestones', () => {
   let t: TestApp;

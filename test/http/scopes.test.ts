@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { hashToken } from '../../src/domain/secrets.js';
 import { OWNER_TOKEN, startTestApp, type Reply, type TestApp } from '../helpers/app.js';
+import { assertError } from '../helpers/error-shapes.js';
 
 type Method = 'GET' | 'POST' | 'DELETE';
 
@@ -115,14 +116,6 @@ function expected(kind: TokenKind, op: Operation): number {
     default:
       throw new Error(`no rule for ${op.name}`);
   }
-}
-
-function assertError(res: Reply, status: number): void {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(typeof res.body, 'object');
-  assert.deepEqual(Object.keys(res.body), ['error']);
-  assert.equal(typeof res.body.error, 'string');
-  assert.ok(res.body.error.length > 0);
 }
 
 describe('scope matrix (SPEC.md section 5)', () => {
