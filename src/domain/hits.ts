@@ -51,12 +51,37 @@ export interface HitAttributes {
   city: string;
 }
 
+/**
+ * The attribution fields: where a visit came from. They belong to the visit, taken from its first hit and carried
+ * by every pageview and event of it (docs/reports.md, "Attribution").
+ */
+export const ATTRIBUTION_FIELDS = [
+  'referrerHostname', 'referrerPathname', 'referrerSource', 'utmCampaign', 'utmContent', 'utmMedium', 'utmSource',
+  'utmTerm', 'ref', 'keyword',
+] as const satisfies readonly (keyof HitAttributes)[];
+
+export type Attribution = Pick<HitAttributes, (typeof ATTRIBUTION_FIELDS)[number]>;
+
+export const NO_ATTRIBUTION: Readonly<Attribution> = Object.freeze(
+  Object.fromEntries(ATTRIBUTION_FIELDS.map((f) => [f, ''])) as unknown as Attribution,
+);
+
+/** The attribution fields of `from` (a hit's attributes or a visit), '' where missing (records of older versions). */
+export function attributionOf(from: Partial<Attribution>): Attribution {
+  const out = { ...NO_ATTRIBUTION };
+  for (const f of ATTRIBUTION_FIELDS) out[f] = from[f] ?? '';
+  return out;
+}
+
 /** A stored hit: attributes plus when, what, and which visitor and visit it belongs to. */
 export interface StoredHit extends HitAttributes {
   siteId: string;
   type: HitType;
   timestamp: Date;
-  /** 64-bit hash of (day salt, site, ip, user agent[, hostname]); meaningless after the salt is deleted. */
+  /**
+   * 64-bit hash of (the hit's UTC day's salt, site, ip, user agent[, hostname]): one visitor-day, Fathom's
+   * "visitor". A visit crossing midnight has hits under two. Meaningless after the salt is deleted.
+   */
   visitorId: bigint;
   /** Random 64-bit id of the visit the hit belongs to. */
   visitId: bigint;
@@ -71,10 +96,14 @@ export interface StoredHit extends HitAttributes {
   firstView: boolean;
 }
 
-/** The visit-level facts of DESIGN.md section 6, as known after the visit's latest hit. */
-export interface VisitRecord {
+/**
+ * The visit-level facts of DESIGN.md section 6, as known after the visit's latest hit, with the visit's
+ * attribution (its first hit's).
+ */
+export interface VisitRecord extends Attribution {
   siteId: string;
   visitId: bigint;
+  /** The visitor hash the visit started under (the day of its first hit). */
   visitorId: bigint;
   startedAt: Date;
   lastSeenAt: Date;
@@ -88,9 +117,6 @@ export interface VisitRecord {
   events: number;
   /** True while every pageview's `firstView` flag is known to be right (see VisitTracker). */
   pathsExact: boolean;
-  /** Referrer of the visit's first hit that had one, for current visitors. */
-  referrerHostname: string;
-  referrerPathname: string;
 }
 
 /**

@@ -6,7 +6,7 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { open, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { StoredHit, VisitRecord } from '../domain/hits.js';
+import { attributionOf, type StoredHit, type VisitRecord } from '../domain/hits.js';
 
 export interface LogRecord {
   seq: number;
@@ -38,6 +38,8 @@ function decode(line: string): LogRecord {
     hit: { ...h, timestamp: new Date(h.timestamp as number), visitorId: BigInt(h.visitorId as string), visitId: BigInt(h.visitId as string) } as StoredHit,
     visit: {
       ...v,
+      // Records written by an older version carry only the visit's referrer.
+      ...attributionOf(v),
       startedAt: new Date(v.startedAt as number),
       lastSeenAt: new Date(v.lastSeenAt as number),
       visitorId: BigInt(v.visitorId as string),

@@ -1,7 +1,7 @@
 // One hit from arrival to the write buffer: checks, enrichment, the anonymous visitor, its visit.
 // Live collection and imports run the same pipeline, with their own salts and visit state.
 
-import type { IncomingHit, StoredHit, VisitRecord } from '../domain/hits.js';
+import { attributionOf, type IncomingHit, type StoredHit, type VisitRecord } from '../domain/hits.js';
 import type { DropReason, Metrics } from '../metrics.js';
 import type { Enricher } from './enrich/index.js';
 import { isBotUserAgent } from './enrich/index.js';
@@ -87,10 +87,13 @@ export class HitPipeline {
     await this.deps.sink.add(
       {
         ...attributes,
+        // Attribution belongs to the visit: every hit carries its first hit's (docs/reports.md, "Attribution").
+        ...attributionOf(visit),
         siteId: site.id,
         type: hit.type,
         timestamp: hit.timestamp,
-        visitorId: visit.visitorId,
+        // The hit's own day's signature (not the visit's): distinct ones count visitor-days.
+        visitorId: current,
         visitId: visit.visitId,
         eventName,
         value: hit.type === 'event' ? (hit.value ?? 0) : 0,

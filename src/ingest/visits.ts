@@ -2,19 +2,17 @@
 // pages, duration and pageview count kept up to date as hits arrive. The rules are written once and applied to
 // state in this process's memory (VisitTracker, embedded mode) or in a shared store (SharedVisitTracker).
 
-import { visitVersion, type HitType, type VisitRecord } from '../domain/hits.js';
+import { attributionOf, NO_ATTRIBUTION, visitVersion, type Attribution, type HitType, type VisitRecord } from '../domain/hits.js';
 import type { VisitStateStore } from '../store/types.js';
 
 export const VISIT_TIMEOUT_MS = 30 * 60 * 1000;
 
-/** What the visit logic needs to know about a hit. */
-export interface VisitHit {
+/** What the visit logic needs to know about a hit: when, which page, and where it says it came from. */
+export interface VisitHit extends Attribution {
   type: HitType;
   timestamp: Date;
   hostname: string;
   pathname: string;
-  referrerHostname: string;
-  referrerPathname: string;
 }
 
 interface ActiveVisit {
@@ -75,8 +73,7 @@ function newVisit(siteId: string, visitorId: bigint, startedAt: Date): ActiveVis
       pageviews: 0,
       events: 0,
       pathsExact: true,
-      referrerHostname: '',
-      referrerPathname: '',
+      ...NO_ATTRIBUTION,
     },
     keys: [],
     firstPageviewAt: Infinity,
@@ -246,7 +243,9 @@ function decode(text: string): ActiveVisit {
   const doc = JSON.parse(text) as VisitDoc;
   return {
     record: {
+      // Docs written by an older version have no attribution fields.
       ...doc.r,
+      ...attributionOf(doc.r),
       visitId: BigInt(doc.r.visitId),
       visitorId: BigInt(doc.r.visitorId),
       startedAt: new Date(doc.r.startedAt),
@@ -259,15 +258,16 @@ function decode(text: string): ActiveVisit {
   };
 }
 
-/** Adds the hit to the visit; returns whether it is the visit's first view of its pathname. */
+/**
+ * Adds the hit to the visit; returns whether it is the visit's first view of its pathname. The visit's first hit
+ * (the first recorded: imports record in time order) gives the visit its attribution for good: a later hit's own
+ * external referrer or campaign neither changes it nor starts a new visit (Fathom's first-touch rule).
+ */
 function apply(visit: ActiveVisit, hit: VisitHit, at: number): boolean {
   const r = visit.record;
+  if (visitVersion(r) === 0) Object.assign(r, attributionOf(hit));
   if (at < r.startedAt.getTime()) r.startedAt = hit.timestamp;
   if (at > r.lastSeenAt.getTime()) r.lastSeenAt = hit.timestamp;
-  if (!r.referrerHostname && hit.referrerHostname) {
-    r.referrerHostname = hit.referrerHostname;
-    r.referrerPathname = hit.referrerPathname;
-  }
   if (hit.type === 'event') {
     r.events++;
     return false;

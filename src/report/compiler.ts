@@ -64,15 +64,76 @@ export class ReportCompiler {
    *    on one row per visit instead of one per hit.
    */
   aggregation(q: ReportQuery): CompiledQuery {
+    const b = new Binder(this.dialect);
+    return { sql: this.body(q, b) + this.tail(q, b), params: b.params };
+  }
+
+  /**
+   * The report without its order and limit. `visitors` (distinct visitor-days) is not a per-visit count: a visit
+   * crossing midnight UTC has two. It is counted on its own from the selected pageviews and joined to the
+   * other aggregates on the group keys (both sides have the same groups: those with a selected pageview).
+   */
+  private body(q: ReportQuery, b: Binder): string {
+    if (!q.aggregates.includes('visitors')) return this.plan(q, b);
+    const days = this.visitorDays(q, b);
+    const rest = q.aggregates.filter((a) => a !== 'visitors');
+    if (rest.length === 0) return days;
+    const keys = [...(q.dateGrouping ? [TIMESTAMP_ALIAS] : []), ...q.fieldGrouping.map((_, i) => fieldAlias(i))];
+    const columns = [
+      ...keys.map((k) => `m.${k} AS ${k}`),
+      ...q.aggregates.map((a) => `${a === 'visitors' ? 'x' : 'm'}.${aggregateAlias(a)} AS ${aggregateAlias(a)}`),
+    ];
+    const w = new Subqueries(this.dialect);
+    w.add('m', this.plan({ ...q, aggregates: rest }, b));
+    w.add('x', days);
+    const join = keys.length > 0 ? `JOIN ${w.ref('x')} ON ${keys.map((k) => `x.${k} = m.${k}`).join(' AND ')}` : `CROSS JOIN ${w.ref('x')}`;
+    return `${w.with()}SELECT ${columns.join(', ')} FROM ${w.ref('m')} ${join}`;
+  }
+
+  /**
+   * `visitors` per group: distinct visitor ids (each a visitor-day, see StoredHit) among the selected pageviews.
+   * Visit-level groups and filters join each hit's visit.
+   */
+  private visitorDays(q: ReportQuery, b: Binder): string {
     const d = this.dialect;
-    const b = new Binder(d);
+    const atVisitLevel = (source: FieldSource) => source.table === 'visit';
+    const hitFilters = q.filters.filter((f) => !atVisitLevel(filterSource(f.property)));
+    const visitFilters = q.filters.filter((f) => atVisitLevel(filterSource(f.property)));
+    const visitLevel = visitFilters.length > 0 || q.fieldGrouping.some((f) => atVisitLevel(GROUP_FIELDS[f]));
+    const keys = q.fieldGrouping.map((f, i) => ({ alias: fieldAlias(i), expr: col(GROUP_FIELDS[f]) }));
+    if (q.dateGrouping) {
+      const spans = offsetSpans(q.timezone, q.from.getTime(), q.until.getTime());
+      keys.push({ alias: TIMESTAMP_ALIAS, expr: d.bucket(q.dateGrouping, d.localTime('h.ts', spans, b)) });
+    }
+    const site = b.value(q.siteId);
+    const from = b.value(q.from);
+    const until = b.value(q.until);
+    const visitWhere = this.filters(visitFilters, b);
+    const where = [`h.site_id = ${site}`, `h.type = 'pageview'`, `h.ts >= ${from}`, `h.ts < ${until}`, ...this.filters(hitFilters, b), ...visitWhere];
+    const join = visitLevel
+      ? ` ${d.joinVisits('v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] })} ON v.visit_id = h.visit_id`
+      : '';
+    const selected = [...keys.map((k) => `${k.expr} AS ${k.alias}`), 'h.visitor_id AS visitor_id'];
+    const columns = [
+      ...keys.map((k) => (k.alias === TIMESTAMP_ALIAS ? `${d.formatBucket(`p.${k.alias}`)} AS ${k.alias}` : `p.${k.alias} AS ${k.alias}`)),
+      `${d.countDistinct('p.visitor_id')} AS ${aggregateAlias('visitors')}`,
+    ];
+    return (
+      `SELECT ${columns.join(', ')} FROM (SELECT ${selected.join(', ')} FROM ${d.table('hits', 'h')}${join} WHERE ${where.join(' AND ')}) p` +
+      (keys.length > 0 ? ` GROUP BY ${keys.map((k) => `p.${k.alias}`).join(', ')}` : '')
+    );
+  }
+
+  /** One of the five plans for aggregates other than `visitors`, without order and limit. */
+  private plan(q: ReportQuery, b: Binder): string {
+    const d = this.dialect;
     const atVisitLevel = (source: FieldSource) => source.table === 'visit';
     const hitFilters = q.filters.filter((f) => !atVisitLevel(filterSource(f.property)));
     const visitFilters = q.filters.filter((f) => atVisitLevel(filterSource(f.property)));
     const visitLevel = visitFilters.length > 0 || q.fieldGrouping.some((f) => atVisitLevel(GROUP_FIELDS[f]));
     const needsVisitFacts = q.aggregates.includes('avg_duration') || q.aggregates.includes('bounce_rate');
-    const special = this.specialPlan(q, hitFilters.length === 0 && visitFilters.length === 0);
-    if (special) return special;
+    const special = this.specialPlan(q, b, hitFilters.length === 0 && visitFilters.length === 0);
+    if (special !== undefined) return special;
     const wantsPaths = q.aggregates.includes('uniques');
     const wantsValue = q.aggregates.includes('value');
 
@@ -120,11 +181,10 @@ export class ReportCompiler {
       [...groupColumns, ...q.aggregates.map((a) => `${aggregateSql[a]} AS ${aggregateAlias(a)}`)].join(', ');
     const groupKeys = [...inner.map((g) => `p.${g.alias}`), ...outer.map((g) => g.expr)];
     const groupBy = groupKeys.length > 0 ? ` GROUP BY ${groupKeys.join(', ')}` : '';
-    const tail = this.tail(q, b);
 
     let sql: string;
     if (!visitLevel && !q.aggregates.some((a) => PER_VISIT.has(a))) {
-      sql = w.with() + `SELECT ${select({ pageviews: 'count(*)', conversions: 'count(*)', value: 'sum(p.value)' })} FROM ${w.ref('sel', 'p')}${groupBy}${tail}`;
+      sql = w.with() + `SELECT ${select({ pageviews: 'count(*)', conversions: 'count(*)', value: 'sum(p.value)' })} FROM ${w.ref('sel', 'p')}${groupBy}`;
     } else if (!visitLevel && groupKeys.length === 0 && needsVisitFacts && !wantsPaths) {
       const totals = {
         pageviews: `(SELECT count(*) FROM ${w.ref('sel')})`,
@@ -163,20 +223,17 @@ export class ReportCompiler {
           ? ` ${d.joinVisits('v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] })} ON v.visit_id = p.visit_id`
           : '') +
         (visitWhere.length > 0 ? ` WHERE ${visitWhere.join(' AND ')}` : '') +
-        groupBy +
-        tail;
+        groupBy;
     }
-    return { sql, params: b.params };
+    return sql;
   }
 
   /**
    * Plans 4 and 5 (and both at once: whole-visit aggregates with uniques, by time or in total), when the query
    * is of a shape they answer; undefined otherwise.
    */
-  private specialPlan(q: ReportQuery, unfiltered: boolean): CompiledQuery | undefined {
+  private specialPlan(q: ReportQuery, b: Binder, unfiltered: boolean): string | undefined {
     if (q.entity !== 'pageview') return undefined;
-    const b = new Binder(this.dialect);
-    const done = (body: string) => ({ sql: body + this.tail(q, b), params: b.params });
     const visitLevelOnly = q.filters.every((f) => filterSource(f.property).table === 'visit');
     const pathnameOnly = q.filters.every((f) => f.property === 'pathname');
     const byPage = q.fieldGrouping.includes('pathname');
@@ -188,7 +245,7 @@ export class ReportCompiler {
       q.aggregates.every((a) => ROLLUP_AGGREGATES.has(a)) &&
       q.fieldGrouping.every((f) => GROUP_FIELDS[f].table === 'visit')
     ) {
-      return done(this.visitRollup(q, b));
+      return this.visitRollup(q, b);
     }
     if (
       pathnameOnly &&
@@ -196,7 +253,7 @@ export class ReportCompiler {
       q.fieldGrouping.every((f) => f === 'pathname') &&
       q.aggregates.every((a) => a === 'pageviews' || a === 'uniques' || (a === 'visits' && byPage))
     ) {
-      return done(this.pagePlan(q, b));
+      return this.pagePlan(q, b);
     }
     if (unfiltered && q.fieldGrouping.length === 0 && q.aggregates.includes('uniques') && q.aggregates.every((a) => a === 'uniques' || ROLLUP_AGGREGATES.has(a))) {
       // Both: the visit rollup for its aggregates, the page plan for uniques, joined on the time bucket (the two
@@ -210,9 +267,9 @@ export class ReportCompiler {
       const w = new Subqueries(this.dialect);
       w.add('a', visitPart);
       w.add('u', pagePart);
-      return done(
+      return (
         `${w.with()}SELECT ${columns.join(', ')} FROM ${w.ref('a')} ` +
-          (q.dateGrouping ? `JOIN ${w.ref('u')} ON u.${TIMESTAMP_ALIAS} = a.${TIMESTAMP_ALIAS}` : `CROSS JOIN ${w.ref('u')}`),
+        (q.dateGrouping ? `JOIN ${w.ref('u')} ON u.${TIMESTAMP_ALIAS} = a.${TIMESTAMP_ALIAS}` : `CROSS JOIN ${w.ref('u')}`)
       );
     }
     return undefined;

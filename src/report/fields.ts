@@ -2,7 +2,8 @@
 // properties and their operators. Column names in SQL come only from here, never from a request.
 
 export type Entity = 'pageview' | 'event';
-export const PAGEVIEW_AGGREGATES = ['visits', 'uniques', 'pageviews', 'avg_duration', 'bounce_rate'] as const;
+/** SPEC.md's five, and `visitors` (distinct visitor-days: Fathom's headline number, docs/reports.md). */
+export const PAGEVIEW_AGGREGATES = ['visits', 'uniques', 'pageviews', 'avg_duration', 'bounce_rate', 'visitors'] as const;
 export const EVENT_AGGREGATES = ['conversions', 'unique_conversions', 'value'] as const;
 export type Aggregate = (typeof PAGEVIEW_AGGREGATES)[number] | (typeof EVENT_AGGREGATES)[number];
 export const AGGREGATES: Record<Entity, readonly Aggregate[]> = { pageview: PAGEVIEW_AGGREGATES, event: EVENT_AGGREGATES };

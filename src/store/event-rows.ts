@@ -1,7 +1,7 @@
 // Hits and visits as table rows, for every EventStore: the column names, and rows read back into StoredHit and
 // VisitRecord (each database returns times and 64-bit ids its own way, so the caller says how to read a time).
 
-import type { StoredHit, VisitRecord } from '../domain/hits.js';
+import { ATTRIBUTION_FIELDS, type StoredHit, type VisitRecord } from '../domain/hits.js';
 
 type Row = Record<string, unknown>;
 
@@ -11,6 +11,12 @@ export const HIT_TEXT_COLUMNS = [
   'utmMedium', 'utmSource', 'utmTerm', 'ref', 'keyword', 'browser', 'operatingSystem', 'deviceType', 'countryCode',
   'region', 'state', 'city',
 ] as const;
+
+/**
+ * Attribution columns of the visits table, in table order, by their VisitRecord names: the referrer pair first
+ * (the visits table's first version had them), then the rest.
+ */
+export const VISIT_ATTRIBUTION_COLUMNS = ATTRIBUTION_FIELDS;
 
 /** A StoredHit field's column name. */
 export const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -31,7 +37,7 @@ export function hitFromRow(r: Row, time: (value: unknown) => Date): StoredHit {
 }
 
 export function visitFromRow(r: Row, time: (value: unknown) => Date): VisitRecord {
-  return {
+  const visit = {
     siteId: r.site_id as string,
     visitId: BigInt(r.visit_id as bigint),
     visitorId: BigInt(r.visitor_id as bigint),
@@ -43,7 +49,7 @@ export function visitFromRow(r: Row, time: (value: unknown) => Date): VisitRecor
     pageviews: Number(r.pageviews),
     events: Number(r.events),
     pathsExact: Boolean(r.paths_exact),
-    referrerHostname: r.referrer_hostname as string,
-    referrerPathname: r.referrer_pathname as string,
-  };
+  } as VisitRecord;
+  for (const column of VISIT_ATTRIBUTION_COLUMNS) visit[column] = r[snake(column)] as string;
+  return visit;
 }

@@ -101,6 +101,41 @@ describe('HitPipeline', () => {
     assert.equal(visit.referrerHostname, 'https://www.google.com');
   });
 
+  it("stores every hit of a visit, pageviews and events, with the visit's first-touch attribution", async () => {
+    const site = await newSite();
+    const pipeline = ingest.importPipeline();
+    await pipeline.process(hit(site.id, { url: 'https://example.com/?utm_source=hn&utm_campaign=launch', referrer: 'https://news.ycombinator.com/item?id=1' }));
+    await pipeline.process(hit(site.id, { url: 'https://example.com/pricing', referrer: 'https://example.com/', timestamp: new Date(HISTORY + 60_000) }));
+    // A later external referrer and campaign within the visit: attribution stays, no new visit.
+    await pipeline.process(hit(site.id, { url: 'https://example.com/docs?utm_source=newsletter', referrer: 'https://www.google.com/', timestamp: new Date(HISTORY + 120_000) }));
+    await pipeline.process(hit(site.id, { type: 'event', eventName: 'Signup', value: 900, timestamp: new Date(HISTORY + 180_000) }));
+    await ingest.buffer.flush();
+    const stored = await events.listHits(site.id);
+    assert.equal(stored.length, 4);
+    assert.equal(new Set(stored.map((h) => h.visitId)).size, 1);
+    for (const h of stored) {
+      assert.deepEqual([h.referrerHostname, h.referrerPathname, h.referrerSource, h.utmSource, h.utmCampaign], ['https://news.ycombinator.com', '/item', 'Hacker News', 'hn', 'launch'], h.pathname);
+    }
+    const [visit] = await events.listVisits(site.id);
+    assert.deepEqual([visit?.referrerSource, visit?.utmSource, visit?.utmCampaign], ['Hacker News', 'hn', 'launch']);
+  });
+
+  it("gives each hit its own UTC day's visitor id, also within a visit that crosses midnight", async () => {
+    const site = await newSite();
+    const pipeline = ingest.importPipeline();
+    const midnight = Date.parse('2025-06-02T00:00:00Z');
+    await pipeline.process(hit(site.id, { url: 'https://example.com/late', timestamp: new Date(midnight - 60_000) }));
+    await pipeline.process(hit(site.id, { url: 'https://example.com/later', timestamp: new Date(midnight + 60_000) }));
+    await pipeline.process(hit(site.id, { url: 'https://example.com/again', timestamp: new Date(midnight + 120_000) }));
+    await ingest.buffer.flush();
+    const [before, after, again] = await events.listHits(site.id);
+    assert.equal(before!.visitId, after!.visitId, 'one visit across midnight');
+    assert.notEqual(before!.visitorId, after!.visitorId, 'two visitor-days');
+    assert.equal(after!.visitorId, again!.visitorId);
+    const [visit] = await events.listVisits(site.id);
+    assert.equal(visit!.visitorId, before!.visitorId, 'the visit keeps the visitor id it started under');
+  });
+
   it('stores no field containing the IP or the user agent', async () => {
     const site = await newSite();
     const pipeline = ingest.importPipeline();
@@ -251,8 +286,9 @@ describe('HitPipeline', () => {
       const site = await newSite(true, 'combined');
       const pipeline = ingest.importPipeline();
       await pipeline.process(hit(site.id, { url: 'https://a.example/', referrer: 'https://www.google.com/' }));
-      await pipeline.process(hit(site.id, { url: 'https://b.example/shop', referrer: 'https://a.example/', timestamp: new Date(HISTORY + 60_000) }));
-      await pipeline.process(hit(site.id, { url: 'https://b.example/shop/cart', referrer: 'https://c.example/', timestamp: new Date(HISTORY + 90_000) }));
+      // Other visitors, so that each hit starts a visit and keeps its own referrer as the visit's attribution.
+      await pipeline.process(hit(site.id, { url: 'https://b.example/shop', referrer: 'https://a.example/', timestamp: new Date(HISTORY + 60_000), ip: '203.0.113.7' }));
+      await pipeline.process(hit(site.id, { url: 'https://b.example/shop/cart', referrer: 'https://c.example/', timestamp: new Date(HISTORY + 90_000), ip: '203.0.113.8' }));
       await ingest.buffer.flush();
       const stored = await events.listHits(site.id);
       assert.deepEqual(stored.map((h) => h.referrerHostname), ['https://www.google.com', '', 'https://c.example']);

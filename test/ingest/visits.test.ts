@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
-import type { HitType, VisitRecord } from '../../src/domain/hits.js';
+import { NO_ATTRIBUTION, type HitType, type VisitRecord } from '../../src/domain/hits.js';
 import { SharedVisitTracker, VISIT_TIMEOUT_MS, VisitTracker, type VisitHit, type VisitState } from '../../src/ingest/visits.js';
 import { RedisVisitStateStore } from '../../src/store/redis/visit-state.js';
 import { REDIS_URL } from '../helpers/redis.js';
@@ -22,8 +22,7 @@ function hit(at: number | string, overrides: Partial<VisitHit> & { type?: HitTyp
     timestamp: new Date(typeof at === 'string' ? Date.parse(at) : at),
     hostname: 'https://example.com',
     pathname: '/',
-    referrerHostname: '',
-    referrerPathname: '',
+    ...NO_ATTRIBUTION,
     ...overrides,
   };
 }
@@ -135,15 +134,32 @@ for (const [name, make] of TRACKERS) describe(name, () => {
     assert.equal(late.pageviews, 3);
   });
 
-  it('takes the referrer of the first hit that had one', async () => {
+  it("takes the whole attribution from the visit's first hit; later referrers and campaigns change nothing", async () => {
     const t = make();
-    const none = await t.record(SITE, A, undefined, hit(T0));
-    assert.equal(none.referrerHostname, '');
-    const first = await t.record(SITE, A, undefined, hit(T0 + MIN, { referrerHostname: 'https://google.com', referrerPathname: '/search' }));
-    const second = await t.record(SITE, A, undefined, hit(T0 + 2 * MIN, { referrerHostname: 'https://bing.com', referrerPathname: '/' }));
-    assert.equal(first.referrerHostname, 'https://google.com');
-    assert.equal(second.referrerHostname, 'https://google.com');
-    assert.equal(second.referrerPathname, '/search');
+    const campaign = { referrerHostname: 'https://news.ycombinator.com', referrerPathname: '/item', referrerSource: 'Hacker News', utmSource: 'hn', utmCampaign: 'launch', ref: 'x' };
+    const first = await t.record(SITE, A, undefined, hit(T0, campaign));
+    const second = await t.record(SITE, A, undefined, hit(T0 + MIN, { referrerHostname: 'https://bing.com', referrerPathname: '/', referrerSource: 'Bing', utmSource: 'ads', utmMedium: 'cpc', keyword: 'k' }));
+    const event = await t.record(SITE, A, undefined, hit(T0 + 2 * MIN, { type: 'event' }));
+    const expected = { ...NO_ATTRIBUTION, ...campaign };
+    for (const v of [first, second, event]) {
+      assert.deepEqual(Object.fromEntries(Object.keys(NO_ATTRIBUTION).map((k) => [k, v[k as keyof typeof NO_ATTRIBUTION]])), expected);
+      assert.equal(v.visitId, first.visitId, 'a new referrer does not start a new visit');
+    }
+  });
+
+  it('a visit whose first hit has no referrer keeps none, even when a later hit has one', async () => {
+    const t = make();
+    await t.record(SITE, A, undefined, hit(T0));
+    const later = await t.record(SITE, A, undefined, hit(T0 + MIN, { referrerHostname: 'https://google.com', referrerPathname: '/search', referrerSource: 'Google', utmSource: 'g' }));
+    assert.equal(later.referrerHostname, '');
+    assert.equal(later.utmSource, '');
+  });
+
+  it("a visit starting with an event takes the event's attribution", async () => {
+    const t = make();
+    await t.record(SITE, A, undefined, hit(T0, { type: 'event', utmSource: 'newsletter' }));
+    const page = await t.record(SITE, A, undefined, hit(T0 + MIN, { utmSource: 'other' }));
+    assert.equal(page.utmSource, 'newsletter');
   });
 
   it('continues a visit across midnight through the previous day id, then under the new id alone', async () => {
@@ -292,8 +308,10 @@ describe('VisitTracker: memory only', () => {
       pageviews: 2,
       events: 1,
       pathsExact: true,
+      ...NO_ATTRIBUTION,
       referrerHostname: 'https://news.example',
       referrerPathname: '/item',
+      utmSource: 'hn',
     };
     const t = new VisitTracker();
     t.seed([stored]);
@@ -305,6 +323,7 @@ describe('VisitTracker: memory only', () => {
     assert.equal(next.pageviews, 3);
     assert.equal(next.events, 1);
     assert.equal(next.referrerHostname, 'https://news.example');
+    assert.equal(next.utmSource, 'hn');
     assert.equal(next.startedAt.getTime(), T0);
     // The seeded record itself is not changed.
     assert.equal(stored.pageviews, 2);
@@ -320,7 +339,7 @@ describe('VisitTracker: memory only', () => {
     const base: VisitRecord = {
       siteId: SITE, visitId: 1n, visitorId: A, startedAt: new Date(T0), lastSeenAt: new Date(T0),
       entryPage: '/', exitPage: '/', exitHostname: 'https://example.com', pageviews: 1, events: 0, pathsExact: true,
-      referrerHostname: '', referrerPathname: '',
+      ...NO_ATTRIBUTION,
     };
     const newer: VisitRecord = { ...base, visitId: 2n, startedAt: new Date(T0 + 40 * MIN), lastSeenAt: new Date(T0 + 45 * MIN) };
     const t = new VisitTracker();

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { StoredHit, VisitRecord } from '../../src/domain/hits.js';
+import { NO_ATTRIBUTION, type StoredHit, type VisitRecord } from '../../src/domain/hits.js';
 import { WriteBuffer, type WriteBufferOptions } from '../../src/ingest/write-buffer.js';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
 import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
@@ -58,8 +58,7 @@ function visitOf(hit: StoredHit, overrides: Partial<VisitRecord> = {}): VisitRec
     pageviews: 1,
     events: 0,
     pathsExact: true,
-    referrerHostname: '',
-    referrerPathname: '',
+    ...NO_ATTRIBUTION,
     ...overrides,
   };
 }

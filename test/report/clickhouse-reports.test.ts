@@ -139,7 +139,7 @@ describe('reports on ClickHouse answer as on DuckDB', () => {
   }
 
   const RANGE = { date_from: '2026-03-06 00:00:00', date_to: '2026-03-10 23:59:59' };
-  const PV = ['pageviews', 'visits', 'uniques', 'avg_duration', 'bounce_rate'];
+  const PV = ['pageviews', 'visits', 'uniques', 'avg_duration', 'bounce_rate', 'visitors'];
   const ALL = PV.join(',');
   const FIELDS = [
     'hostname', 'pathname', 'entry_page', 'exit_page', 'referrer_hostname', 'referrer_pathname', 'referrer_source', 'browser',
@@ -160,6 +160,18 @@ describe('reports on ClickHouse answer as on DuckDB', () => {
     for (const a of PV) await same(sites.ny, { aggregates: a, ...RANGE });
     await same(sites.ny, { aggregates: ALL, ...RANGE });
     await same(sites.ny, { aggregates: [...PV].reverse().join(','), ...RANGE });
+  });
+
+  it('visitors (visitor-days) with every plan beside it: alone, by time, by field, with visit-level filters', async () => {
+    for (const others of ['', 'pageviews,', 'visits,avg_duration,', 'uniques,', 'pageviews,uniques,bounce_rate,']) {
+      const aggregates = `${others}visitors`;
+      await same(sites.ny, { aggregates, ...RANGE });
+      await same(sites.ny, { aggregates, date_grouping: 'day', timezone: 'Asia/Kolkata', ...RANGE });
+      await same(sites.ny, { aggregates, field_grouping: 'pathname', ...RANGE });
+      await same(sites.ny, { aggregates, field_grouping: 'entry_page,referrer_source', ...RANGE });
+      await same(sites.ny, { aggregates, filters: filters(['exit_page', 'is not', '/']), date_grouping: 'day', ...RANGE });
+      await same(sites.ny, { aggregates, field_grouping: 'utm_source', sort_by: 'visitors:desc', limit: '5', ...RANGE });
+    }
   });
 
   it('date groupings in several zones', async () => {

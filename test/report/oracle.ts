@@ -24,7 +24,7 @@ export interface Filter {
 
 export type DateGrouping = 'hour' | 'day' | 'month' | 'year';
 
-export const PAGEVIEW_AGGREGATES = ['pageviews', 'visits', 'uniques', 'avg_duration', 'bounce_rate'] as const;
+export const PAGEVIEW_AGGREGATES = ['pageviews', 'visits', 'uniques', 'avg_duration', 'bounce_rate', 'visitors'] as const;
 export const EVENT_AGGREGATES = ['conversions', 'unique_conversions', 'value'] as const;
 
 export const GROUP_FIELDS = [
@@ -62,13 +62,22 @@ export interface OracleVisit {
   pageviews: number;
   referrerHostname: string;
   referrerPathname: string;
+  /** The first hit's attribution fields (docs/reports.md, "Attribution"). */
+  attribution: Partial<HitAttributes>;
   hits: OracleHit[];
 }
+
+const ATTRIBUTION_KEYS = [
+  'referrerHostname', 'referrerPathname', 'referrerSource', 'utmCampaign', 'utmContent', 'utmMedium', 'utmSource', 'utmTerm', 'ref', 'keyword',
+] as const;
 
 export interface OracleHit {
   type: 'pageview' | 'event';
   at: number;
+  /** As enriched, with the attribution fields replaced by the visit's (its first hit's). */
   attributes: HitAttributes;
+  /** The visitor on the 24-hour visitor-day model: the same person (ip, agent) on one UTC day. */
+  visitorDay: string;
   eventName: string;
   value: number;
   visit: OracleVisit;
@@ -124,16 +133,13 @@ export async function prepare(lines: readonly DemoHit[], site: OracleSite): Prom
     if (!visit || at - visit.lastAt > VISIT_GAP_MS) {
       visit = {
         n: visits.length, firstAt: at, lastAt: at, entryPage: '', exitPage: '', exitHostname: '', pageviews: 0,
-        referrerHostname: '', referrerPathname: '', hits: [],
+        referrerHostname: attributes.referrerHostname, referrerPathname: attributes.referrerPathname,
+        attribution: Object.fromEntries(ATTRIBUTION_KEYS.map((k) => [k, attributes[k]])), hits: [],
       };
       visits.push(visit);
       open.set(key, visit);
     }
     visit.lastAt = at;
-    if (!visit.referrerHostname && attributes.referrerHostname) {
-      visit.referrerHostname = attributes.referrerHostname;
-      visit.referrerPathname = attributes.referrerPathname;
-    }
     if (line.type === 'pageview') {
       if (visit.pageviews === 0) visit.entryPage = attributes.pathname;
       visit.pageviews++;
@@ -143,7 +149,8 @@ export async function prepare(lines: readonly DemoHit[], site: OracleSite): Prom
     const hit: OracleHit = {
       type: line.type,
       at,
-      attributes,
+      attributes: { ...attributes, ...visit.attribution },
+      visitorDay: `${key}\0${new Date(at).toISOString().slice(0, 10)}`,
       eventName: line.type === 'event' ? line.name! : '',
       value: line.type === 'event' ? (line.value ?? 0) : 0,
       visit,
@@ -311,6 +318,8 @@ function aggregate(name: string, hits: readonly OracleHit[]): string {
     case 'visits':
     case 'unique_conversions':
       return String(visits.size);
+    case 'visitors':
+      return String(new Set(hits.map((h) => h.visitorDay)).size);
     case 'uniques':
       return String(new Set(hits.map((h) => `${h.visit.n}\0${h.attributes.pathname}`)).size);
     case 'avg_duration': {

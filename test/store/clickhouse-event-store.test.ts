@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
-import type { VisitRecord } from '../../src/domain/hits.js';
+import { NO_ATTRIBUTION, type VisitRecord } from '../../src/domain/hits.js';
 import { ClickHouseConnection, parseClickHouseUrl } from '../../src/store/clickhouse/client.js';
 import { ClickHouseEventStore } from '../../src/store/clickhouse/event-store.js';
 import { identifier, sqlLiteral } from '../../src/store/clickhouse/literal.js';
@@ -93,7 +93,7 @@ describe('ClickHouseEventStore', () => {
     const [a, b] = [await open(database, 'node-a'), await open(database, 'node-b')];
     const v = (pageviews: number, events: number, exitPage: string): VisitRecord => ({
       siteId: 'S', visitId: 5n, visitorId: 6n, startedAt: new Date(1000), lastSeenAt: new Date(1000 + pageviews), entryPage: '/',
-      exitPage, exitHostname: 'https://e.test', pageviews, events, pathsExact: true, referrerHostname: '', referrerPathname: '',
+      exitPage, exitHostname: 'https://e.test', pageviews, events, pathsExact: true, ...NO_ATTRIBUTION,
     });
     // Process b wrote the visit's third hit before process a's write of the second arrived.
     await b.write([], [v(2, 1, '/third')]);

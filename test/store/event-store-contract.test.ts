@@ -56,6 +56,14 @@ function visit(siteId: string, visitId: bigint, o: Partial<VisitRecord> = {}): V
     pathsExact: true,
     referrerHostname: 'https://t.co',
     referrerPathname: '/x',
+    referrerSource: 'Twitter',
+    utmCampaign: "it's",
+    utmContent: 'c\\d',
+    utmMedium: 'social',
+    utmSource: 'tw',
+    utmTerm: 'ünï',
+    ref: 'r',
+    keyword: 'k',
     ...o,
   };
 }

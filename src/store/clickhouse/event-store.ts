@@ -4,7 +4,7 @@
 // CTEs are used. Tested on 18.16.1 only.
 
 import { visitVersion, type StoredHit, type VisitRecord } from '../../domain/hits.js';
-import { HIT_TEXT_COLUMNS, hitFromRow, snake, visitFromRow } from '../event-rows.js';
+import { HIT_TEXT_COLUMNS, hitFromRow, snake, VISIT_ATTRIBUTION_COLUMNS, visitFromRow } from '../event-rows.js';
 import type { EventStore, QueryParam } from '../types.js';
 import { ClickHouseConnection, parseClickHouseUrl, type ClickHouseTarget, type Row } from './client.js';
 import { identifier, sqlLiteral } from './literal.js';
@@ -37,7 +37,7 @@ const HIT_COLUMNS = [
 ];
 const VISIT_COLUMNS = [
   'visit_id', 'site_id', 'visitor_id', 'started_at', 'last_seen_at', 'entry_page', 'exit_page', 'exit_hostname',
-  'pageviews', 'events', 'referrer_hostname', 'referrer_pathname', 'paths_exact', 'version',
+  'pageviews', 'events', 'paths_exact', 'version', ...VISIT_ATTRIBUTION_COLUMNS.map(snake),
 ];
 
 const tuple = (values: QueryParam[]) => `(${values.map(sqlLiteral).join(',')})`;
@@ -52,7 +52,7 @@ function hitTuple(h: StoredHit, node: string, seq: number): string {
 function visitTuple(v: VisitRecord): string {
   return tuple([
     v.visitId, v.siteId, v.visitorId, v.startedAt, v.lastSeenAt, v.entryPage, v.exitPage, v.exitHostname, v.pageviews,
-    v.events, v.referrerHostname, v.referrerPathname, v.pathsExact, visitVersion(v),
+    v.events, v.pathsExact, visitVersion(v), ...VISIT_ATTRIBUTION_COLUMNS.map((c) => v[c]),
   ]);
 }
 

@@ -18,6 +18,9 @@ const HIT_TEXT = [
   'country_code', 'region', 'state', 'city',
 ];
 
+// Attribution columns added to visits by version 2 (the referrer pair was there from version 1).
+const VISIT_ATTRIBUTION = ['referrer_source', 'utm_campaign', 'utm_content', 'utm_medium', 'utm_source', 'utm_term', 'ref', 'keyword'];
+
 // Append only: a released migration is never edited, a change is a new version.
 export const MIGRATIONS: Migration[] = [
   {
@@ -45,18 +48,28 @@ export const MIGRATIONS: Migration[] = [
       `CREATE TABLE IF NOT EXISTS hit_log_marks (node String, seq UInt64) ENGINE = ReplacingMergeTree(seq) ORDER BY node`,
     ],
   },
+  {
+    version: 2,
+    name: 'attribution belongs to the visit',
+    // The visit's attribution (its first hit's), for resuming visits. Hits recorded before this version keep
+    // their own attribution here (18.16 cannot update rows from another table's values; docs/reports.md).
+    statements: VISIT_ATTRIBUTION.map((c) => `ALTER TABLE visits ADD COLUMN ${c} String DEFAULT ''`),
+  },
 ];
 
 // ClickHouse's codes for "already exists": two processes creating the same thing at the same moment may see
-// them despite IF NOT EXISTS (18.16 checks and creates in two steps).
+// them despite IF NOT EXISTS (18.16 checks and creates in two steps). 44 is also "column already exists": 18.16
+// has no ADD COLUMN IF NOT EXISTS, so a second process adding the same column gets it (and only then is it benign).
 const ALREADY_EXISTS = new Set(['57', '82']);
 
 async function idempotent(conn: ClickHouseConnection, sql: string): Promise<void> {
   try {
     await conn.exec(sql);
   } catch (err) {
-    const code = (err as { code?: unknown }).code ?? /Code: (\d+)/.exec(String((err as Error).message))?.[1];
-    if (!ALREADY_EXISTS.has(String(code))) throw err;
+    const message = String((err as Error).message);
+    const code = String((err as { code?: unknown }).code ?? /Code: (\d+)/.exec(message)?.[1]);
+    if (ALREADY_EXISTS.has(code) || (code === '44' && /already exists/.test(message))) return;
+    throw err;
   }
 }
 

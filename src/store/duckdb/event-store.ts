@@ -2,7 +2,7 @@
 
 import type { DuckDBAppender } from '@duckdb/node-api';
 import type { StoredHit, VisitRecord } from '../../domain/hits.js';
-import { HIT_TEXT_COLUMNS, hitFromRow, visitFromRow } from '../event-rows.js';
+import { HIT_TEXT_COLUMNS, hitFromRow, VISIT_ATTRIBUTION_COLUMNS, visitFromRow } from '../event-rows.js';
 import type { EventStore, QueryParam } from '../types.js';
 import { timestampValue, type DuckDatabase, type SerialConnection } from './database.js';
 
@@ -32,9 +32,12 @@ function appendVisit(a: DuckDBAppender, v: VisitRecord): void {
   a.appendVarchar(v.exitHostname);
   a.appendInteger(v.pageviews);
   a.appendInteger(v.events);
+  // Table order: the referrer pair came with the table, paths_exact with version 4, the rest of the
+  // attribution with version 7.
   a.appendVarchar(v.referrerHostname);
   a.appendVarchar(v.referrerPathname);
   a.appendBoolean(v.pathsExact);
+  for (const column of VISIT_ATTRIBUTION_COLUMNS.slice(2)) a.appendVarchar(v[column]);
   a.endRow();
 }
 

@@ -183,6 +183,28 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 7,
+    name: 'attribution belongs to the visit',
+    sql: `
+      -- The visit's attribution (its first hit's), for resuming visits after a restart.
+      ALTER TABLE visits ADD COLUMN referrer_source VARCHAR DEFAULT '';
+      ALTER TABLE visits ADD COLUMN utm_campaign VARCHAR DEFAULT '';
+      ALTER TABLE visits ADD COLUMN utm_content VARCHAR DEFAULT '';
+      ALTER TABLE visits ADD COLUMN utm_medium VARCHAR DEFAULT '';
+      ALTER TABLE visits ADD COLUMN utm_source VARCHAR DEFAULT '';
+      ALTER TABLE visits ADD COLUMN utm_term VARCHAR DEFAULT '';
+      ALTER TABLE visits ADD COLUMN ref VARCHAR DEFAULT '';
+      ALTER TABLE visits ADD COLUMN keyword VARCHAR DEFAULT '';
+      -- History recorded before this version: every hit and visit takes its visit's first hit's attribution,
+      -- as new hits do (docs/reports.md, "Attribution").
+      CREATE TEMP TABLE first_touch AS
+        SELECT visit_id, arg_min({referrer_hostname: referrer_hostname, referrer_pathname: referrer_pathname, referrer_source: referrer_source, utm_campaign: utm_campaign, utm_content: utm_content, utm_medium: utm_medium, utm_source: utm_source, utm_term: utm_term, ref: ref, keyword: keyword}, ts) AS a FROM hits GROUP BY visit_id;
+      UPDATE hits SET referrer_hostname = f.a.referrer_hostname, referrer_pathname = f.a.referrer_pathname, referrer_source = f.a.referrer_source, utm_campaign = f.a.utm_campaign, utm_content = f.a.utm_content, utm_medium = f.a.utm_medium, utm_source = f.a.utm_source, utm_term = f.a.utm_term, ref = f.a.ref, keyword = f.a.keyword FROM first_touch f WHERE hits.visit_id = f.visit_id;
+      UPDATE visits SET referrer_hostname = f.a.referrer_hostname, referrer_pathname = f.a.referrer_pathname, referrer_source = f.a.referrer_source, utm_campaign = f.a.utm_campaign, utm_content = f.a.utm_content, utm_medium = f.a.utm_medium, utm_source = f.a.utm_source, utm_term = f.a.utm_term, ref = f.a.ref, keyword = f.a.keyword FROM first_touch f WHERE visits.visit_id = f.visit_id;
+      DROP TABLE first_touch;
+    `,
+  },
 ];
 
 /** Brings the schema up to the newest version; a no-op on an up-to-date database. */
