@@ -372,6 +372,17 @@ describe('SharedVisitTracker: several processes', () => {
     assert.deepEqual(results.map((r) => r.firstView), [true, true, true, false, false, false, false, false, false, false]);
   });
 
+  it("carries the visit's first-touch attribution to hits another process records", async () => {
+    const [p1, p2] = twoProcesses();
+    const first = await p1!.record(SITE, A, undefined, hit(T0, { referrerHostname: 'https://news.ycombinator.com', referrerSource: 'Hacker News', utmSource: 'hn' }));
+    const page = await p2!.record(SITE, A, undefined, hit(T0 + MIN, { referrerHostname: 'https://www.google.com', referrerSource: 'Google', utmSource: 'ads' }));
+    const event = await p1!.record(SITE, A, undefined, hit(T0 + 2 * MIN, { type: 'event' }));
+    for (const v of [page, event]) {
+      assert.equal(v.visitId, first.visitId);
+      assert.deepEqual([v.referrerHostname, v.referrerSource, v.utmSource], ['https://news.ycombinator.com', 'Hacker News', 'hn']);
+    }
+  });
+
   it('makes one visit with exact counts of 60 concurrent hits racing on two processes, also for the first hit', async () => {
     const [p1, p2] = twoProcesses();
     const results = await Promise.all(

@@ -116,6 +116,27 @@ function nyEdges(site: string): DemoHit[] {
     line(site, '2026-03-09T12:00:00Z', 'http://localhost:3000/dev', { ip: ip() }),
     // A visit of events only (entry and exit page '').
     line(site, '2026-03-09T13:00:00Z', `${E}/no-pageview`, { ip: ip(), type: 'event', name: 'Newsletter signup' }),
+    // Attribution is the visit's first hit's: a visit from Hacker News views two more pages (one with a second
+    // external referrer and a campaign of its own) and converts; all of it stays under Hacker News.
+    ...((a) => [
+      line(site, '2026-03-09T14:00:00Z', `${E}/launch`, { ip: a, referrer: 'https://news.ycombinator.com/item?id=42' }),
+      line(site, '2026-03-09T14:01:00Z', `${E}/pricing`, { ip: a, referrer: `${E}/launch` }),
+      line(site, '2026-03-09T14:02:00Z', `${E}/signup?utm_source=retarget&utm_medium=cpc`, { ip: a, referrer: 'https://www.google.com/' }),
+      line(site, '2026-03-09T14:03:00Z', `${E}/signup`, { ip: a, type: 'event', name: 'Purchase', value: 5000 }),
+    ])(ip()),
+    // A visit whose first hit has no referrer keeps none, though a later pageview brings a campaign.
+    ...((a) => [
+      line(site, '2026-03-09T15:00:00Z', `${E}/direct`, { ip: a }),
+      line(site, '2026-03-09T15:05:00Z', `${E}/direct?utm_source=late&utm_campaign=late`, { ip: a, referrer: 'https://t.co/x' }),
+      line(site, '2026-03-09T15:06:00Z', `${E}/direct`, { ip: a, type: 'event', name: 'Purchase', value: 100 }),
+    ])(ip()),
+    // Visitor-days: a visit across midnight UTC, and the same person again later that day: two visits, one
+    // visitor on each UTC day.
+    ...((a) => [
+      line(site, '2026-03-08T23:50:00Z', `${E}/night/1`, { ip: a, ua: AGENTS.safariIphone }),
+      line(site, '2026-03-09T00:10:00Z', `${E}/night/2`, { ip: a, ua: AGENTS.safariIphone }),
+      line(site, '2026-03-09T09:00:00Z', `${E}/night/3`, { ip: a, ua: AGENTS.safariIphone }),
+    ])(ip()),
     // Bots and other sites' hits are not counted.
     line(site, '2026-03-08T12:00:00Z', `${E}/bot`, { ua: AGENTS.bot }),
     line('NOSUCHSITE', '2026-03-08T12:00:00Z', `${E}/other`),
@@ -232,6 +253,15 @@ const nyCases: Case[] = [
   { name: 'every pageview aggregate by hour, across the DST change', query: { aggregates: ALL, dateGrouping: 'hour', from: '2026-03-07 20:00:00', to: '2026-03-08 08:00:00' } },
   { name: 'every pageview aggregate by month, sorted by uniques', query: { aggregates: ALL, dateGrouping: 'month', sort: { field: 'uniques', dir: 'desc' } } },
   { name: 'uniques with a pathname filter', query: { aggregates: ['uniques', 'pageviews'], filters: [f('pathname', 'not matching', '^/$')] } },
+  // Attribution and visitor-days.
+  { name: 'attribution: referrer_hostname counts each visit once', query: { aggregates: ['visits', 'pageviews', 'visitors'], fieldGrouping: ['referrer_hostname'] } },
+  { name: 'attribution: filter referrer_source is Hacker News keeps the whole visit', query: { aggregates: ['pageviews', 'visits'], fieldGrouping: ['pathname'], filters: [f('referrer_source', 'is', 'Hacker News')] } },
+  { name: "attribution: a later campaign is not the visit's", query: { aggregates: ['pageviews'], filters: [f('utm_source', 'is', 'retarget')] }, nonEmpty: false },
+  { name: 'attribution: utm_source by entry_page', query: { aggregates: ['visits', 'visitors'], fieldGrouping: ['utm_source', 'entry_page'] } },
+  { name: 'visitors: by UTC day around the visit across midnight', query: { aggregates: ['visitors', 'visits', 'pageviews'], dateGrouping: 'day', timezone: 'UTC', filters: [f('pathname', 'is like', '/night/')] } },
+  { name: 'visitors: by hour over the night', query: { aggregates: ['visitors', 'uniques'], dateGrouping: 'hour', timezone: 'UTC', from: '2026-03-08 22:00:00', to: '2026-03-09 10:00:00' } },
+  { name: 'visitors: with visit-level groups and filters', query: { aggregates: ['visitors', 'bounce_rate'], fieldGrouping: ['exit_page'], filters: [f('entry_page', 'is not', '/')] } },
+  { name: 'visitors: sorted, limited', query: { aggregates: ['pageviews', 'visitors'], fieldGrouping: ['browser', 'country_code'], sort: { field: 'visitors', dir: 'desc' }, limit: 4 } },
   // Totals.
   ...PAGEVIEW_AGGREGATES.map((a): Case => ({ name: `aggregates=${a}`, query: { aggregates: [a] } })),
   { name: 'every pageview aggregate', query: { aggregates: ALL } },
@@ -326,6 +356,8 @@ const eventCases: Case[] = (['Purchase', 'Newsletter signup'] as const).flatMap(
   { name: `${eventName}: filter entry_page is not /`, query: { entity: 'event', eventName, aggregates: [...EVENT_AGGREGATES], filters: [f('entry_page', 'is not', '/')] } },
   { name: `${eventName}: filter exit_page is like pricing`, query: { entity: 'event', eventName, aggregates: [...EVENT_AGGREGATES], filters: [f('exit_page', 'is like', 'pricing')] } },
   { name: `${eventName}: filter pathname is like pricing`, query: { entity: 'event', eventName, aggregates: [...EVENT_AGGREGATES], filters: [f('pathname', 'is like', 'PRICING')], dateGrouping: 'day' } },
+  { name: `${eventName}: by utm_source and referrer_source (the visit's first touch)`, query: { entity: 'event', eventName, aggregates: [...EVENT_AGGREGATES], fieldGrouping: ['utm_source', 'referrer_source'] } },
+  { name: `${eventName}: filter referrer_hostname is like ycombinator`, query: { entity: 'event', eventName, aggregates: [...EVENT_AGGREGATES], filters: [f('referrer_hostname', 'is like', 'ycombinator')] }, nonEmpty: eventName === 'Purchase' },
   { name: `${eventName}: limit 3`, query: { entity: 'event', eventName, aggregates: ['conversions'], fieldGrouping: ['pathname'], limit: 3 } },
   { name: `${eventName}: one day`, query: { entity: 'event', eventName, aggregates: [...EVENT_AGGREGATES], from: '2026-03-08 00:00:00', to: '2026-03-08 23:59:59' } },
 ]);
@@ -355,6 +387,19 @@ describe('GET /v1/aggregations matches the oracle: generated traffic across a US
   });
   run(target, nyCases);
   run(target, eventCases);
+
+  it('grouping by any attribution field puts each visit in exactly one group', async () => {
+    const total = async (extra: string) => {
+      const res = await t.call(OWNER_TOKEN, 'GET', `/v1/aggregations?entity=pageview&entity_id=${site}&aggregates=visits,visitors&date_from=${encodeURIComponent(NY_FULL.from)}&date_to=${encodeURIComponent(NY_FULL.to)}&limit=1000${extra}`);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return res.body as Record<string, string>[];
+    };
+    const [all] = await total('');
+    for (const field of ['referrer_hostname', 'referrer_pathname', 'referrer_source', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term', 'ref', 'keyword']) {
+      const rows = await total(`&field_grouping=${field}`);
+      assert.equal(rows.reduce((n, r) => n + Number(r.visits), 0), Number(all!.visits), field);
+    }
+  });
 
   it('the default cap is exercised: pathname + city has over 500 groups', () => {
     const all = aggregationsOf(data, { entity: 'pageview', aggregates: ['pageviews'], fieldGrouping: ['pathname', 'city'], filters: [], timezone: NY, ...NY_FULL, limit: 100_000 });

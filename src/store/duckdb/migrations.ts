@@ -207,8 +207,11 @@ export const MIGRATIONS: Migration[] = [
   },
 ];
 
-/** Brings the schema up to the newest version; a no-op on an up-to-date database. */
-export async function migrate(db: DuckDatabase): Promise<number[]> {
+/**
+ * Brings the schema up to the newest version (or to `upTo`, for tests of a migration); a no-op on an up-to-date
+ * database.
+ */
+export async function migrate(db: DuckDatabase, upTo = Infinity): Promise<number[]> {
   await db.serial((q) =>
     q.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)`),
@@ -218,7 +221,7 @@ export async function migrate(db: DuckDatabase): Promise<number[]> {
   );
   const ran: number[] = [];
   for (const m of MIGRATIONS) {
-    if (applied.has(m.version)) continue;
+    if (applied.has(m.version) || m.version > upTo) continue;
     await db.transaction(async (q) => {
       await q.exec(m.sql);
       await q.exec('INSERT INTO schema_migrations VALUES (?, ?, ?)', [m.version, m.name, new Date()]);

@@ -1,0 +1,49 @@
+// DuckDB migrations that change recorded data: version 7 gives every hit and visit of history its visit's
+// first-touch attribution, as new hits get it.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DuckDatabase } from '../../src/store/duckdb/database.js';
+import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
+import { migrate } from '../../src/store/duckdb/migrations.js';
+
+describe('DuckDB migration 7: attribution belongs to the visit', () => {
+  it("rewrites recorded hits and visits with their visit's first hit's attribution", async () => {
+    const db = await DuckDatabase.open(':memory:');
+    await migrate(db, 6);
+    const text = (o: Record<string, string>) =>
+      ['hostname', 'pathname', 'referrer_hostname', 'referrer_pathname', 'referrer_source', 'utm_campaign', 'utm_content', 'utm_medium', 'utm_source', 'utm_term', 'ref', 'keyword', 'browser', 'operating_system', 'device_type', 'country_code', 'region', 'state', 'city']
+        .map((c) => `'${o[c] ?? ''}'`)
+        .join(', ');
+    const hit = (visit: number, at: string, o: Record<string, string>) =>
+      `('S', 'pageview', TIMESTAMP '${at}', 1, ${visit}, ${text(o)}, '', 0, false)`;
+    await db.serial(async (q) => {
+      await q.exec(`INSERT INTO hits VALUES
+        ${hit(1, '2026-01-01 10:00:01', { pathname: '/b', referrer_hostname: 'https://www.google.com', referrer_source: 'Google' })},
+        ${hit(1, '2026-01-01 10:00:00', { pathname: '/a', referrer_hostname: 'https://news.ycombinator.com', referrer_pathname: '/item', referrer_source: 'Hacker News', utm_source: 'hn', keyword: 'k' })},
+        ${hit(1, '2026-01-01 10:00:02', { pathname: '/c' })},
+        ${hit(2, '2026-01-01 11:00:00', { pathname: '/d' })},
+        ${hit(2, '2026-01-01 11:00:01', { pathname: '/e', utm_source: 'late' })}`);
+      await q.exec(`INSERT INTO visits VALUES
+        (1, 'S', 1, TIMESTAMP '2026-01-01 10:00:00', TIMESTAMP '2026-01-01 10:00:02', '/a', '/c', 'https://e.test', 3, 0, 'https://news.ycombinator.com', '/item', true),
+        (2, 'S', 1, TIMESTAMP '2026-01-01 11:00:00', TIMESTAMP '2026-01-01 11:00:01', '/d', '/e', 'https://e.test', 2, 0, '', '', true)`);
+    });
+    assert.deepEqual(await migrate(db), [7]);
+    const store = await DuckEventStore.open(db);
+    const hits = await store.listHits('S');
+    assert.deepEqual(
+      hits.map((h) => [h.pathname, h.referrerHostname, h.referrerPathname, h.referrerSource, h.utmSource, h.keyword]),
+      [
+        ['/a', 'https://news.ycombinator.com', '/item', 'Hacker News', 'hn', 'k'],
+        ['/b', 'https://news.ycombinator.com', '/item', 'Hacker News', 'hn', 'k'],
+        ['/c', 'https://news.ycombinator.com', '/item', 'Hacker News', 'hn', 'k'],
+        ['/d', '', '', '', '', ''],
+        ['/e', '', '', '', '', ''],
+      ],
+    );
+    const visits = await store.listVisits('S');
+    assert.deepEqual(visits.map((v) => [v.referrerSource, v.utmSource, v.keyword]), [['Hacker News', 'hn', 'k'], ['', '', '']]);
+    await store.close();
+    await db.close();
+  });
+});
