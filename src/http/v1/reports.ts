@@ -17,7 +17,7 @@ const aggregationQuery = {
     entity_id: { ...text, description: 'The site id (entity=pageview)' },
     site_id: { ...text, description: 'The site id (entity=event)' },
     entity_name: { ...text, description: 'The event name (entity=event)' },
-    aggregates: { ...text, description: 'Comma-separated: visits, uniques, pageviews, avg_duration, bounce_rate; or conversions, unique_conversions, value' },
+    aggregates: { ...text, description: 'Comma-separated: visits, uniques, pageviews, avg_duration, bounce_rate, visitors (distinct visitor-days, an extension: docs/reports.md); or conversions, unique_conversions, value' },
     date_grouping: { ...text, description: 'hour, day, month or year' },
     field_grouping: { ...text, description: 'Comma-separated fields' },
     sort_by: { ...text, description: 'field:asc or field:desc' },
