@@ -87,6 +87,33 @@ describe('two scale-out processes', () => {
     assert.equal(a.stdout().includes('Plumb created the first account') !== b.stdout().includes('Plumb created the first account'), true);
   });
 
+  it("carries a visit's first-touch attribution across processes, to its pageviews and its conversion", async () => {
+    const site = (await api(a, OWNER, 'POST', '/v1/sites', { name: 'Attribution' })).body.id as string;
+    assert.equal((await api(a, OWNER, 'POST', `/v1/sites/${site}/events`, { name: 'Signup' })).status, 200);
+    const send = (server: ServerProcess, method: 'GET' | 'POST', params: Record<string, string>) =>
+      fetch(`${server.url}/?${new URLSearchParams({ sid: site, h: 'https://shop.example', ...params })}`, {
+        method,
+        headers: { 'user-agent': AGENT, 'x-forwarded-for': '81.2.69.170' },
+      });
+    // Arrives on a from Hacker News with a campaign, continues on b (internal, then a Google search), converts on b.
+    assert.equal((await send(a, 'GET', { p: '/', r: 'https://news.ycombinator.com/item?id=1', qs: '{"utm_source":"hn"}' })).status, 200);
+    assert.equal((await send(b, 'GET', { p: '/pricing', r: 'https://shop.example/' })).status, 200);
+    assert.equal((await send(b, 'GET', { p: '/pricing', r: 'https://www.google.com/', qs: '{"utm_source":"ads"}' })).status, 200);
+    assert.equal((await send(b, 'POST', { p: '/signup', name: 'Signup' })).status, 204);
+    const range = 'date_from=2020-01-01%2000:00:00';
+    const referrers = await eventually(async () => {
+      const r = await api(a, OWNER, 'GET', `/v1/aggregations?entity=pageview&entity_id=${site}&aggregates=pageviews,visits&field_grouping=referrer_hostname,utm_source&${range}`);
+      const rows = Array.isArray(r.body) ? r.body : [];
+      return rows.reduce((n: number, row: any) => n + Number(row.pageviews), 0) === 3 ? rows : undefined;
+    }, '3 stored pageviews');
+    assert.deepEqual(referrers, [{ referrer_hostname: 'https://news.ycombinator.com', utm_source: 'hn', pageviews: '3', visits: '1' }]);
+    const conversions = await eventually(async () => {
+      const r = await api(b, OWNER, 'GET', `/v1/aggregations?entity=event&site_id=${site}&entity_name=Signup&aggregates=conversions&field_grouping=utm_source,referrer_source&${range}`);
+      return Array.isArray(r.body) && r.body.length > 0 ? r.body : undefined;
+    }, 'the conversion');
+    assert.deepEqual(conversions, [{ utm_source: 'hn', referrer_source: 'Hacker News', conversions: '1' }]);
+  });
+
   it('refuses a second process on the same data directory', async () => {
     const dir = dataDir();
     const first = await start(dir);
