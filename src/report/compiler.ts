@@ -26,6 +26,16 @@ export function likePattern(value: string): string {
   return `%${value.replace(/[\\%_]/g, (c) => `\\${c}`).replace(/\*/g, '%')}%`;
 }
 
+const atVisitLevel = (source: FieldSource) => source.table === 'visit';
+
+/** A query's filters on hit and on visit columns, and whether it reads its hits' visits (filters or groups). */
+function levels(q: ReportQuery): { hitFilters: Filter[]; visitFilters: Filter[]; visitLevel: boolean } {
+  const hitFilters = q.filters.filter((f) => !atVisitLevel(filterSource(f.property)));
+  const visitFilters = q.filters.filter((f) => atVisitLevel(filterSource(f.property)));
+  const visitLevel = visitFilters.length > 0 || q.fieldGrouping.some((f) => atVisitLevel(GROUP_FIELDS[f]));
+  return { hitFilters, visitFilters, visitLevel };
+}
+
 /**
  * The named subqueries of one statement: a WITH clause, or, for a dialect without common table expressions
  * (ClickHouse 18.16 has WITH for expressions only), each subquery inlined wherever it is read.
@@ -96,10 +106,7 @@ export class ReportCompiler {
    */
   private visitorDays(q: ReportQuery, b: Binder): string {
     const d = this.dialect;
-    const atVisitLevel = (source: FieldSource) => source.table === 'visit';
-    const hitFilters = q.filters.filter((f) => !atVisitLevel(filterSource(f.property)));
-    const visitFilters = q.filters.filter((f) => atVisitLevel(filterSource(f.property)));
-    const visitLevel = visitFilters.length > 0 || q.fieldGrouping.some((f) => atVisitLevel(GROUP_FIELDS[f]));
+    const { hitFilters, visitFilters, visitLevel } = levels(q);
     const keys = q.fieldGrouping.map((f, i) => ({ alias: fieldAlias(i), expr: col(GROUP_FIELDS[f]) }));
     if (q.dateGrouping) {
       const spans = offsetSpans(q.timezone, q.from.getTime(), q.until.getTime());
@@ -127,10 +134,7 @@ export class ReportCompiler {
   /** One of the five plans for aggregates other than `visitors`, without order and limit. */
   private plan(q: ReportQuery, b: Binder): string {
     const d = this.dialect;
-    const atVisitLevel = (source: FieldSource) => source.table === 'visit';
-    const hitFilters = q.filters.filter((f) => !atVisitLevel(filterSource(f.property)));
-    const visitFilters = q.filters.filter((f) => atVisitLevel(filterSource(f.property)));
-    const visitLevel = visitFilters.length > 0 || q.fieldGrouping.some((f) => atVisitLevel(GROUP_FIELDS[f]));
+    const { hitFilters, visitFilters, visitLevel } = levels(q);
     const needsVisitFacts = q.aggregates.includes('avg_duration') || q.aggregates.includes('bounce_rate');
     const special = this.specialPlan(q, b, hitFilters.length === 0 && visitFilters.length === 0);
     if (special !== undefined) return special;
