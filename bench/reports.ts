@@ -34,7 +34,7 @@ async function load(db: DuckDatabase, siteId: string, pageviews: number, end: Da
       `INSERT INTO visits
        SELECT i + 1, ?, (i * 7919) % 1000003, ts, ts + to_milliseconds(CAST(dur AS BIGINT)),
               '/page-' || CAST(floor(pow(r1, 3) * 400) AS INTEGER), '/page-' || CAST(floor(pow(r2, 3) * 400) AS INTEGER),
-              'https://bench.example', pv, 0, '', '', true
+              'https://bench.example', pv, 0, '', '', true, '', '', '', '', '', '', '', ''
        FROM (SELECT i, to_timestamp(CAST(? AS DOUBLE) / 1000 + i * (30 * 86400.0 / ?)) :: TIMESTAMP AS ts, random() AS r1, random() AS r2,
                     pv, (pv - 1) * 60000 + floor(random() * 60000) AS dur
              FROM (SELECT i, CASE WHEN random() < 0.45 THEN 1 ELSE 2 + CAST(floor(random() * 3) AS INTEGER) END AS pv FROM range(?) t(i)))`,
@@ -48,9 +48,10 @@ async function load(db: DuckDatabase, siteId: string, pageviews: number, end: Da
               v.exit_hostname,
               CASE WHEN k = 0 THEN v.entry_page WHEN k = v.pageviews - 1 THEN v.exit_page
                    ELSE '/blog/post-' || CAST(floor(pow(random(), 3) * 200) AS INTEGER) END AS pathname,
-              CASE WHEN k = 0 THEN ['', 'https://www.google.com', 'https://t.co', 'https://news.ycombinator.com', 'https://www.reddit.com'][1 + CAST(floor(random() * 5) AS INTEGER)] ELSE '' END,
+              -- Attribution belongs to the visit: every hit of it carries the same source.
+              ['', 'https://www.google.com', 'https://t.co', 'https://news.ycombinator.com', 'https://www.reddit.com'][1 + CAST(v.visit_id % 5 AS INTEGER)],
               '',
-              CASE WHEN k = 0 THEN ['', 'Google', 'Twitter', 'Hacker News', 'Reddit'][1 + CAST(floor(random() * 5) AS INTEGER)] ELSE '' END,
+              ['', 'Google', 'Twitter', 'Hacker News', 'Reddit'][1 + CAST(v.visit_id % 5 AS INTEGER)],
               '', '', '', '', '', '', '',
               ['Chrome', 'Safari', 'Firefox', 'Edge'][1 + CAST(floor(random() * 4) AS INTEGER)],
               ['Windows', 'macOS', 'iOS', 'Android', 'Linux'][1 + CAST(floor(random() * 5) AS INTEGER)],
@@ -95,11 +96,13 @@ function reportCases(site: string, end: Date): Case[] {
   return [
     { name: 'totals', query: `${base}&aggregates=visits,pageviews,avg_duration,bounce_rate&${range}` },
     { name: 'totals with uniques', query: `${base}&aggregates=visits,uniques,pageviews,avg_duration,bounce_rate&${range}` },
+    { name: 'totals with visitors', query: `${base}&aggregates=visitors,visits,pageviews,bounce_rate&${range}` },
     { name: 'pageviews by day', query: `${base}&aggregates=pageviews&date_grouping=day&${range}` },
     { name: 'by day', query: `${base}&aggregates=visits,pageviews&date_grouping=day&${range}` },
     { name: 'top pages', query: `${base}&aggregates=visits,pageviews&field_grouping=pathname&limit=10&${range}` },
     { name: 'top referrers, country filter', query: `${base}&aggregates=visits&field_grouping=referrer_source&${f([{ property: 'country_code', operator: 'is', value: 'US' }])}&${range}` },
     { name: 'regex filter', query: `${base}&aggregates=pageviews,visits&${f([{ property: 'pathname', operator: 'matching', value: '^/blog/post-1[0-9]$' }])}&${range}` },
+    { name: 'top pages with visitors', query: `${base}&aggregates=visitors,pageviews&field_grouping=pathname&limit=10&${range}` },
     { name: 'entry pages', query: `${base}&aggregates=visits,bounce_rate&field_grouping=entry_page&limit=10&${range}` },
     { name: 'hourly over 7 days', query: `${base}&aggregates=visits,pageviews&date_grouping=hour&date_from=${encodeURIComponent(week)}&date_to=${encodeURIComponent(to)}` },
   ];
