@@ -2,6 +2,7 @@
 
 const TIMESTAMP_RE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const INSTANT_RE = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}:\d{2})(\.\d{1,9})?(?:[Zz]|([+\- ])(\d{2}):?(\d{2}))$/;
 // IANA names are letters, digits, `_`, `-`, `+` and `/`; this rejects offsets like "+05:00" that Intl also accepts.
 const ZONE_NAME_RE = /^[A-Za-z][A-Za-z0-9_+\-]*(\/[A-Za-z0-9_+\-]+)*$/;
 
@@ -28,6 +29,27 @@ export function parseTimestamp(text: string): Date | undefined {
   const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
   if (formatTimestamp(date) !== text) return undefined; // rejects 2024-02-30, 25:00:00 and the like
   return date;
+}
+
+/**
+ * Parses an ISO 8601 instant with an explicit offset, as `Date.prototype.toISOString()` and most client libraries
+ * write it: `YYYY-MM-DDTHH:MM:SS`, optional fraction (1 to 9 digits), then `Z`, `+HH:MM`, `-HH:MM`, `+HHMM` or
+ * `-HHMM` (`T` and `Z` in either case). A `+` sent unencoded in a query string arrives as a space, so a space
+ * before the offset reads as `+`. The fraction is dropped: the result is whole seconds. Undefined when malformed,
+ * not a real calendar time, or the offset is over 23:59. `year` is the year as written (before the offset).
+ */
+export function parseInstant(text: string): { date: Date; year: number } | undefined {
+  const m = INSTANT_RE.exec(text);
+  if (!m) return undefined;
+  const [, day, time, , sign, oh, om] = m as unknown as [string, string, string, string | undefined, string | undefined, string | undefined, string | undefined];
+  const local = parseTimestamp(`${day} ${time}`);
+  if (!local) return undefined;
+  let offsetMinutes = 0;
+  if (oh !== undefined && om !== undefined) {
+    if (Number(oh) > 23 || Number(om) > 59) return undefined;
+    offsetMinutes = (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om));
+  }
+  return { date: new Date(local.getTime() - offsetMinutes * 60_000), year: local.getUTCFullYear() };
 }
 
 /** True when `text` is a real `YYYY-MM-DD` calendar date. */

@@ -20,11 +20,22 @@ function formatter(zone: string): Intl.DateTimeFormat {
   return f;
 }
 
+// `MM/DD/YYYY, HH:MM:SS` from the formatter above: parsing it is several times faster than formatToParts.
+const FORMATTED_RE = /^(\d{2})\/(\d{2})\/(\d+),? (\d{2}):(\d{2}):(\d{2})$/;
+
 /** The zone's offset from UTC at instant `utcMs`, in milliseconds (local = UTC + offset). */
 export function zoneOffsetMs(zone: string, utcMs: number): number {
-  const parts: Record<string, number> = {};
-  for (const p of formatter(zone).formatToParts(new Date(utcMs))) if (p.type !== 'literal') parts[p.type] = Number(p.value);
-  const local = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
+  const f = formatter(zone);
+  const date = new Date(utcMs);
+  let local: number;
+  const m = FORMATTED_RE.exec(f.format(date));
+  if (m) {
+    local = Date.UTC(Number(m[3]), Number(m[1]) - 1, Number(m[2]), Number(m[4]), Number(m[5]), Number(m[6]));
+  } else {
+    const parts: Record<string, number> = {};
+    for (const p of f.formatToParts(date)) if (p.type !== 'literal') parts[p.type] = Number(p.value);
+    local = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
+  }
   return local - (utcMs - (((utcMs % 1000) + 1000) % 1000));
 }
 
@@ -48,30 +59,34 @@ export interface OffsetSpan {
   offsetMs: number;
 }
 
-/**
- * The zone's offsets over [fromMs, untilMs): a list of spans, each starting where the offset changes. Reports use
- * it to turn UTC times into local ones with plain arithmetic in SQL, the same in every SQL dialect.
- */
-export function offsetSpans(zone: string, fromMs: number, untilMs: number): OffsetSpan[] {
-  const key = `${zone} ${fromMs} ${untilMs}`;
-  const cached = spanCache.get(key);
-  if (cached) return cached;
-  const spans = computeSpans(zone, fromMs, untilMs);
-  if (spanCache.size > 1000) spanCache.clear();
-  spanCache.set(key, spans);
-  return spans;
+interface Transition {
+  /** First instant (UTC ms, whole seconds) of the new offset. */
+  at: number;
+  offsetMs: number;
 }
 
-const spanCache = new Map<string, OffsetSpan[]>();
+/**
+ * The zone's transitions per UTC year, found once and kept: a span list then costs one lookup per year of the
+ * range plus its transitions. Bounded (every zone over the accepted report years fits several times over).
+ */
+const yearCache = new Map<string, readonly Transition[]>();
+const YEAR_CACHE_LIMIT = 200_000;
 
-function computeSpans(zone: string, fromMs: number, untilMs: number): OffsetSpan[] {
-  const spans: OffsetSpan[] = [{ from: fromMs, offsetMs: zoneOffsetMs(zone, fromMs) }];
-  // Offsets change at most a few times a year, never twice within a day: step a day, then bisect to the second.
-  const STEP = DAY;
-  let t = fromMs;
-  while (t < untilMs) {
-    const next = Math.min(t + STEP, untilMs);
-    const current = spans[spans.length - 1]!.offsetMs;
+const yearKey = (zone: string, year: number) => `${zone}\n${year}`;
+const startOfUtcYear = (year: number) => new Date(0).setUTCFullYear(year, 0, 1);
+
+/**
+ * The transitions of `zone` in (start of UTC `year`, start of the next], walking a day at a time and bisecting
+ * each change to the second: offsets change at most a few times a year, never twice within a day (the closest
+ * pair in the TZ database since 2000 is a week apart: America/Boa_Vista, October 2000). About 370 probes.
+ */
+function computeYear(zone: string, year: number): readonly Transition[] {
+  const out: Transition[] = [];
+  const end = startOfUtcYear(year + 1);
+  let t = startOfUtcYear(year);
+  let current = zoneOffsetMs(zone, t);
+  while (t < end) {
+    const next = Math.min(t + DAY, end);
     const o = zoneOffsetMs(zone, next);
     if (o !== current) {
       let lo = t;
@@ -81,9 +96,68 @@ function computeSpans(zone: string, fromMs: number, untilMs: number): OffsetSpan
         if (zoneOffsetMs(zone, mid) === current) lo = mid;
         else hi = mid;
       }
-      spans.push({ from: hi, offsetMs: o });
+      out.push({ at: hi, offsetMs: zoneOffsetMs(zone, hi) });
+      current = o;
     }
     t = next;
+  }
+  return out;
+}
+
+function yearTransitions(zone: string, year: number): readonly Transition[] {
+  const key = yearKey(zone, year);
+  let found = yearCache.get(key);
+  if (!found) {
+    found = computeYear(zone, year);
+    if (yearCache.size >= YEAR_CACHE_LIMIT) {
+      // Forget the oldest tenth (a Map iterates in insertion order).
+      let n = YEAR_CACHE_LIMIT / 10;
+      for (const k of yearCache.keys()) {
+        if (n-- <= 0) break;
+        yearCache.delete(k);
+      }
+    }
+    yearCache.set(key, found);
+  }
+  return found;
+}
+
+/** The UTC years whose transitions can fall in [fromMs, untilMs). */
+function yearsOf(fromMs: number, untilMs: number): number[] {
+  const first = new Date(fromMs).getUTCFullYear();
+  const last = new Date(Math.max(fromMs, untilMs)).getUTCFullYear();
+  const years: number[] = [];
+  // A transition at the very start of year `first` is kept with the year before, and is not after fromMs.
+  for (let y = first; y <= last; y++) years.push(y);
+  return years;
+}
+
+/**
+ * Computes and keeps the transitions that `offsetSpans` needs for this range, one year per turn of the event
+ * loop, so a long range never holds up other requests (reports call it before compiling).
+ */
+export async function prepareOffsetSpans(zone: string, fromMs: number, untilMs: number): Promise<void> {
+  for (const year of yearsOf(fromMs, untilMs)) {
+    if (yearCache.has(yearKey(zone, year))) continue;
+    yearTransitions(zone, year);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
+/**
+ * The zone's offsets over [fromMs, untilMs): a list of spans, each starting where the offset changes. Reports use
+ * it to turn UTC times into local ones with plain arithmetic in SQL, the same in every SQL dialect. Costs one
+ * lookup per UTC year of the range plus its transitions once `prepareOffsetSpans` (or an earlier call) has seen
+ * those years.
+ */
+export function offsetSpans(zone: string, fromMs: number, untilMs: number): OffsetSpan[] {
+  const spans: OffsetSpan[] = [{ from: fromMs, offsetMs: zoneOffsetMs(zone, fromMs) }];
+  for (const year of yearsOf(fromMs, untilMs)) {
+    for (const tr of yearTransitions(zone, year)) {
+      if (tr.at > fromMs && tr.at < untilMs && tr.offsetMs !== spans[spans.length - 1]!.offsetMs) {
+        spans.push({ from: tr.at, offsetMs: tr.offsetMs });
+      }
+    }
   }
   return spans;
 }

@@ -3,12 +3,12 @@
 
 import { ValidationError } from '../domain/errors.js';
 import { parseTimestamp } from '../domain/time.js';
-import { localToUtc } from '../domain/zoned-time.js';
+import { localToUtc, prepareOffsetSpans } from '../domain/zoned-time.js';
 import type { EventStore, Site } from '../store/types.js';
 import { aggregateAlias, fieldAlias, ReportCompiler, TIMESTAMP_ALIAS } from './compiler.js';
 import type { CompiledQuery } from './dialect.js';
 import { DECIMAL_PLACES, type Aggregate } from './fields.js';
-import { DEFAULT_GROUPED_LIMIT, type ReportRequest } from './parse.js';
+import { DEFAULT_GROUPED_LIMIT, EARLIEST_DATE, LATEST_DATE, type RangeEnd, type ReportRequest } from './parse.js';
 import type { QueryGate } from './query-gate.js';
 import type { ReportQuery } from './query.js';
 
@@ -82,22 +82,32 @@ export class ReportEngine {
     return result;
   }
 
-  /** Time zone, range and defaults of docs/reports.md applied to a validated request. */
+  /**
+   * Time zone, range and defaults of docs/reports.md applied to a validated request. The range is whole seconds
+   * from date_from to the end of date_to's second. Defaults stay within the accepted dates of the reporting zone,
+   * whatever the data: a first hit before them (imported) starts the range at the earliest.
+   */
   private async resolve(r: ReportRequest, site: Site): Promise<ReportQuery> {
     const timezone = r.timezone ?? site.timezone;
-    const local = (text: string) => localToUtc(timezone, parseTimestamp(text)!.getTime());
+    const utc = (end: RangeEnd) => (end.kind === 'instant' ? end.at : localToUtc(timezone, end.local));
+    const earliest = localToUtc(timezone, parseTimestamp(EARLIEST_DATE)!.getTime());
+    const end = localToUtc(timezone, parseTimestamp(LATEST_DATE)!.getTime()) + SECOND;
+    const bounded = (t: number) => Math.min(Math.max(t, earliest), end);
     let from: number;
-    if (r.dateFrom) from = local(r.dateFrom);
+    if (r.dateFrom) from = utc(r.dateFrom);
     else {
       const [row] = await this.run(this.compiler.firstHit(site.id, r.entity, r.eventName));
       const at = row?.first;
       from = at instanceof Date ? at.getTime() : typeof at === 'string' ? Date.parse(`${at.replace(' ', 'T')}Z`) : this.now().getTime();
+      from = bounded(Number.isNaN(from) ? this.now().getTime() : from);
     }
-    const until = r.dateTo ? local(r.dateTo) + SECOND : this.now().getTime() + 1;
+    const until = r.dateTo ? utc(r.dateTo) + SECOND : bounded(this.now().getTime() + 1);
     if (r.dateFrom && from > until - SECOND) throw ValidationError.of('date_from', 'must not be after date_to (default: now)');
     if (r.dateGrouping === 'hour' && until - SECOND - from > HOUR_GROUPING_MAX_MS) {
       throw ValidationError.of('date_grouping', 'hour is only available for ranges of up to 7 days');
     }
+    // The zone's offsets over a long range are found a year per event-loop turn, before the compiler needs them.
+    if (r.dateGrouping) await prepareOffsetSpans(timezone, from, Math.max(until, from));
     const limit = r.limit ?? (r.fieldGrouping.length > 0 ? DEFAULT_GROUPED_LIMIT : undefined);
     return {
       entity: r.entity,

@@ -23,6 +23,9 @@ interface Invalid {
   message?: RegExp;
 }
 
+/** Names that plain-object lookups (`name in object`, `object[name]`) find on every object's prototype. */
+const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '__defineGetter__', 'isPrototypeOf'];
+
 const PV = 'entity=pageview&entity_id=SITE';
 const EV = 'entity=event&site_id=SITE&entity_name=Purchase';
 const RANGE = `date_from=${enc('2026-03-01 00:00:00')}&date_to=${enc('2026-03-31 23:59:59')}`;
@@ -57,8 +60,19 @@ const INVALID: Invalid[] = [
   { name: 'an invalid regular expression', query: `${PV}&aggregates=pageviews&${filters([f('pathname', 'matching', '(')])}`, status: 400, field: 'filters' },
   { name: 'an invalid regular expression, not matching', query: `${PV}&aggregates=pageviews&${filters([f('referrer_source', 'not matching', '[a-')])}`, status: 400, field: 'filters' },
   { name: 'a regular expression over 1000 characters', query: `${PV}&aggregates=pageviews&${filters([f('pathname', 'matching', 'a'.repeat(1001))])}`, status: 400, field: 'filters' },
-  { name: 'date_from without a time', query: `${PV}&aggregates=pageviews&date_from=2026-03-05`, status: 400, field: 'date_from' },
-  { name: 'date_from in ISO 8601', query: `${PV}&aggregates=pageviews&date_from=2026-03-05T00:00:00`, status: 400, field: 'date_from' },
+  { name: 'date_from in ISO 8601 without an offset', query: `${PV}&aggregates=pageviews&date_from=2026-03-05T00:00:00`, status: 400, field: 'date_from', message: /yyyy-mm-dd hh:mm:ss.*iso 8601/ },
+  { name: 'date_from in ISO 8601 without seconds', query: `${PV}&aggregates=pageviews&date_from=2026-03-05T00:00Z`, status: 400, field: 'date_from' },
+  { name: 'date_to with an offset over 23:59', query: `${PV}&aggregates=pageviews&date_to=2026-03-05T10:00:00%2B24:00`, status: 400, field: 'date_to' },
+  { name: 'date_to with a named zone', query: `${PV}&aggregates=pageviews&date_to=${enc('2026-03-05 10:00:00 CET')}`, status: 400, field: 'date_to' },
+  { name: 'date_from as a day-first date', query: `${PV}&aggregates=pageviews&date_from=05/03/2026`, status: 400, field: 'date_from' },
+  { name: 'date_from as a Unix time', query: `${PV}&aggregates=pageviews&date_from=1772668800`, status: 400, field: 'date_from' },
+  { name: 'date_to a date-only that is not a calendar date', query: `${PV}&aggregates=pageviews&date_to=2026-02-30`, status: 400, field: 'date_to' },
+  { name: 'date_from before 2000', query: `${PV}&aggregates=pageviews&date_from=${enc('1999-12-31 23:59:59')}`, status: 400, field: 'date_from', message: /2000-01-01 00:00:00 to 2099-12-31 23:59:59/ },
+  { name: 'date_to after 2099, date-only', query: `${PV}&aggregates=pageviews&date_to=2100-01-01`, status: 400, field: 'date_to', message: /2099-12-31 23:59:59/ },
+  { name: 'date_to after 2099, an instant', query: `${PV}&aggregates=pageviews&date_to=2100-01-01T00:00:00.000Z`, status: 400, field: 'date_to', message: /2099-12-31 23:59:59/ },
+  { name: 'date_from before 2000 as written, even with an offset that lands in 2000', query: `${PV}&aggregates=pageviews&date_from=1999-12-31T23:00:00-02:00`, status: 400, field: 'date_from', message: /2000-01-01/ },
+  { name: 'date_from at 0100-01-01 (whole-process stall before the bound)', query: `${PV}&aggregates=pageviews&date_grouping=year&date_from=0100-01-01%2000:00:00&date_to=${enc('2026-03-31 23:59:59')}`, status: 400, field: 'date_from', message: /2000-01-01 00:00:00/ },
+  { name: 'date_to at 9999-12-31 with date_grouping=day', query: `${PV}&aggregates=pageviews&date_grouping=day&date_to=9999-12-31%2023:59:59`, status: 400, field: 'date_to', message: /2099-12-31 23:59:59/ },
   { name: 'date_to not a calendar date', query: `${PV}&aggregates=pageviews&date_to=${enc('2026-02-30 00:00:00')}`, status: 400, field: 'date_to' },
   { name: 'date_to with hour 24', query: `${PV}&aggregates=pageviews&date_to=${enc('2026-03-05 24:00:00')}`, status: 400, field: 'date_to' },
   { name: 'date_from after date_to', query: `${PV}&aggregates=pageviews&date_from=${enc('2026-03-05 00:00:01')}&date_to=${enc('2026-03-05 00:00:00')}`, status: 400, field: 'date_from' },
@@ -77,6 +91,46 @@ const INVALID: Invalid[] = [
   { name: 'sort_by without a direction', query: `${PV}&aggregates=pageviews&sort_by=pageviews`, status: 400, field: 'sort_by' },
   { name: 'sort_by with a bad direction', query: `${PV}&aggregates=pageviews&sort_by=pageviews:up`, status: 400, field: 'sort_by' },
   { name: 'sort_by an unknown field', query: `${PV}&aggregates=pageviews&sort_by=colour:asc`, status: 400, field: 'sort_by' },
+  { name: 'sort_by nope:desc', query: `${PV}&aggregates=pageviews&sort_by=nope:desc`, status: 400, field: 'sort_by' },
+  ...PROTOTYPE_NAMES.map((name): Invalid => ({ name: `sort_by ${name}:asc`, query: `${PV}&aggregates=pageviews&sort_by=${enc(name)}:asc`, status: 400, field: 'sort_by' })),
+  ...PROTOTYPE_NAMES.map((name): Invalid => ({ name: `field_grouping=${name}`, query: `${PV}&aggregates=pageviews&field_grouping=${enc(name)}`, status: 400, field: 'field_grouping' })),
+  ...PROTOTYPE_NAMES.map((name): Invalid => ({ name: `a filter on property ${name}`, query: `${PV}&aggregates=pageviews&${filters([f(name, 'is', 'x')])}`, status: 400, field: 'filters', message: /unknown property/ })),
+  ...PROTOTYPE_NAMES.map((name): Invalid => ({ name: `a nested filter on property ${name}`, query: `${PV}&aggregates=pageviews&filters[0][property]=${enc(name)}&filters[0][operator]=is&filters[0][value]=x`, status: 400, field: 'filters', message: /unknown property/ })),
+  ...PROTOTYPE_NAMES.map((name): Invalid => ({ name: `a filter with operator ${name}`, query: `${PV}&aggregates=pageviews&${filters([f('pathname', name as never, 'x')])}`, status: 400, field: 'filters', message: /unknown operator/ })),
+  ...PROTOTYPE_NAMES.map((name): Invalid => ({ name: `aggregates=${name}`, query: `${PV}&aggregates=${enc(name)}`, status: 400, field: 'aggregates' })),
+  ...PROTOTYPE_NAMES.map((name): Invalid => ({ name: `date_grouping=${name}`, query: `${PV}&aggregates=pageviews&date_grouping=${enc(name)}`, status: 400, field: 'date_grouping' })),
+  ...PROTOTYPE_NAMES.map((name): Invalid => ({ name: `timezone=${name}`, query: `${PV}&aggregates=pageviews&timezone=${enc(name)}`, status: 400, field: 'timezone' })),
+  ...PROTOTYPE_NAMES.map((name): Invalid => ({ name: `entity=${name}`, query: `entity=${enc(name)}&entity_id=SITE&aggregates=pageviews`, status: 400, field: 'entity' })),
+  ...PROTOTYPE_NAMES.map((name): Invalid => ({ name: `entity_id=${name}`, query: `entity=pageview&entity_id=${enc(name)}&aggregates=pageviews`, status: 404 })),
+  ...PROTOTYPE_NAMES.map((name): Invalid => ({ name: `entity_name=${name}`, query: `entity=event&site_id=SITE&entity_name=${enc(name)}&aggregates=conversions`, status: 404 })),
+  { name: 'a filter object with inherited-looking keys only', query: `${PV}&aggregates=pageviews&filters=${enc('[{"constructor":"x","toString":"y","__proto__":{"property":"pathname"}}]')}`, status: 400, field: 'filters' },
+  // Nested filters (PHP and Rails clients): anything not exactly the accepted forms is an error, never ignored.
+  { name: 'a nested filter with an unknown key', query: `${PV}&aggregates=pageviews&filters[0][property]=pathname&filters[0][operator]=is&filters[0][value]=/a&filters[0][foo]=1`, status: 400, field: 'filters', message: /filters\[0\]\[foo\]/ },
+  { name: 'filters[x]', query: `${PV}&aggregates=pageviews&filters[x]=1`, status: 400, field: 'filters', message: /filters\[x\]/ },
+  { name: 'filtersX', query: `${PV}&aggregates=pageviews&filtersX=1`, status: 400, field: 'filters', message: /filtersx/ },
+  { name: 'filters[0] without a key', query: `${PV}&aggregates=pageviews&filters[0]=pathname`, status: 400, field: 'filters' },
+  { name: 'filters[] with a JSON value', query: `${PV}&aggregates=pageviews&filters[]=${enc('{"property":"pathname","operator":"is","value":"/a"}')}`, status: 400, field: 'filters' },
+  { name: 'a nested filter three levels deep', query: `${PV}&aggregates=pageviews&filters[0][property][0]=pathname&filters[0][operator]=is&filters[0][value]=/a`, status: 400, field: 'filters' },
+  { name: 'JSON filters mixed with nested ones', query: `${PV}&aggregates=pageviews&${filters([f('pathname', 'is', '/b')])}&filters[0][property]=pathname&filters[0][operator]=is&filters[0][value]=/a`, status: 400, field: 'filters', message: /not both/ },
+  { name: 'an empty JSON filters mixed with nested ones', query: `${PV}&aggregates=pageviews&filters=&filters[0][property]=pathname&filters[0][operator]=is&filters[0][value]=/a`, status: 400, field: 'filters', message: /not both/ },
+  { name: 'numbered and [] forms mixed', query: `${PV}&aggregates=pageviews&filters[0][property]=pathname&filters[0][operator]=is&filters[0][value]=/a&filters[][property]=pathname&filters[][operator]=is&filters[][value]=/b`, status: 400, field: 'filters', message: /not both/ },
+  { name: 'a negative index', query: `${PV}&aggregates=pageviews&filters[-1][property]=pathname&filters[-1][operator]=is&filters[-1][value]=/a`, status: 400, field: 'filters', message: /index/ },
+  { name: 'an index with a leading zero', query: `${PV}&aggregates=pageviews&filters[00][property]=pathname&filters[00][operator]=is&filters[00][value]=/a`, status: 400, field: 'filters', message: /index/ },
+  { name: 'an index in exponent notation', query: `${PV}&aggregates=pageviews&filters[1e0][property]=pathname&filters[1e0][operator]=is&filters[1e0][value]=/a`, status: 400, field: 'filters', message: /index/ },
+  { name: 'a huge index', query: `${PV}&aggregates=pageviews&filters[99999999999999999999][property]=pathname`, status: 400, field: 'filters', message: /index/ },
+  { name: 'index 50 (at most 50 filters)', query: `${PV}&aggregates=pageviews&filters[50][property]=pathname&filters[50][operator]=is&filters[50][value]=/a`, status: 400, field: 'filters', message: /at most 50/ },
+  { name: 'a gap in the indexes', query: `${PV}&aggregates=pageviews&filters[0][property]=pathname&filters[0][operator]=is&filters[0][value]=/a&filters[2][property]=pathname&filters[2][operator]=is&filters[2][value]=/b`, status: 400, field: 'filters', message: /filters\[1\] is missing/ },
+  { name: 'a numbered filter without its value', query: `${PV}&aggregates=pageviews&filters[0][property]=pathname&filters[0][operator]=is`, status: 400, field: 'filters', message: /filters\[0\] is incomplete: it lacks value/ },
+  { name: 'a numbered key given twice', query: `${PV}&aggregates=pageviews&filters[0][property]=pathname&filters[0][property]=hostname&filters[0][operator]=is&filters[0][value]=/a`, status: 400, field: 'filters', message: /more than once/ },
+  { name: 'a [] filter left incomplete by the next one starting', query: `${PV}&aggregates=pageviews&filters[][property]=pathname&filters[][operator]=is&filters[][property]=hostname&filters[][operator]=is&filters[][value]=x`, status: 400, field: 'filters', message: /filter 1 of filters\[\]\[…\] is incomplete: it lacks value/ },
+  { name: 'a [] filter in an order that leaves two incomplete', query: `${PV}&aggregates=pageviews&filters[][property]=pathname&filters[][operator]=is&filters[][property]=hostname&filters[][value]=x&filters[][operator]=is&filters[][value]=y`, status: 400, field: 'filters', message: /incomplete/ },
+  { name: 'a nested filter with an unknown property', query: `${PV}&aggregates=pageviews&filters[0][property]=colour&filters[0][operator]=is&filters[0][value]=red`, status: 400, field: 'filters', message: /unknown property "colour"/ },
+  { name: 'a nested filter with an operator the property does not allow', query: `${PV}&aggregates=pageviews&filters[][property]=browser&filters[][operator]=is%20like&filters[][value]=Chr`, status: 400, field: 'filters', message: /browser allows only/ },
+  { name: 'a nested filter on keyword', query: `${PV}&aggregates=pageviews&filters[0][property]=keyword&filters[0][operator]=is&filters[0][value]=x`, status: 400, field: 'filters', message: /keyword/ },
+  { name: 'a nested invalid regular expression', query: `${PV}&aggregates=pageviews&filters[0][property]=pathname&filters[0][operator]=matching&filters[0][value]=(`, status: 400, field: 'filters' },
+  { name: '51 nested filters', query: `${PV}&aggregates=pageviews&${Array.from({ length: 51 }, () => 'filters[][property]=pathname&filters[][operator]=is&filters[][value]=/a').join('&')}`, status: 400, field: 'filters', message: /at most 50/ },
+  { name: '51 JSON filters', query: `${PV}&aggregates=pageviews&${filters(Array.from({ length: 51 }, () => f('pathname', 'is', '/a')))}`, status: 400, field: 'filters', message: /at most 50/ },
+  { name: 'empty entity_id for pageview is still missing', query: 'entity=pageview&entity_id=&aggregates=pageviews', status: 400, field: 'entity_id', message: /is required/ },
   { name: 'sort_by an aggregate not requested', query: `${PV}&aggregates=pageviews&sort_by=visits:asc`, status: 422 },
   { name: 'sort_by a field not grouped', query: `${PV}&aggregates=pageviews&field_grouping=pathname&sort_by=browser:desc`, status: 422 },
   { name: 'sort_by an event aggregate for pageviews', query: `${PV}&aggregates=pageviews&sort_by=conversions:desc`, status: 422 },
@@ -196,6 +250,175 @@ describe('GET /v1/aggregations: invalid requests and accepted variants', () => {
         assert.ok(expected.length > 0);
         assert.deepEqual(res.body, expected);
       });
+    }
+  });
+
+  describe('what published Fathom API clients send', () => {
+    const base: OracleQuery = {
+      entity: 'pageview', aggregates: ['pageviews', 'visits'], fieldGrouping: [], filters: [],
+      from: '2026-03-01 00:00:00', to: '2026-03-31 23:59:59', timezone: 'Europe/Berlin',
+    };
+    const expect = async (query: string, oracle: Partial<OracleQuery>, label = query) => {
+      const res = await t.call(OWNER_TOKEN, 'GET', url(query));
+      assert.equal(res.status, 200, `${label}: ${JSON.stringify(res.body)}`);
+      const expected = aggregationsOf(await prepare(lines, { id: site, timezone: 'Europe/Berlin' }), { ...base, ...oracle });
+      assert.deepEqual(res.body, expected, label);
+      return res.body as Record<string, string>[];
+    };
+
+    it('entity=event&entity_id=&site_id=X&entity_name=Y (a Ruby gem always sends entity_id, empty)', async () => {
+      const event: Partial<OracleQuery> = { entity: 'event', eventName: 'Purchase', aggregates: ['conversions', 'unique_conversions', 'value'] };
+      const rows = await expect(`entity=event&entity_id=&site_id=SITE&entity_name=Purchase&aggregates=conversions,unique_conversions,value&${RANGE}`, event);
+      assert.deepEqual(rows, [{ conversions: '1', unique_conversions: '1', value: '999' }]);
+      await expect(`entity=event&site_id=SITE&entity_name=Purchase&aggregates=conversions,unique_conversions,value&${RANGE}`, event);
+    });
+
+    it('filters[0][property]=pathname&filters[0][operator]=is&filters[0][value]=/a (PHP) is the JSON filter', async () => {
+      const rows = await expect(`${PV}&aggregates=pageviews,visits&filters[0][property]=pathname&filters[0][operator]=is&filters[0][value]=/a&${RANGE}`, { filters: [f('pathname', 'is', '/a')] });
+      assert.deepEqual(rows, [{ pageviews: '2', visits: '2' }], 'filtered, not the total of 3 pageviews');
+      const json = await t.call(OWNER_TOKEN, 'GET', url(`${PV}&aggregates=pageviews,visits&${filters([f('pathname', 'is', '/a')])}&${RANGE}`));
+      assert.deepEqual(json.body, rows);
+    });
+
+    it('the numbered form percent-encoded (http_build_query), in any key order, over several filters', async () => {
+      const query = [
+        'filters%5B1%5D%5Bvalue%5D=%2Fb', 'filters%5B0%5D%5Bproperty%5D=pathname', 'filters%5B1%5D%5Bproperty%5D=pathname',
+        'filters%5B0%5D%5Boperator%5D=is', 'filters%5B0%5D%5Bvalue%5D=%2Fa', 'filters%5B1%5D%5Boperator%5D=is',
+        'filters%5B2%5D%5Bproperty%5D=browser', 'filters%5B2%5D%5Boperator%5D=is+not', 'filters%5B2%5D%5Bvalue%5D=Safari',
+      ].join('&');
+      const rows = await expect(`${PV}&aggregates=pageviews,visits&${query}&${RANGE}`, {
+        filters: [f('pathname', 'is', '/a'), f('pathname', 'is', '/b'), f('browser', 'is not', 'Safari')],
+      });
+      assert.deepEqual(rows, [{ pageviews: '2', visits: '1' }]);
+    });
+
+    it('filters[][property]=…&filters[][operator]=…&filters[][value]=… (Rails): each triple in order is one filter', async () => {
+      const rows = await expect(
+        `${PV}&aggregates=pageviews,visits&filters[][property]=pathname&filters[][operator]=is&filters[][value]=/a&filters[][property]=browser&filters[][operator]=is&filters[][value]=Chrome&${RANGE}`,
+        { filters: [f('pathname', 'is', '/a'), f('browser', 'is', 'Chrome')] },
+      );
+      assert.deepEqual(rows, [{ pageviews: '1', visits: '1' }]);
+      // Refusals carry the JSON form's messages (browser allows only is and is not).
+      const refused = await t.call(OWNER_TOKEN, 'GET', url(`${PV}&aggregates=pageviews&filters[][value]=/a&filters[][property]=pathname&filters[][operator]=is&filters[][operator]=is%20like&filters[][value]=chr&filters[][property]=browser&${RANGE}`));
+      const json = await t.call(OWNER_TOKEN, 'GET', url(`${PV}&aggregates=pageviews&${filters([f('pathname', 'is', '/a'), f('browser', 'is like', 'chr')])}&${RANGE}`));
+      assert.equal(refused.status, 400);
+      assert.deepEqual(refused.body, json.body, 'nested filters get the JSON form\'s messages');
+      // Keys in another order within each filter; a new filter starts where a key repeats.
+      const reordered = await expect(
+        `${PV}&aggregates=pageviews,visits&filters[][value]=/a&filters[][property]=pathname&filters[][operator]=is&filters[][operator]=is%20like&filters[][value]=v.EXAMPLE&filters[][property]=hostname&${RANGE}`,
+        { filters: [f('pathname', 'is', '/a'), f('hostname', 'is like', 'v.EXAMPLE')] },
+        'reordered keys',
+      );
+      assert.deepEqual(reordered, [{ pageviews: '2', visits: '2' }]);
+    });
+
+    it('50 nested filters are accepted, like 50 JSON ones', async () => {
+      const nested = Array.from({ length: 50 }, (_, i) => `filters[${i}][property]=pathname&filters[${i}][operator]=is%20not&filters[${i}][value]=/x${i}`).join('&');
+      await expect(`${PV}&aggregates=pageviews,visits&${nested}&${RANGE}`, { filters: Array.from({ length: 50 }, (_, i) => f('pathname', 'is not', `/x${i}`)) });
+    });
+
+    it('unknown parameters that do not start with filters are still ignored', async () => {
+      await expect(`${PV}&aggregates=pageviews,visits&${RANGE}&foo=1&constructor=2&__proto__=3&Filters[0][property]=x`, {});
+    });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// The date forms clients send: date-only days, ISO 8601 instants, and the accepted bounds.
+
+describe('GET /v1/aggregations: date_from and date_to forms', () => {
+  let t: TestApp;
+  let site = '';
+  let data: Awaited<ReturnType<typeof prepare>>;
+  const H = 'https://dates.example';
+  // Europe/Berlin: CET (+01:00) in November, CEST (+02:00) on 1 October. One hit per visitor, so counts are plain.
+  const at = [
+    '2026-09-30T21:59:59.000Z', // 2026-09-30 23:59:59 Berlin
+    '2026-09-30T22:00:00.000Z', // 2026-10-01 00:00:00 Berlin (= 2026-10-01T00:00:00+02:00)
+    '2026-10-01T00:00:00.000Z', // 02:00:00 Berlin
+    '2026-10-01T00:00:00.900Z',
+    '2026-10-01T00:00:01.000Z',
+    '2026-11-02T22:59:59.000Z', // 2026-11-02 23:59:59 Berlin
+    '2026-11-02T23:00:00.000Z', // 2026-11-03 00:00:00 Berlin
+    '2026-11-03T22:59:59.000Z', // 2026-11-03 23:59:59 Berlin
+    '2026-11-03T22:59:59.999Z',
+    '2026-11-03T23:00:00.000Z', // 2026-11-04 00:00:00 Berlin
+  ];
+  let lines: DemoHit[] = [];
+  const url = (query: string) => `/v1/aggregations?entity=pageview&entity_id=${site}&aggregates=pageviews&${query}`;
+  const pageviews = async (query: string): Promise<string> => {
+    const res = await t.call(OWNER_TOKEN, 'GET', url(query));
+    assert.equal(res.status, 200, `${query}: ${JSON.stringify(res.body)}`);
+    return res.body[0].pageviews;
+  };
+  const oracle = (from: string, to: string, timezone = 'Europe/Berlin') =>
+    aggregationsOf(data, { entity: 'pageview', aggregates: ['pageviews'], fieldGrouping: [], filters: [], from, to, timezone })[0]!.pageviews;
+
+  before(async () => {
+    t = await startTestApp();
+    site = await createSite(t, { name: 'Dates', timezone: 'Europe/Berlin' });
+    lines = at.map((ts, i) => line(site, ts, `${H}/p${i}`, { ip: `81.2.70.${i + 1}` }));
+    await importLines(t, lines);
+    data = await prepare(lines, { id: site, timezone: 'Europe/Berlin' });
+  });
+  after(() => t.close());
+
+  it('date_from=2026-11-03&date_to=2026-11-03: the whole local day, its first to its last second', async () => {
+    assert.equal(await pageviews('date_from=2026-11-03&date_to=2026-11-03'), '3');
+    assert.equal(oracle('2026-11-03 00:00:00', '2026-11-03 23:59:59'), '3');
+    assert.equal(await pageviews(`date_from=2026-11-03&date_to=${enc('2026-11-03 23:59:59')}`), '3');
+    assert.equal(await pageviews(`date_from=${enc('2026-11-03 00:00:00')}&date_to=2026-11-03`), '3');
+    // In another reporting zone the day is another stretch of time.
+    assert.equal(await pageviews('date_from=2026-11-03&date_to=2026-11-03&timezone=UTC'), oracle('2026-11-03 00:00:00', '2026-11-03 23:59:59', 'UTC'));
+    assert.equal(oracle('2026-11-03 00:00:00', '2026-11-03 23:59:59', 'UTC'), '3');
+  });
+
+  it('date_from=2026-10-01T00:00:00.000Z (toISOString): exactly that instant, whatever the zone', async () => {
+    // [00:00:00Z, 00:00:01Z): the date_to second is counted whole, its fraction dropped.
+    assert.equal(await pageviews('date_from=2026-10-01T00:00:00.000Z&date_to=2026-10-01T00:00:00.000Z'), '2');
+    assert.equal(oracle('2026-10-01 02:00:00', '2026-10-01 02:00:00'), '2');
+    assert.equal(await pageviews('date_from=2026-10-01T00:00:00.000Z&date_to=2026-10-01T00:00:00.000Z&timezone=America/New_York'), '2');
+    assert.equal(await pageviews('date_from=2026-10-01T00:00:00Z&date_to=2026-10-01T00:00:00.999Z'), '2');
+    assert.equal(await pageviews('date_from=2026-10-01T00:00:00.999Z&date_to=2026-10-01T00:00:01Z'), '3');
+  });
+
+  it('date_from=2026-10-01T00:00:00+02:00: the offset given, not the zone\'s local time', async () => {
+    const expected = oracle('2026-10-01 00:00:00', '2026-10-01 02:00:00');
+    assert.equal(expected, '3');
+    for (const from of ['2026-10-01T00:00:00%2B02:00', '2026-10-01T00:00:00+02:00', '2026-10-01T00:00:00.000%2B02:00', '2026-10-01T00:00:00.123456789%2B0200', '2026-09-30T22:00:00Z', '2026-09-30T17:00:00-05:00', '2026-09-30t22:00:00z']) {
+      // An unencoded + arrives as a space; it still reads as +02:00.
+      assert.equal(await pageviews(`date_from=${from}&date_to=2026-10-01T00:00:00.000Z`), expected, from);
+      assert.equal(await pageviews(`date_from=${from}&date_to=2026-10-01T00:00:00.000Z&timezone=Asia/Tokyo`), expected, `${from}, timezone=Asia/Tokyo`);
+    }
+    // The same local time written for the site's zone means the same.
+    assert.equal(await pageviews(`date_from=${enc('2026-10-01 00:00:00')}&date_to=${enc('2026-10-01 02:00:00')}`), expected);
+  });
+
+  it('the ends of a day from toISOString() of both ends (mackenly/fathom-api)', async () => {
+    assert.equal(await pageviews('date_from=2026-11-02T23:00:00.000Z&date_to=2026-11-03T22:59:59.999Z'), '3');
+    // An exclusive-style end (the next midnight) counts that whole second too.
+    assert.equal(await pageviews('date_from=2026-11-02T23:00:00.000Z&date_to=2026-11-03T23:00:00.000Z'), '4');
+  });
+
+  it('mixed forms, date grouping on instants, and date_from after date_to', async () => {
+    assert.equal(await pageviews(`date_from=2026-10-01&date_to=2026-10-01T00:00:00Z`), '3');
+    const res = await t.call(OWNER_TOKEN, 'GET', url('date_grouping=day&date_from=2026-09-30T00:00:00Z&date_to=2026-11-30'));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const expected = aggregationsOf(data, { entity: 'pageview', aggregates: ['pageviews'], dateGrouping: 'day', fieldGrouping: [], filters: [], from: '2026-09-30 02:00:00', to: '2026-11-30 23:59:59', timezone: 'Europe/Berlin' });
+    assert.deepEqual(res.body, expected);
+    assert.equal(expected.length, 5);
+    checkError(await t.call(OWNER_TOKEN, 'GET', url('date_from=2026-10-01T00:00:01Z&date_to=2026-10-01T00:00:00Z')), { status: 400, field: 'date_from' }, 'from after to');
+  });
+
+  it('accepts the bounds themselves, in every form', async () => {
+    for (const q of [
+      `date_from=2000-01-01&date_to=2099-12-31`,
+      `date_from=${enc('2000-01-01 00:00:00')}&date_to=${enc('2099-12-31 23:59:59')}&date_grouping=year`,
+      `date_from=2000-01-01T00:00:00-12:00&date_to=2099-12-31T23:59:59.999%2B14:00&date_grouping=month`,
+      `date_to=${enc('2099-12-31 23:59:59')}&date_grouping=day`,
+    ]) {
+      const res = await t.call(OWNER_TOKEN, 'GET', url(q));
+      assert.equal(res.status, 200, `${q}: ${JSON.stringify(res.body)}`);
     }
   });
 });

@@ -14,19 +14,37 @@ const aggregationQuery = {
   type: 'object',
   properties: {
     entity: { type: 'string', enum: ['pageview', 'event'] },
-    entity_id: { ...text, description: 'The site id (entity=pageview)' },
+    entity_id: { ...text, description: 'The site id (entity=pageview). Empty is the same as absent: required for pageview, ignored for event' },
     site_id: { ...text, description: 'The site id (entity=event)' },
     entity_name: { ...text, description: 'The event name (entity=event)' },
     aggregates: { ...text, description: 'Comma-separated: visits, uniques, pageviews, avg_duration, bounce_rate, visitors (distinct visitor-days, an extension: docs/reports.md); or conversions, unique_conversions, value' },
     date_grouping: { ...text, description: 'hour, day, month or year' },
     field_grouping: { ...text, description: 'Comma-separated fields' },
     sort_by: { ...text, description: 'field:asc or field:desc' },
-    date_from: { ...text, description: 'YYYY-MM-DD HH:MM:SS in the reporting time zone' },
-    date_to: { ...text, description: 'YYYY-MM-DD HH:MM:SS in the reporting time zone' },
+    date_from: {
+      ...text,
+      description:
+        'First second counted: YYYY-MM-DD HH:MM:SS or YYYY-MM-DD (00:00:00) in the reporting time zone, or an ISO 8601 ' +
+        'instant with an offset (2026-10-01T00:00:00.000Z, 2026-10-01T00:00:00+02:00; fraction dropped). Years 2000 to 2099 as written',
+    },
+    date_to: {
+      ...text,
+      description:
+        'Last second counted (inclusive): YYYY-MM-DD HH:MM:SS or YYYY-MM-DD (until 23:59:59) in the reporting time zone, or an ' +
+        'ISO 8601 instant with an offset (fraction dropped; its whole second counts). Years 2000 to 2099 as written',
+    },
     timezone: { ...text, description: 'Deprecated: TZ database name overriding the site time zone' },
     limit: { ...text, description: '1 to 1000' },
-    filters: { ...text, description: 'JSON array of {property, operator, value}' },
+    filters: {
+      ...text,
+      description:
+        'JSON array of {property, operator, value}. Or, as nested parameters instead: filters[0][property], ' +
+        'filters[0][operator], filters[0][value], filters[1][…] (numbered from 0 without gaps), or ' +
+        'filters[][property], filters[][operator], filters[][value] repeated in order. Any other filters… key is a 400',
+    },
   },
+  // Not `additionalProperties: false`: the nested filters[…] keys must reach parseReportRequest, which refuses
+  // the ones it does not know (other unknown parameters are ignored, as Fathom does).
   required: ['entity', 'aggregates'],
 } as const;
 
@@ -55,7 +73,10 @@ export function reportRoutes(app: FastifyInstance, meta: MetaStore, engine: Repo
       const query = request.query as Record<string, unknown>;
       const { siteId } = parseEntity(query);
       const site = await readableSite(meta, principalOf(request), siteId);
-      const report = parseReportRequest(query);
+      // The raw query string too: the order of the filters[][…] form is lost in the parsed object.
+      const url = request.raw.url ?? '';
+      const at = url.indexOf('?');
+      const report = parseReportRequest(query, new URLSearchParams(at < 0 ? '' : url.slice(at + 1)));
       if (report.entity === 'event' && !(await meta.findGoalByName(site.id, report.eventName!))) {
         throw notFound('Event not found');
       }
