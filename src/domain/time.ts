@@ -26,7 +26,8 @@ export function parseTimestamp(text: string): Date | undefined {
   const m = TIMESTAMP_RE.exec(text);
   if (!m) return undefined;
   const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
-  const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  const date = new Date(Date.UTC(2000, mo - 1, d, h, mi, s));
+  date.setUTCFullYear(y, mo - 1, d); // Date.UTC reads years 0 to 99 as 1900 to 1999
   if (formatTimestamp(date) !== text) return undefined; // rejects 2024-02-30, 25:00:00 and the like
   return date;
 }

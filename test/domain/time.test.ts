@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatTimestamp, isCalendarDate, isTimeZone, parseTimestamp } from '../../src/domain/time.js';
+import { formatTimestamp, isCalendarDate, isTimeZone, parseInstant, parseTimestamp } from '../../src/domain/time.js';
 
 describe('time', () => {
   it('formats UTC timestamps with second precision', () => {
@@ -13,6 +13,43 @@ describe('time', () => {
     assert.equal(parseTimestamp('2024-02-29 23:59:59')?.toISOString(), '2024-02-29T23:59:59.000Z');
     for (const bad of ['2023-02-29 00:00:00', '2024-01-01 24:00:00', '2024-01-01T00:00:00', '2024-1-1 00:00:00', '', 'now']) {
       assert.equal(parseTimestamp(bad), undefined, bad);
+    }
+  });
+
+  it('reads years before 100 as written (Date.UTC would make 0100 into 1900 and 0001 into 1901)', () => {
+    assert.equal(parseTimestamp('0100-01-01 00:00:00')?.getUTCFullYear(), 100);
+    assert.equal(parseTimestamp('0001-01-01 00:00:00')?.getUTCFullYear(), 1);
+    assert.equal(parseTimestamp('9999-12-31 23:59:59')?.toISOString(), '9999-12-31T23:59:59.000Z');
+    assert.equal(parseTimestamp('0000-02-29 00:00:00')?.getUTCFullYear(), 0, 'year 0 is a leap year');
+    assert.equal(parseTimestamp('0001-02-29 00:00:00'), undefined);
+  });
+
+  it('parses ISO 8601 instants with an offset, to the whole second', () => {
+    const cases: [string, string, number][] = [
+      ['2026-10-01T00:00:00.000Z', '2026-10-01T00:00:00.000Z', 2026],
+      ['2026-10-01T00:00:00Z', '2026-10-01T00:00:00.000Z', 2026],
+      ['2026-10-01t00:00:00.5z', '2026-10-01T00:00:00.000Z', 2026],
+      ['2026-10-01T00:00:00.999999999Z', '2026-10-01T00:00:00.000Z', 2026],
+      ['2026-10-01T00:00:00+02:00', '2026-09-30T22:00:00.000Z', 2026],
+      ['2026-10-01T00:00:00 02:00', '2026-09-30T22:00:00.000Z', 2026],
+      ['2026-10-01T00:00:00+0200', '2026-09-30T22:00:00.000Z', 2026],
+      ['2026-10-01T00:00:00.123-05:30', '2026-10-01T05:30:00.000Z', 2026],
+      ['2026-10-01T00:00:00-00:00', '2026-10-01T00:00:00.000Z', 2026],
+      ['2000-01-01T00:00:00+14:00', '1999-12-31T10:00:00.000Z', 2000],
+      ['2026-10-01T00:00:00+23:59', '2026-09-30T00:01:00.000Z', 2026],
+    ];
+    for (const [text, iso, year] of cases) {
+      const parsed = parseInstant(text);
+      assert.equal(parsed?.date.toISOString(), iso, text);
+      assert.equal(parsed?.year, year, text);
+    }
+    for (const bad of [
+      '2026-10-01T00:00:00', '2026-10-01 00:00:00Z', '2026-10-01T00:00Z', '2026-10-01T24:00:00Z', '2026-02-30T00:00:00Z',
+      '2026-10-01T00:00:00.Z', '2026-10-01T00:00:00.1234567890Z', '2026-10-01T00:00:00+24:00', '2026-10-01T00:00:00+02:60',
+      '2026-10-01T00:00:00+2:00', '2026-10-01T00:00:00+02', '2026-10-01T00:00:00 Z', '2026-10-01T00:00:00UTC', '+2026-10-01T00:00:00Z',
+      '2026-10-01T00:00:00Z ', '1772668800', '',
+    ]) {
+      assert.equal(parseInstant(bad), undefined, bad);
     }
   });
 
