@@ -27,8 +27,7 @@ import { MemoryLimitStore } from './store/memory/limit-store.js';
 import { PgDatabase } from './store/postgres/database.js';
 import { migratePostgres } from './store/postgres/migrations.js';
 import { RedisLimitStore } from './store/redis/limit-store.js';
-import { RedisVisitStateStore } from './store/redis/visit-state.js';
-import type { EventStore, LimitStore, VisitStateStore } from './store/types.js';
+import type { EventStore, LimitStore } from './store/types.js';
 
 /** Scale-out mode: every store shared, so any number of identical processes can serve any request. */
 export interface ScaleOutOptions {
@@ -89,7 +88,8 @@ interface Stores {
   events: EventStore;
   dialect: SqlDialect;
   limitsUrl: string | undefined;
-  sharedVisits: VisitStateStore | undefined;
+  /** Scale-out: the ingest thread's shared visit state (it opens its own Redis connection). */
+  sharedVisits: { url: string; prefix?: string } | undefined;
   logDir: string | undefined;
   exclusive<T>(work: () => Promise<T>): Promise<T>;
   release(): Promise<void>;
@@ -131,7 +131,7 @@ async function scaleOutStores(s: ScaleOutOptions, redisPrefix: string | undefine
       events,
       dialect: new ClickHouseDialect(),
       limitsUrl: s.redisUrl,
-      sharedVisits: new RedisVisitStateStore(s.redisUrl, redisPrefix),
+      sharedVisits: { url: s.redisUrl, ...(redisPrefix === undefined ? {} : { prefix: redisPrefix }) },
       logDir: s.dataDir ? join(s.dataDir, 'hit-log') : undefined,
       exclusive: (work) => pg.exclusive(BOOTSTRAP_LOCK, work),
       release: async () => {
@@ -191,7 +191,6 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
       await auth.close();
       await usage.close();
       await limits.close();
-      await stores.sharedVisits?.close();
       await events.close();
       await meta.close();
       await stores.release();

@@ -155,7 +155,7 @@ export async function collector(app: FastifyInstance, { ingest, metrics }: Colle
         ...(eventName !== undefined ? { eventName } : {}),
         ...(value !== undefined ? { value } : {}),
       };
-      await ingest.pipeline.process(hit);
+      await ingest.collect(hit);
     } catch (err) {
       const problem = err instanceof InvalidHit ? invalid(err.message) : err;
       if (problem instanceof GeneralError && problem.status === 400) metrics.hitsInvalid.inc();

@@ -1,15 +1,20 @@
-// Live collection wiring: one enricher, site directory, salt store, visit state and write buffer per process,
-// with the timers that sweep idle visits and delete old salts; imports get pipelines of their own. Visit state is
-// this process's memory (embedded) or a store every process shares (scale-out).
+// Live collection wiring. The live pipeline runs on the ingest thread (src/ingest/ingest-thread.ts), so the event
+// loop that serves HTTP only parses requests and answers them; this side hands hits over in batches, answers the
+// thread's MetaStore calls, and writes the rows it sends back through the write buffer (the embedded DuckDB file
+// belongs to this thread). Imports run their own pipelines here. Visit state is the thread's memory (embedded)
+// or a store every process shares (scale-out).
 
+import { Worker } from 'node:worker_threads';
+import type { IncomingHit } from '../domain/hits.js';
 import type { Metrics } from '../metrics.js';
-import type { EventStore, MetaStore, VisitStateStore } from '../store/types.js';
+import type { EventStore, MetaStore } from '../store/types.js';
 import { Enricher } from './enrich/index.js';
 import { HitLog, type LogRecord } from './hit-log.js';
-import { HitPipeline, type HitSink } from './pipeline.js';
-import { EphemeralSalts, StoredSalts } from './salts.js';
+import { HitPipeline, InvalidHit, metricsCounters, type Outcome } from './pipeline.js';
+import { EphemeralSalts } from './salts.js';
 import { SiteDirectory } from './site-directory.js';
-import { keepNewest, SharedVisitTracker, VISIT_TIMEOUT_MS, VisitTracker, type VisitState } from './visits.js';
+import { INGEST_META_METHODS, type FromThread, type IngestMeta, type IngestMetaMethod, type ThreadConfig, type ToThread } from './thread-protocol.js';
+import { keepNewest, VISIT_TIMEOUT_MS, VisitTracker } from './visits.js';
 import { WriteBuffer, type WriteBufferOptions } from './write-buffer.js';
 
 export interface IngestOptions {
@@ -19,104 +24,209 @@ export interface IngestOptions {
    */
   logDir?: string;
   excludedHosts?: readonly string[];
-  /** Shared visit state (scale-out); without it, visits live in this process's memory. */
-  sharedVisits?: VisitStateStore;
+  /** Shared visit state in Redis (scale-out); without it, visits live in the ingest thread's memory. */
+  sharedVisits?: { url: string; prefix?: string };
   buffer?: WriteBufferOptions;
   log?: (err: unknown, message: string) => void;
 }
 
+/**
+ * Starts the ingest thread: its JavaScript once built; under the TypeScript loader of tests and benchmarks (tsx),
+ * its TypeScript, registering the loader in the thread first (Node 20 does not pass loader hooks to workers).
+ */
+function startThread(config: ThreadConfig): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./ingest-thread.js', import.meta.url), { workerData: config });
+  const entry = JSON.stringify(new URL('./ingest-thread.ts', import.meta.url).href);
+  const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
+  return new Worker(`import(${tsx}).then((tsx) => { tsx.register(); return import(${entry}); })`, { eval: true, workerData: config });
+}
+
+interface Waiting {
+  resolve: (outcome: Outcome) => void;
+  reject: (err: Error) => void;
+}
+
 export class Ingest {
-  readonly pipeline: HitPipeline;
   readonly buffer: WriteBuffer;
+  /** Sites and goals for this thread's needs: legacy goal codes in the collector, imports. */
   readonly sites: SiteDirectory;
-  private readonly salts: StoredSalts;
-  /** In-memory visits (embedded mode), swept and resumed after a restart; undefined when visits are shared. */
-  private readonly localVisits: VisitTracker | undefined;
-  private readonly timer: NodeJS.Timeout;
-  /** Live hits: logged (and synced) first, then buffered; the collector answers after both. */
-  private readonly liveSink: HitSink;
+  private readonly waiting = new Map<number, Waiting>();
+  private lastId = 0;
+  private outbox: [number, IncomingHit][] = [];
+  private enricher: Promise<Enricher> | undefined;
+  private closed: Promise<void> | undefined;
+  private readonly logError: (err: unknown, message: string) => void;
 
   private constructor(
-    private readonly enricher: Enricher,
-    meta: MetaStore,
-    events: EventStore,
+    private readonly meta: MetaStore,
     private readonly metrics: Metrics,
     private readonly options: IngestOptions,
-    private readonly log: HitLog | undefined,
+    events: EventStore,
+    private readonly thread: Worker,
   ) {
+    this.logError = options.log ?? (() => undefined);
     this.sites = new SiteDirectory(meta);
-    this.salts = new StoredSalts(meta);
-    const logError = options.log ?? (() => undefined);
     this.buffer = new WriteBuffer(events, {
       ...options.buffer,
       onError: (err) => {
         metrics.writeFailures.inc();
-        logError(err, 'writing hits failed; the batch is kept and retried');
+        this.logError(err, 'writing hits failed; the batch is kept and retried');
       },
       onWritten: (n) => metrics.hitsWritten.inc(n),
-      onConfirmed: (seq) => void log?.confirm(seq).catch((err) => logError(err, 'deleting confirmed hit log segments failed')),
+      onConfirmed: (seq) => this.post({ t: 'confirm', seq }),
     });
-    const buffer = this.buffer;
-    this.liveSink = log
-      ? { add: async (hit, visit) => buffer.add(hit, visit, await log.append(hit, visit)) }
-      : buffer;
-    let visits: VisitState;
-    if (options.sharedVisits) visits = new SharedVisitTracker(options.sharedVisits);
-    else visits = this.localVisits = new VisitTracker();
-    this.pipeline = this.newPipeline(this.salts, visits, this.liveSink);
-    this.timer = setInterval(() => {
-      const now = new Date();
-      this.localVisits?.sweep(now);
-      this.salts.rotate(now).catch((err) => logError(err, 'deleting old salts failed'));
-    }, 60_000);
-    this.timer.unref();
+    thread.on('message', (message: FromThread) => this.receive(message));
+    thread.on('error', (err) => this.failAll(err));
+    thread.on('exit', (code) => {
+      if (!this.closed) this.failAll(new Error(`the ingest thread stopped (exit code ${code})`));
+    });
   }
 
   /**
-   * Opens the enricher (geo database) and the hit log, writes what the log holds beyond the store's watermark
-   * (hits acknowledged before a crash), then resumes the visits of the last 30 minutes from storage.
+   * Writes what the hit log holds beyond the store's watermark (hits acknowledged before a crash), then starts
+   * the ingest thread with the visits of the last 30 minutes, and waits until it is ready.
    */
   static async start(meta: MetaStore, events: EventStore, metrics: Metrics, options: IngestOptions = {}): Promise<Ingest> {
-    let log: HitLog | undefined;
     if (options.logDir) {
       const opened = await HitLog.open(options.logDir, await events.logWatermark());
-      log = opened.log;
       await replay(events, opened.unconfirmed);
-      if (opened.unconfirmed.length > 0) await log.confirm(opened.unconfirmed.at(-1)!.seq);
+      if (opened.unconfirmed.length > 0) await opened.log.confirm(opened.unconfirmed.at(-1)!.seq);
+      await opened.log.close();
       metrics.hitsReplayed.inc(opened.unconfirmed.length);
     }
-    const ingest = new Ingest(await Enricher.create(), meta, events, metrics, options, log);
-    ingest.localVisits?.seed(await events.visitsSeenSince(new Date(Date.now() - VISIT_TIMEOUT_MS)));
-    await ingest.salts.rotate(new Date());
+    const config: ThreadConfig = {
+      ...(options.logDir ? { logDir: options.logDir } : {}),
+      watermark: await events.logWatermark(),
+      seed: options.sharedVisits ? [] : await events.visitsSeenSince(new Date(Date.now() - VISIT_TIMEOUT_MS)),
+      ...(options.sharedVisits ? { sharedVisits: options.sharedVisits } : {}),
+      excludedHosts: options.excludedHosts ?? [],
+    };
+    const thread = startThread(config);
+    const ingest = new Ingest(meta, metrics, options, events, thread);
+    await new Promise<void>((resolve, reject) => {
+      const ready = (message: FromThread) => {
+        if (message.t !== 'ready') return;
+        thread.off('message', ready);
+        resolve();
+      };
+      thread.on('message', ready);
+      thread.once('error', reject);
+      thread.once('exit', (code) => reject(new Error(`the ingest thread stopped while starting (exit code ${code})`)));
+    });
     return ingest;
   }
 
-  /** A pipeline for one import: historical hits get throwaway salts and visit state of their own. */
+  /**
+   * A live hit through the pipeline: resolves once it is durable and on its way to the store (or dropped);
+   * rejects with InvalidHit for a hit that cannot be understood.
+   */
+  collect(hit: IncomingHit): Promise<Outcome> {
+    if (this.closed) return Promise.reject(new Error('Plumb is stopping'));
+    const id = ++this.lastId;
+    const outcome = new Promise<Outcome>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
+    // Hits of one turn of the event loop travel together: one message, not one per request.
+    if (this.outbox.length === 0) setImmediate(() => this.sendHits());
+    this.outbox.push([id, hit]);
+    return outcome;
+  }
+
+  /** A pipeline for one import, on this thread: historical hits get throwaway salts and visit state of their own. */
   importPipeline(): HitPipeline {
-    return this.newPipeline(new EphemeralSalts(), new VisitTracker());
-  }
-
-  /** Forgets cached site facts (after a site is changed or deleted through this process). */
-  forgetSite(siteId: string): void {
-    this.sites.forget(siteId);
-  }
-
-  async close(): Promise<void> {
-    clearInterval(this.timer);
-    await this.buffer.close();
-    await this.log?.close();
-  }
-
-  private newPipeline(salts: StoredSalts | EphemeralSalts, visits: VisitState, sink: HitSink = this.buffer): HitPipeline {
+    // The geo databases are loaded on this thread only once an import needs them.
     return new HitPipeline({
-      enricher: this.enricher,
+      enricher: (this.enricher ??= Enricher.create()),
       sites: this.sites,
-      salts,
-      visits,
-      sink,
-      metrics: this.metrics,
+      salts: new EphemeralSalts(),
+      visits: new VisitTracker(),
+      sink: this.buffer,
+      counters: metricsCounters(this.metrics),
       excludedHosts: this.options.excludedHosts,
     });
+  }
+
+  /** Forgets cached site facts (after a site is changed or deleted through this process), here and on the thread. */
+  forgetSite(siteId: string): void {
+    this.sites.forget(siteId);
+    this.post({ t: 'forget', siteId });
+  }
+
+  /** Stops the thread once every hit handed over is answered, then writes everything it sent. */
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      this.sendHits();
+      const closed = new Promise<void>((resolve) => {
+        const done = (message: FromThread) => message.t === 'closed' && resolve();
+        this.thread.on('message', done);
+        this.thread.once('exit', () => resolve());
+      });
+      this.post({ t: 'close' });
+      await closed;
+      await this.buffer.close();
+      await this.thread.terminate();
+    })();
+    return this.closed;
+  }
+
+  private sendHits(): void {
+    if (this.outbox.length === 0) return;
+    const batch = this.outbox;
+    this.outbox = [];
+    this.post({ t: 'hits', batch });
+  }
+
+  private post(message: ToThread): void {
+    this.thread.postMessage(message);
+  }
+
+  private receive(message: FromThread): void {
+    switch (message.t) {
+      case 'done': {
+        const m = this.metrics;
+        const c = message.counters;
+        for (const type of ['pageview', 'event'] as const) {
+          if (c.received[type] > 0) m.hitsReceived.inc({ type }, c.received[type]);
+          if (c.recorded[type] > 0) m.hitsRecorded.inc({ type }, c.recorded[type]);
+        }
+        for (const [reason, n] of Object.entries(c.dropped)) m.hitsDropped.inc({ reason }, n);
+        // Rows first: a hit is in the write buffer before its request is answered.
+        const visits = new Map(message.visits.map((v) => [v.visitId, v]));
+        message.hits.forEach((hit, i) => this.buffer.add(hit, visits.get(hit.visitId)!, message.seqs[i]));
+        for (const [id, result] of message.results) {
+          const waiting = this.waiting.get(id);
+          this.waiting.delete(id);
+          if (!waiting) continue;
+          if ('failed' in result) waiting.reject(result.failed === 'invalid' ? new InvalidHit(result.message) : new Error(result.message));
+          else waiting.resolve(result);
+        }
+        return;
+      }
+      case 'call':
+        void this.answer(message.id, message.method, message.args);
+        return;
+      case 'log':
+        this.logError(new Error(message.error), message.message);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** A MetaStore call of the thread, among the few it may make. */
+  private async answer(id: number, method: IngestMetaMethod, args: unknown[]): Promise<void> {
+    try {
+      if (!INGEST_META_METHODS.includes(method)) throw new Error(`the ingest thread may not call ${method}`);
+      const fn = this.meta[method] as (...a: unknown[]) => Promise<unknown>;
+      const value = await fn.apply(this.meta as IngestMeta, args);
+      this.post({ t: 'reply', id, value });
+    } catch (err) {
+      this.post({ t: 'reply', id, error: (err as Error)?.message ?? String(err) });
+    }
+  }
+
+  private failAll(err: Error): void {
+    this.logError(err, 'the ingest thread failed');
+    for (const waiting of this.waiting.values()) waiting.reject(err);
+    this.waiting.clear();
   }
 }
 

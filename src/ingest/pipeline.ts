@@ -1,7 +1,7 @@
 // One hit from arrival to the write buffer: checks, enrichment, the anonymous visitor, its visit.
 // Live collection and imports run the same pipeline, with their own salts and visit state.
 
-import { attributionOf, type IncomingHit, type StoredHit, type VisitRecord } from '../domain/hits.js';
+import { attributionOf, type HitType, type IncomingHit, type StoredHit, type VisitRecord } from '../domain/hits.js';
 import type { DropReason, Metrics } from '../metrics.js';
 import type { Enricher } from './enrich/index.js';
 import { isBotUserAgent } from './enrich/index.js';
@@ -20,13 +20,28 @@ export interface HitSink {
   add(hit: StoredHit, visit: VisitRecord): void | Promise<void>;
 }
 
+/** What the pipeline counts: the process's Metrics, or (on the ingest thread) deltas sent to them. */
+export interface HitCounters {
+  received(type: HitType): void;
+  recorded(type: HitType): void;
+  dropped(reason: DropReason): void;
+}
+
+/** HitCounters straight into the process's Metrics. */
+export const metricsCounters = (metrics: Metrics): HitCounters => ({
+  received: (type) => metrics.hitsReceived.inc({ type }),
+  recorded: (type) => metrics.hitsRecorded.inc({ type }),
+  dropped: (reason) => metrics.drop(reason),
+});
+
 export interface PipelineDeps {
-  enricher: Enricher;
+  /** A promise while the geo databases load (imports on the main thread load them on first use). */
+  enricher: Enricher | Promise<Enricher>;
   sites: SiteDirectory;
   salts: SaltSource;
   visits: VisitState;
   sink: HitSink;
-  metrics: Metrics;
+  counters: HitCounters;
   /** Page hostnames (without scheme) never recorded; `*.example.com` matches subdomains. */
   excludedHosts?: readonly string[];
 }
@@ -49,21 +64,22 @@ export class HitPipeline {
   }
 
   async process(hit: IncomingHit): Promise<Outcome> {
-    const { metrics } = this.deps;
-    metrics.hitsReceived.inc({ type: hit.type });
+    const { counters } = this.deps;
+    counters.received(hit.type);
     if (hit.type === 'event' && (!hit.eventName || hit.eventName.length > MAX_EVENT_NAME)) {
       throw new InvalidHit(`event name must be 1 to ${MAX_EVENT_NAME} characters`);
     }
     if (hit.value !== undefined && (!Number.isSafeInteger(hit.value) || hit.value < 0)) {
       throw new InvalidHit('value must be a whole, non-negative number of cents');
     }
+    const enricher = this.deps.enricher instanceof Promise ? await this.deps.enricher : this.deps.enricher;
     if (isBotUserAgent(hit.userAgent)) {
-      if (!this.deps.enricher.enrich(hit)) throw new InvalidHit('the page URL must be an absolute http(s) URL');
+      if (!enricher.enrich(hit)) throw new InvalidHit('the page URL must be an absolute http(s) URL');
       return this.drop('bot');
     }
     const site = await this.deps.sites.site(hit.siteId);
     const hosts = site?.multiDomain ? this.hostsOf(site.id) : undefined;
-    const attributes = this.deps.enricher.enrich(hit, hosts ? { sameSiteHosts: [...hosts] } : {});
+    const attributes = enricher.enrich(hit, hosts ? { sameSiteHosts: [...hosts] } : {});
     if (!attributes) throw new InvalidHit('the page URL must be an absolute http(s) URL');
     if (!site) return this.drop('unknown-site');
     if (hosts && hit.type === 'pageview' && hosts.size < MAX_SITE_HOSTS) hosts.add(attributes.hostname);
@@ -101,7 +117,7 @@ export class HitPipeline {
       },
       visit,
     );
-    metrics.hitsRecorded.inc({ type: hit.type });
+    counters.recorded(hit.type);
     return { recorded: true };
   }
 
@@ -112,7 +128,7 @@ export class HitPipeline {
   }
 
   private drop(reason: DropReason): Outcome {
-    this.deps.metrics.drop(reason);
+    this.deps.counters.dropped(reason);
     return { recorded: false, reason };
   }
 }

@@ -4,6 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import type { MetaStore } from '../store/types.js';
 
+/** The part of the MetaStore that keeps salts (the ingest thread reaches it by message). */
+export type SaltStore = Pick<MetaStore, 'saltForDay' | 'findSalt' | 'deleteSaltsBefore'>;
+
 export interface DaySalts {
   /** The salt of the hit's UTC day. */
   current: string;
@@ -25,7 +28,7 @@ export class StoredSalts implements SaltSource {
   private readonly cache = new Map<string, Promise<DaySalts>>();
   private lastCleanedDay = '';
 
-  constructor(private readonly meta: MetaStore) {}
+  constructor(private readonly meta: SaltStore) {}
 
   saltsFor(at: Date): Promise<DaySalts> {
     const day = utcDay(at);

@@ -3,6 +3,9 @@
 
 import type { Goal, MetaStore, Site } from '../store/types.js';
 
+/** The part of the MetaStore the directory reads and writes (the ingest thread reaches it by message). */
+export type SiteSource = Pick<MetaStore, 'getSite' | 'listGoals' | 'createGoal'>;
+
 interface Entry<T> {
   value: T;
   at: number;
@@ -18,7 +21,7 @@ export class SiteDirectory {
   private readonly creating = new Map<string, Promise<Goal | undefined>>();
 
   constructor(
-    private readonly meta: MetaStore,
+    private readonly meta: SiteSource,
     private readonly ttlMs = 5000,
   ) {}
 

@@ -141,7 +141,7 @@ describe('HitPipeline', () => {
     const pipeline = ingest.importPipeline();
     await pipeline.process(hit(site.id, { url: 'https://example.com/a', referrer: 'https://www.google.com/' }));
     await pipeline.process(hit(site.id, { type: 'event', eventName: 'Signup', value: 100, timestamp: new Date(HISTORY + 60_000) }));
-    await ingest.pipeline.process(hit(site.id, { url: 'https://example.com/live', timestamp: new Date() }));
+    await ingest.collect(hit(site.id, { url: 'https://example.com/live', timestamp: new Date() }));
     await ingest.buffer.flush();
     const tables = {
       hits: await db.serial((q) => q.rows<Record<string, unknown>>('SELECT * FROM hits WHERE site_id = ?', [site.id])),
@@ -164,7 +164,7 @@ describe('HitPipeline', () => {
   it('stores salts for live hits only, never for imported days', async () => {
     const site = await newSite();
     await ingest.importPipeline().process(hit(site.id, { timestamp: new Date('2019-01-01T12:00:00Z') }));
-    await ingest.pipeline.process(hit(site.id, { timestamp: new Date() }));
+    await ingest.collect(hit(site.id, { timestamp: new Date() }));
     assert.equal(await meta.findSalt('2019-01-01'), undefined);
     assert.ok(await meta.findSalt(utcDay(new Date())));
   });

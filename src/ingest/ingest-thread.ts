@@ -1,0 +1,162 @@
+// The ingest thread: the live pipeline (enrichment, visitor hashing, visits, the hit log) off the event loop that
+// serves HTTP. Hits arrive in batches; each comes back as a result once it is durable (logged), together with the
+// stored rows, which the main thread writes (the embedded DuckDB file belongs to the thread that opened it).
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { type HitType, type StoredHit, type VisitRecord } from '../domain/hits.js';
+import type { DropReason } from '../metrics.js';
+import { RedisVisitStateStore } from '../store/redis/visit-state.js';
+import { Enricher } from './enrich/index.js';
+import { HitLog } from './hit-log.js';
+import { HitPipeline, InvalidHit, type HitCounters, type HitSink } from './pipeline.js';
+import { StoredSalts } from './salts.js';
+import { SiteDirectory } from './site-directory.js';
+import type { CounterDeltas, FromThread, IngestMeta, IngestMetaMethod, Result, ThreadConfig, ToThread } from './thread-protocol.js';
+import { keepNewest, SharedVisitTracker, VisitTracker, type VisitState } from './visits.js';
+
+const port = parentPort!;
+const config = workerData as ThreadConfig;
+const send = (message: FromThread) => port.postMessage(message);
+
+// MetaStore calls answered by the main thread.
+let lastCall = 0;
+const calls = new Map<number, { resolve: (value: unknown) => void; reject: (err: Error) => void }>();
+const remote =
+  (method: IngestMetaMethod) =>
+  (...args: unknown[]): Promise<never> =>
+    new Promise((resolve, reject) => {
+      const id = ++lastCall;
+      calls.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      send({ t: 'call', id, method, args });
+    });
+const meta = {
+  getSite: remote('getSite'),
+  listGoals: remote('listGoals'),
+  createGoal: remote('createGoal'),
+  saltForDay: remote('saltForDay'),
+  findSalt: remote('findSalt'),
+  deleteSaltsBefore: remote('deleteSaltsBefore'),
+} as IngestMeta;
+
+// Listening from the start: the set-up below already waits for MetaStore answers. Hits and the rest arrive only
+// after 'ready'.
+port.on('message', (message: ToThread) => {
+  switch (message.t) {
+    case 'hits':
+      for (const [id, hit] of message.batch) accept(id, hit);
+      return;
+    case 'reply': {
+      const call = calls.get(message.id);
+      calls.delete(message.id);
+      if (message.error !== undefined) call?.reject(new Error(message.error));
+      else call?.resolve(message.value);
+      return;
+    }
+    case 'forget':
+      sites.forget(message.siteId);
+      return;
+    case 'confirm':
+      log?.confirm(message.seq).catch((err) => logError(err, 'deleting confirmed hit log segments failed'));
+      return;
+    case 'close':
+      void close();
+      return;
+  }
+});
+
+// What goes back with the next message: results, rows and counts gathered since the last one.
+const newDeltas = (): CounterDeltas => ({ received: { pageview: 0, event: 0 }, recorded: { pageview: 0, event: 0 }, dropped: {} });
+let results: [number, Result][] = [];
+let hits: StoredHit[] = [];
+let seqs: number[] = [];
+let visits = new Map<bigint, VisitRecord>();
+let deltas = newDeltas();
+let scheduled = false;
+
+/** Sends what gathered once the current turn of the event loop is over: one message for a whole group commit. */
+function schedule(): void {
+  if (scheduled) return;
+  scheduled = true;
+  setImmediate(() => {
+    scheduled = false;
+    send({ t: 'done', results, hits, seqs, visits: [...visits.values()], counters: deltas });
+    results = [];
+    hits = [];
+    seqs = [];
+    visits = new Map();
+    deltas = newDeltas();
+  });
+}
+
+const counters: HitCounters = {
+  received: (type: HitType) => void deltas.received[type]++,
+  recorded: (type: HitType) => void deltas.recorded[type]++,
+  dropped: (reason: DropReason) => void (deltas.dropped[reason] = (deltas.dropped[reason] ?? 0) + 1),
+};
+
+function row(hit: StoredHit, visit: VisitRecord, seq: number): void {
+  hits.push(hit);
+  seqs.push(seq);
+  keepNewest(visits, visit);
+}
+
+const log = config.logDir ? (await HitLog.open(config.logDir, config.watermark)).log : undefined;
+// Logged (and synced) first, then handed over: a result never leaves before its hit is durable.
+const sink: HitSink = log ? { add: async (hit, visit) => row(hit, visit, await log.append(hit, visit)) } : { add: (hit, visit) => row(hit, visit, 0) };
+
+const shared = config.sharedVisits ? new RedisVisitStateStore(config.sharedVisits.url, config.sharedVisits.prefix) : undefined;
+let local: VisitTracker | undefined;
+let visitState: VisitState;
+if (shared) visitState = new SharedVisitTracker(shared);
+else {
+  visitState = local = new VisitTracker();
+  local.seed(config.seed);
+}
+
+const sites = new SiteDirectory(meta);
+const salts = new StoredSalts(meta);
+const pipeline = new HitPipeline({
+  enricher: await Enricher.create(),
+  sites,
+  salts,
+  visits: visitState,
+  sink,
+  counters,
+  excludedHosts: config.excludedHosts,
+});
+
+const logError = (err: unknown, message: string) => send({ t: 'log', message, error: String((err as Error)?.stack ?? err) });
+
+const timer = setInterval(() => {
+  const now = new Date();
+  local?.sweep(now);
+  salts.rotate(now).catch((err) => logError(err, 'deleting old salts failed'));
+}, 60_000);
+await salts.rotate(new Date()).catch((err) => logError(err, 'deleting old salts failed'));
+
+let inFlight = 0;
+let idle: (() => void) | undefined;
+
+function accept(id: number, hit: Parameters<HitPipeline['process']>[0]): void {
+  inFlight++;
+  pipeline.process(hit).then(
+    (outcome) => results.push([id, outcome]),
+    (err: unknown) => results.push([id, { failed: err instanceof InvalidHit ? 'invalid' : 'error', message: (err as Error)?.message ?? String(err) }]),
+  ).finally(() => {
+    schedule();
+    if (--inFlight === 0) idle?.();
+  });
+}
+
+async function close(): Promise<void> {
+  if (inFlight > 0) await new Promise<void>((resolve) => (idle = resolve));
+  clearInterval(timer);
+  await log?.close();
+  await shared?.close();
+  // Whatever gathered since the last message, then the goodbye (messages arrive in order).
+  send({ t: 'done', results, hits, seqs, visits: [...visits.values()], counters: deltas });
+  send({ t: 'closed' });
+  port.close();
+}
+
+send({ t: 'ready' });

@@ -1,0 +1,58 @@
+// The messages between the main thread and the ingest thread (src/ingest/ingest-thread.ts), and what the
+// ingest thread is started with. Everything here crosses threads by structured clone (Dates and bigints do).
+
+import type { IncomingHit, StoredHit, VisitRecord } from '../domain/hits.js';
+import type { DropReason } from '../metrics.js';
+import type { Outcome } from './pipeline.js';
+import type { SiteSource } from './site-directory.js';
+import type { SaltStore } from './salts.js';
+
+/** The MetaStore calls the ingest thread makes through the main thread (sites, goals, salts; all cached there). */
+export type IngestMeta = SiteSource & SaltStore;
+export type IngestMetaMethod = keyof IngestMeta;
+export const INGEST_META_METHODS: readonly IngestMetaMethod[] = ['getSite', 'listGoals', 'createGoal', 'saltForDay', 'findSalt', 'deleteSaltsBefore'];
+
+export interface ThreadConfig {
+  /** The hit log's directory; without it accepted hits wait only in memory (tests on in-memory databases). */
+  logDir?: string;
+  /** The last hit-log sequence number the event store holds (after the main thread's replay). */
+  watermark: number;
+  /** Visits seen in the last 30 minutes, resumed by the in-memory visit state (embedded mode). */
+  seed: VisitRecord[];
+  /** Shared visit state in Redis (scale-out mode) instead of memory. */
+  sharedVisits?: { url: string; prefix?: string };
+  excludedHosts: readonly string[];
+}
+
+/** A hit's fate: an outcome, or the pipeline's refusal (`invalid`: a 400) or failure. */
+export type Result = Outcome | { failed: 'invalid' | 'error'; message: string };
+
+/** Counts to add to the process's metrics. */
+export interface CounterDeltas {
+  received: { pageview: number; event: number };
+  recorded: { pageview: number; event: number };
+  dropped: Partial<Record<DropReason, number>>;
+}
+
+export type ToThread =
+  | { t: 'hits'; batch: [id: number, hit: IncomingHit][] }
+  | { t: 'reply'; id: number; value?: unknown; error?: string }
+  | { t: 'forget'; siteId: string }
+  | { t: 'confirm'; seq: number }
+  | { t: 'close' };
+
+export type FromThread =
+  | { t: 'ready' }
+  | {
+      t: 'done';
+      results: [id: number, result: Result][];
+      /** Hits to write, in log order, with their hit-log sequence numbers (0: not logged). */
+      hits: StoredHit[];
+      seqs: number[];
+      /** The newest state of every visit those hits changed. */
+      visits: VisitRecord[];
+      counters: CounterDeltas;
+    }
+  | { t: 'call'; id: number; method: IngestMetaMethod; args: unknown[] }
+  | { t: 'log'; message: string; error: string }
+  | { t: 'closed' };
