@@ -51,10 +51,12 @@ export const forbidden = () => badRequest('This token does not have permission t
 export class FieldErrorCollector {
   private readonly fields: FieldErrors = {};
   add(field: string, message: string): void {
-    (this.fields[field] ??= []).push(message);
+    // Own properties only: a field named after an Object.prototype member (`constructor`) is just a name.
+    if (Object.hasOwn(this.fields, field)) this.fields[field]!.push(message);
+    else Object.defineProperty(this.fields, field, { value: [message], enumerable: true, writable: true, configurable: true });
   }
   has(field: string): boolean {
-    return field in this.fields;
+    return Object.hasOwn(this.fields, field);
   }
   throwIfAny(): void {
     if (Object.keys(this.fields).length > 0) throw new ValidationError(this.fields);

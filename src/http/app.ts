@@ -16,7 +16,7 @@ import { adminApi } from './admin/index.js';
 import { collector } from './collector.js';
 import { dashboard } from './dashboard/index.js';
 import { trackerScriptRoute, type TrackerScript } from './tracker-script.js';
-import { frameworkErrorHandler, installErrorHandling } from './errors.js';
+import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { validatorCompiler } from './validation.js';
 import { v1Api } from './v1/index.js';
 
@@ -52,6 +52,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     connectionTimeout: 2 * (deps.requestTimeoutMs ?? 30_000),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     frameworkErrors: frameworkErrorHandler,
+    // Requests Node's parser refuses (431, malformed request lines) also answer in the `{error}` shape.
+    clientErrorHandler,
   });
   app.setValidatorCompiler(validatorCompiler);
   installErrorHandling(app);

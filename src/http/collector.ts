@@ -19,8 +19,7 @@ const CORS = {
 };
 
 /** Longest value accepted per parameter; longer is a malformed hit. */
-const MAX_LENGTH: Record<string, number> = { sid: 64, h: 2048, p: 4096, r: 4096, qs: 4096, name: 255, payload: 1024, gcode: 64, gval: 20, cid: 64 };
-const PARAMS = Object.keys(MAX_LENGTH);
+const MAX_LENGTH = new Map(Object.entries({ sid: 64, h: 2048, p: 4096, r: 4096, qs: 4096, name: 255, payload: 1024, gcode: 64, gval: 20, cid: 64 }));
 
 function invalid(message: string): GeneralError {
   return new GeneralError(400, `Malformed hit: ${message}`);
@@ -31,11 +30,12 @@ function readParams(request: FastifyRequest): Record<string, string> {
   const sources = [request.query, request.body].filter((s): s is Record<string, unknown> => !!s && typeof s === 'object');
   const params: Record<string, string> = {};
   for (const source of sources) {
-    for (const name of PARAMS) {
-      const value = source[name];
+    for (const [name, max] of MAX_LENGTH) {
+      // Own properties only: a JSON body inherits `constructor` and the like from Object.prototype.
+      const value = Object.hasOwn(source, name) ? source[name] : undefined;
       if (value === undefined) continue;
       if (typeof value !== 'string') throw invalid(`${name} must be given once, as text`);
-      if (value.length > MAX_LENGTH[name]!) throw invalid(`${name} is longer than ${MAX_LENGTH[name]} characters`);
+      if (value.length > max) throw invalid(`${name} is longer than ${max} characters`);
       params[name] = value;
     }
   }

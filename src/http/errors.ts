@@ -1,31 +1,56 @@
 // One error handler for the whole server: every failure leaves as JSON in a SPEC.md section 7 shape, and
 // server faults are logged in full but answered without internals.
 
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorObject } from 'ajv';
 import { ApiError, ValidationError } from '../domain/errors.js';
 import { fieldErrorsFrom } from './validation.js';
 
 /** Fastify's own request errors, by code: the status we answer and the message a client gets. */
-const FRAMEWORK_ERRORS: Record<string, [number, string]> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'Unsupported Content-Type: send application/json or application/x-www-form-urlencoded'],
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'Content-Length does not match the body'],
-  FST_ERR_CTP_BODY_TOO_LARGE: [413, 'Request body is too large'],
-  FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'Malformed JSON body'],
-  FST_ERR_CTP_INVALID_JSON_BODY: [400, 'Malformed JSON body'],
-  FST_ERR_BAD_URL: [400, 'Malformed URL'],
-  FST_ERR_ASYNC_CONSTRAINT: [400, 'Malformed request'],
+const FRAMEWORK_ERRORS = new Map<string, [number, string]>([
+  ['FST_ERR_CTP_INVALID_MEDIA_TYPE', [415, 'Unsupported Content-Type: send application/json or application/x-www-form-urlencoded']],
+  ['FST_ERR_CTP_INVALID_CONTENT_LENGTH', [400, 'Content-Length does not match the body']],
+  ['FST_ERR_CTP_BODY_TOO_LARGE', [413, 'Request body is too large']],
+  ['FST_ERR_CTP_EMPTY_JSON_BODY', [400, 'Malformed JSON body']],
+  ['FST_ERR_CTP_INVALID_JSON_BODY', [400, 'Malformed JSON body']],
+  ['FST_ERR_BAD_URL', [400, 'Malformed URL']],
+  ['FST_ERR_ASYNC_CONSTRAINT', [400, 'Malformed request']],
   // A path segment longer than any id Plumb issues names nothing that exists.
-  FST_ERR_MAX_PARAM_LENGTH: [404, 'Not found'],
-};
+  ['FST_ERR_MAX_PARAM_LENGTH', [404, 'Not found']],
+]);
 
 /**
  * For the errors Fastify raises while routing, before any handler or hook exists (the `frameworkErrors`
  * option): the same JSON shapes as everything else, and never the URL echoed back.
  */
 export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
-  const [status, message] = (error.code && FRAMEWORK_ERRORS[error.code]) || [400, 'Malformed request'];
+  const [status, message] = (error.code && FRAMEWORK_ERRORS.get(error.code)) || [400, 'Malformed request'];
   void reply.code(status).send({ error: message });
+}
+
+/** Node's HTTP parser errors, by code: what is answered on the raw socket before Fastify sees a request. */
+const CLIENT_ERRORS = new Map<string, [number, string, string]>([
+  ['ERR_HTTP_REQUEST_TIMEOUT', [408, 'Request Timeout', 'The request took too long to arrive']],
+  ['HPE_HEADER_OVERFLOW', [431, 'Request Header Fields Too Large', 'Request headers are too large']],
+]);
+
+/**
+ * For requests Node's HTTP parser refuses (oversized headers, a malformed request line, a request that took too
+ * long): Fastify's `clientErrorHandler`, answering `{error}` like everything else, then closing the connection.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  // A reset connection has no one left to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, reason, message] = CLIENT_ERRORS.get(error.code ?? '') ?? [400, 'Bad Request', 'Malformed request'];
+  const body = JSON.stringify({ error: message });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
@@ -38,7 +63,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (error.validation) {
       return sendError(reply, new ValidationError(fieldErrorsFrom(error.validation, error.validationContext ?? 'body')));
     }
-    const known = error.code ? FRAMEWORK_ERRORS[error.code] : undefined;
+    const known = error.code ? FRAMEWORK_ERRORS.get(error.code) : undefined;
     if (known) return reply.code(known[0]).send({ error: known[1] });
     if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) {
       return reply.code(400).send({ error: 'Malformed JSON body' });

@@ -17,7 +17,7 @@ export const validatorCompiler: FastifySchemaCompiler<SchemaObject> = ({ schema,
   return ajv.compile(schema) as ReturnType<FastifySchemaCompiler<SchemaObject>>;
 };
 
-const BOOLEAN_TEXT: Record<string, boolean> = { true: true, false: false, '1': true, '0': false };
+const BOOLEAN_TEXT = new Map<string, boolean>([['true', true], ['false', false], ['1', true], ['0', false]]);
 
 /**
  * Form-encoded bodies (a real PHP client sends them) carry every value as text. Where the route's schema
@@ -34,9 +34,10 @@ export function coerceFormBody(request: FastifyRequest): void {
     | undefined;
   if (!body || !properties) return;
   for (const [key, spec] of Object.entries(properties)) {
-    const value = body[key];
+    const value = Object.hasOwn(body, key) ? body[key] : undefined;
     if (typeof value !== 'string') continue;
-    if (spec.type === 'boolean' && value in BOOLEAN_TEXT) body[key] = BOOLEAN_TEXT[value];
+    const flag = BOOLEAN_TEXT.get(value);
+    if (spec.type === 'boolean' && flag !== undefined) body[key] = flag;
     else if (spec.type === 'integer' && /^-?\d{1,15}$/.test(value)) body[key] = Number(value);
   }
 }
@@ -82,8 +83,10 @@ export function fieldErrorsFrom(errors: readonly ErrorObject[], context: string)
       e.keyword === 'required'
         ? [...path, String((e.params as { missingProperty: string }).missingProperty)][0]!
         : (path[0] ?? context);
-    const list = (fields[field] ??= []);
     const text = message(e);
+    // Own properties only, so a field named like an Object.prototype member (`__proto__`) stays a plain name.
+    if (!Object.hasOwn(fields, field)) Object.defineProperty(fields, field, { value: [], enumerable: true, writable: true, configurable: true });
+    const list = fields[field]!;
     if (!list.includes(text)) list.push(text);
   }
   return fields;

@@ -7,7 +7,9 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { connect } from 'node:net';
 import { OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
+import { assertError } from '../helpers/error-shapes.js';
 import { startServer } from '../helpers/process.js';
 
 describe('HTTP hardening', () => {
@@ -66,6 +68,60 @@ describe('HTTP hardening', () => {
     assert.equal((await fetch(`http://127.0.0.1:${port}/v1/token`, { headers: { authorization: `Bearer ${OWNER_TOKEN}` } })).status, 200);
   });
 
+  describe('requests the HTTP parser refuses answer in the {error} shape (raw sockets)', () => {
+    /** Sends bytes as they are and reads the whole answer until the server closes the connection. */
+    const raw = (bytes: string) =>
+      new Promise<{ status: number; headers: string; body: string }>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1');
+        let received = '';
+        socket.setEncoding('latin1');
+        socket.on('data', (d: string) => (received += d));
+        socket.on('error', () => undefined); // the server may reset after answering
+        socket.on('close', () => {
+          const split = received.indexOf('\r\n\r\n');
+          const m = /^HTTP\/1\.1 (\d{3}) /.exec(received);
+          if (!m || split < 0) return reject(new Error(`no HTTP answer: ${JSON.stringify(received.slice(0, 200))}`));
+          resolve({ status: Number(m[1]), headers: received.slice(0, split), body: received.slice(split + 4) });
+        });
+        socket.write(bytes);
+        setTimeout(() => socket.end(), 2000).unref();
+      });
+
+    const cases: [string, string, number][] = [
+      ['headers over the limit (431)', `GET /v1/token HTTP/1.1\r\nHost: x\r\nX-Junk: ${'x'.repeat(70 * 1024)}\r\n\r\n`, 431],
+      ['one header line over the limit, to the collector (431)', `GET /?sid=ABCDEFGH HTTP/1.1\r\nHost: x\r\nCookie: ${'c=1; '.repeat(20_000)}\r\n\r\n`, 431],
+      ['a request line that is not HTTP', 'GARBAGE\r\n\r\n', 400],
+      ['an unknown method', 'BREW /healthz HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+      ['an unknown HTTP version', 'GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n', 400],
+      ['a space inside the path', 'GET /hea lthz HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+      ['a control character in the path', 'GET /health\x01z HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+      ['a malformed header line', 'GET /healthz HTTP/1.1\r\nHost x\r\n\r\n', 400],
+      ['a header name with a space', 'GET /healthz HTTP/1.1\r\nHost: x\r\nBad Name: 1\r\n\r\n', 400],
+      ['a Content-Length that is not a number', 'POST /v1/sites HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n', 400],
+      ['two different Content-Lengths', 'POST /v1/sites HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab', 400],
+      ['Content-Length with Transfer-Encoding (smuggling)', 'POST /v1/sites HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400],
+      ['a chunk size that is not hexadecimal', 'POST /v1/sites HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n', 400],
+      ['a bare LF line ending in the request line', 'GET /healthz HTTP/1.1\nHost: x\r\n\r\n', 400],
+    ];
+    for (const [name, bytes, status] of cases) {
+      it(`${status}: ${name}`, async () => {
+        const res = await raw(bytes);
+        assert.equal(res.status, status, `${res.headers}\n\n${res.body}`);
+        assert.match(res.headers, /\r\ncontent-type: application\/json; charset=utf-8\r\n/i);
+        assert.match(res.headers, /\r\nconnection: close/i);
+        const body = JSON.parse(res.body) as unknown;
+        assertError({ status: res.status, body, headers: {} }, status);
+        assert.doesNotMatch(res.body, /statusCode|message/);
+      });
+    }
+
+    it('a malformed percent-encoding in the URL answers 400 {error} and the server keeps serving', async () => {
+      const res = await raw('GET /v1/%zz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      assertError({ status: res.status, body: JSON.parse(res.body), headers: {} }, 400);
+      assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
+    });
+  });
+
   it('runs regular-expression bombs in linear time (RE2)', async () => {
     const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Bomb' })).body.id;
     const long = `/${'a'.repeat(1500)}!`;
@@ -82,7 +138,6 @@ describe('slow clients', () => {
   it('are cut off when a request takes longer than the request timeout, and others are still served', async () => {
     const t = await startTestApp({ requestTimeoutMs: 400 });
     const port = Number(new URL(await t.app.listen({ port: 0, host: '127.0.0.1' })).port);
-    const { connect } = await import('node:net');
     const socket = connect(port, '127.0.0.1');
     let received = '';
     socket.on('data', (d) => (received += d.toString()));
@@ -93,6 +148,7 @@ describe('slow clients', () => {
     await closed;
     clearInterval(drip);
     assert.match(received, /^HTTP\/1\.1 408/);
+    assert.deepEqual(Object.keys(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4)) as object), ['error']);
     assert.equal((await fetch(`http://127.0.0.1:${port}/v1/token`, { headers: { authorization: `Bearer ${OWNER_TOKEN}` } })).status, 200);
     await t.close();
   });
