@@ -1,10 +1,14 @@
 // Runs every test file under test/ with node:test, TypeScript loaded through tsx: first everything on the embedded
-// store, then the behaviour suite again in scale-out mode (PostgreSQL + ClickHouse + Redis, PLUMB_TEST_STORE).
+// store, then the behaviour suite again in scale-out mode (PostgreSQL + ClickHouse + Redis, PLUMB_TEST_STORE), then
+// the ClickHouse suites again on ClickHouse 26 in process (chdb, PLUMB_TEST_CLICKHOUSE=chdb).
 //
-// Usage: node scripts/run-tests.mjs [--embedded | --scale-out] [path-filter ...]
-//   --embedded   only the first pass;   --scale-out   only the second (`npm run test:scale-out`).
-// ClickHouse is started by scripts/clickhouse/start.sh when it is installed but not running; without it the
-// ClickHouse tests are skipped with a warning, unless PLUMB_REQUIRE_CLICKHOUSE=1 (CI) makes that a failure.
+// Usage: node scripts/run-tests.mjs [--embedded | --scale-out | --clickhouse] [path-filter ...]
+//   --embedded    only the first pass;   --scale-out   only the second (`npm run test:scale-out`);
+//   --clickhouse  only the ClickHouse suites, on the ClickHouse server (18.16 here) and on chdb (26.x), each
+//                 engine's version() printed (`npm run test:clickhouse`).
+// ClickHouse is started by scripts/clickhouse/start.sh when it is installed but not running, chdb installed by
+// scripts/chdb/install.sh (npm ci of its pinned lockfile) when missing; without either, its tests are skipped
+// with a warning, unless PLUMB_REQUIRE_CLICKHOUSE=1 (CI) makes that a failure.
 
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -14,6 +18,10 @@ import { join } from 'node:path';
 const BEHAVIOUR = ['test/http/', 'test/report/', 'test/security/', 'test/dashboard/', 'test/scale-out/'];
 /** Files that only make sense with ClickHouse (they run in the embedded pass but talk to ClickHouse directly). */
 const NEEDS_CLICKHOUSE = /clickhouse|event-store-contract|test\/scale-out\//;
+/** The ClickHouse suites: store contract and store, dialect, reports against DuckDB (run on each engine directly). */
+const CLICKHOUSE_SUITES = /^test\/(store\/(clickhouse|event-store-contract)|report\/clickhouse)/;
+/** Behaviour files that are the report oracle and injection suites: run in scale-out mode on each engine too. */
+const REPORT_SUITES = /^test\/report\/(aggregations|attribution|injection)\.test\.ts$/;
 const CLICKHOUSE_URL = process.env.PLUMB_TEST_CLICKHOUSE_URL ?? 'http://127.0.0.1:8123';
 
 function find(dir) {
@@ -24,18 +32,41 @@ function find(dir) {
   });
 }
 
-async function clickhouseReady() {
-  const ping = async () => {
-    try {
-      return (await (await fetch(`${CLICKHOUSE_URL}/ping`)).text()).trim() === 'Ok.';
-    } catch {
-      return false;
-    }
-  };
-  if (await ping()) return true;
+async function serverVersion() {
+  try {
+    const res = await fetch(CLICKHOUSE_URL, { method: 'POST', body: 'SELECT version()' });
+    return res.ok ? (await res.text()).trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The server's version(), starting it first when it is installed here but not running; undefined without one. */
+async function clickhouseServer() {
+  const running = await serverVersion();
+  if (running) return running;
   const installed = ['/usr/sbin/clickhouse-server', '/usr/bin/clickhouse-server', '/usr/bin/clickhouse'].some(existsSync);
-  if (!installed || process.env.PLUMB_TEST_CLICKHOUSE_URL) return false;
-  return spawnSync('scripts/clickhouse/start.sh', { stdio: 'inherit' }).status === 0 && (await ping());
+  if (!installed || process.env.PLUMB_TEST_CLICKHOUSE_URL) return undefined;
+  if (spawnSync('scripts/clickhouse/start.sh', { stdio: 'inherit' }).status !== 0) return undefined;
+  return serverVersion();
+}
+
+/** chdb's version(), installing it first when missing; undefined when it cannot be had. */
+function chdbEngine() {
+  if (spawnSync('scripts/chdb/install.sh', { stdio: 'inherit' }).status !== 0) return undefined;
+  const probe = spawnSync(process.execPath, ['-e', "console.log(require('chdb').query('SELECT version()', 'TSV').trim())"], {
+    cwd: 'scripts/chdb',
+    encoding: 'utf8',
+  });
+  return probe.status === 0 ? probe.stdout.trim() : undefined;
+}
+
+function missing(what) {
+  if (process.env.PLUMB_REQUIRE_CLICKHOUSE === '1') {
+    console.error(`${what}: required here (PLUMB_REQUIRE_CLICKHOUSE=1)`);
+    process.exit(1);
+  }
+  console.warn(`\nWARNING: ${what}; its tests are skipped.\n`);
 }
 
 function run(files, env) {
@@ -48,7 +79,13 @@ function run(files, env) {
 }
 
 const args = process.argv.slice(2);
-const only = args.includes('--embedded') ? 'embedded' : args.includes('--scale-out') ? 'scale-out' : undefined;
+const only = args.includes('--embedded')
+  ? 'embedded'
+  : args.includes('--scale-out')
+    ? 'scale-out'
+    : args.includes('--clickhouse')
+      ? 'clickhouse'
+      : undefined;
 const filters = args.filter((a) => !a.startsWith('--'));
 const all = find('test')
   .map((f) => f.split('\\').join('/'))
@@ -58,29 +95,45 @@ if (all.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
+const behaviour = all.filter((f) => BEHAVIOUR.some((dir) => f.startsWith(dir)) && !/clickhouse/.test(f));
+const clickhouseSuites = all.filter((f) => CLICKHOUSE_SUITES.test(f));
+const reportSuites = all.filter((f) => REPORT_SUITES.test(f));
 
-// ClickHouse is probed (and started) only when a selected file needs it: its own tests, or the scale-out pass.
-const needsClickHouse =
-  (only !== 'scale-out' && all.some((f) => NEEDS_CLICKHOUSE.test(f))) ||
-  (only !== 'embedded' && all.some((f) => BEHAVIOUR.some((dir) => f.startsWith(dir))));
-const haveClickHouse = needsClickHouse && (await clickhouseReady());
-if (needsClickHouse && !haveClickHouse) {
-  const message = `ClickHouse is not reachable at ${CLICKHOUSE_URL} (apt-get install -y clickhouse-server)`;
-  if (process.env.PLUMB_REQUIRE_CLICKHOUSE === '1') {
-    console.error(`${message}: required here (PLUMB_REQUIRE_CLICKHOUSE=1)`);
-    process.exit(1);
-  }
-  console.warn(`\nWARNING: ${message}; the ClickHouse and scale-out tests are skipped.\n`);
-}
+// The server is probed (and started) only when a selected file needs it; chdb likewise.
+const needsServer =
+  (only === undefined || only === 'embedded' ? all.some((f) => NEEDS_CLICKHOUSE.test(f)) : false) ||
+  (only === undefined || only === 'scale-out' ? behaviour.length > 0 : false) ||
+  (only === 'clickhouse' && clickhouseSuites.length + reportSuites.length > 0);
+const needsChdb = (only === undefined || only === 'clickhouse') && clickhouseSuites.length + reportSuites.length > 0;
+const server = needsServer ? await clickhouseServer() : undefined;
+if (needsServer && !server) missing(`ClickHouse is not reachable at ${CLICKHOUSE_URL} (apt-get install -y clickhouse-server)`);
+const chdb = needsChdb ? chdbEngine() : undefined;
+if (needsChdb && !chdb) missing('chdb (ClickHouse in process) could not be installed by scripts/chdb/install.sh');
 
 let status = 0;
-if (only !== 'scale-out') {
-  const files = all.filter((f) => !f.startsWith('test/scale-out/') && (haveClickHouse || !NEEDS_CLICKHOUSE.test(f)));
+const ran = [];
+if (only === undefined || only === 'embedded') {
+  const files = all.filter((f) => !f.startsWith('test/scale-out/') && (server || !NEEDS_CLICKHOUSE.test(f)));
   status ||= run(files, { PLUMB_TEST_STORE: 'embedded' });
+  if (server && files.some((f) => NEEDS_CLICKHOUSE.test(f))) ran.push(`ClickHouse ${server} (server, HTTP)`);
 }
-if (only !== 'embedded' && haveClickHouse) {
-  const files = all.filter((f) => BEHAVIOUR.some((dir) => f.startsWith(dir)) && !/clickhouse/.test(f));
-  if (files.length > 0) console.log(`\n=== The behaviour suite in scale-out mode (PostgreSQL + ClickHouse + Redis): ${files.length} files ===\n`);
-  status = run(files, { PLUMB_TEST_STORE: 'scale-out' }) || status;
+if ((only === undefined || only === 'scale-out') && server && behaviour.length > 0) {
+  console.log(`\n=== The behaviour suite in scale-out mode (PostgreSQL + ClickHouse ${server} + Redis): ${behaviour.length} files ===\n`);
+  status = run(behaviour, { PLUMB_TEST_STORE: 'scale-out' }) || status;
+  if (!ran.length) ran.push(`ClickHouse ${server} (server, HTTP)`);
 }
+if (only === 'clickhouse' && server) {
+  console.log(`\n=== ClickHouse suites on ClickHouse ${server} (server, HTTP) ===\n`);
+  status = run(clickhouseSuites, { PLUMB_TEST_STORE: 'embedded', PLUMB_TEST_CLICKHOUSE: 'http' }) || status;
+  status = run(reportSuites, { PLUMB_TEST_STORE: 'scale-out', PLUMB_TEST_CLICKHOUSE: 'http' }) || status;
+  ran.push(`ClickHouse ${server} (server, HTTP)`);
+}
+if (chdb) {
+  // The two-process tests stay on the server: chdb is an engine inside one process, not shared between processes.
+  console.log(`\n=== ClickHouse suites on ClickHouse ${chdb} (chdb, in process) ===\n`);
+  status = run(clickhouseSuites, { PLUMB_TEST_STORE: 'embedded', PLUMB_TEST_CLICKHOUSE: 'chdb' }) || status;
+  status = run(reportSuites, { PLUMB_TEST_STORE: 'scale-out', PLUMB_TEST_CLICKHOUSE: 'chdb' }) || status;
+  ran.push(`ClickHouse ${chdb} (chdb, in process)`);
+}
+if (ran.length > 0) console.log(`\nClickHouse engines tested: ${ran.join('; ')}`);
 process.exit(status);

@@ -19,6 +19,7 @@ import { ReportEngine } from './report/engine.js';
 import { QueryGate, type QueryGateOptions } from './report/query-gate.js';
 import { claimDataDir } from './data-dir.js';
 import { ClickHouseEventStore } from './store/clickhouse/event-store.js';
+import type { OpenTransport } from './store/clickhouse/transport.js';
 import { DuckDatabase } from './store/duckdb/database.js';
 import { DuckEventStore } from './store/duckdb/event-store.js';
 import { SqlMetaStore } from './store/sql-meta-store.js';
@@ -37,6 +38,8 @@ export interface ScaleOutOptions {
   clickhouseUrl: string;
   /** Overrides the database named in the URL (tests). */
   clickhouseDatabase?: string;
+  /** Another engine behind the ClickHouse store's transport seam (tests and benchmarks: ClickHouse 26 in process). */
+  clickhouseTransport?: OpenTransport;
   redisUrl: string;
   /** This process's own directory, for its hit log; without it, accepted hits wait only in memory (tests). */
   dataDir?: string;
@@ -123,13 +126,15 @@ async function scaleOutStores(s: ScaleOutOptions, redisPrefix: string | undefine
     const events = await ClickHouseEventStore.open({
       url: s.clickhouseUrl,
       ...(s.clickhouseDatabase === undefined ? {} : { database: s.clickhouseDatabase }),
+      ...(s.clickhouseTransport === undefined ? {} : { transport: s.clickhouseTransport }),
       // Without a data dir there is no hit log, so no watermark to keep apart from other processes'.
       node: claimed?.node ?? 'memory',
     });
     return {
       meta: new SqlMetaStore(pg),
       events,
-      dialect: new ClickHouseDialect(),
+      // The SQL the connected release needs or runs best, decided once from its version().
+      dialect: new ClickHouseDialect(events.features),
       limitsUrl: s.redisUrl,
       sharedVisits: { url: s.redisUrl, ...(redisPrefix === undefined ? {} : { prefix: redisPrefix }) },
       logDir: s.dataDir ? join(s.dataDir, 'hit-log') : undefined,

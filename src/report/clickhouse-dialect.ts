@@ -1,6 +1,7 @@
 // The report SQL dialect for ClickHouse (18.16 and later): values inlined as escaped literals, times as Int64
 // epoch milliseconds (see src/store/clickhouse/migrations.ts), visits read with FINAL, subqueries inlined.
 
+import { atLeast, CLICKHOUSE_18_16, type ClickHouseFeatures } from '../store/clickhouse/features.js';
 import { sqlLiteral } from '../store/clickhouse/literal.js';
 import { SqlDialect, type JoinScope, type SqlValue } from './dialect.js';
 import type { DateGrouping } from './fields.js';
@@ -19,6 +20,11 @@ export class ClickHouseDialect extends SqlDialect {
   override readonly name: string = 'clickhouse';
   // 18.16's WITH names expressions only, not subqueries.
   override readonly commonTableExpressions: boolean = false;
+
+  /** `features`: the connected release's (ClickHouseEventStore.features); 18.16's SQL runs on every release. */
+  constructor(readonly features: ClickHouseFeatures = CLICKHOUSE_18_16) {
+    super();
+  }
 
   /** No binding: the value's escaped literal (src/store/clickhouse/literal.ts), nothing pushed to `params`. */
   override placeholder(value: SqlValue, _params: SqlValue[]): string {
@@ -39,8 +45,12 @@ export class ClickHouseDialect extends SqlDialect {
     return unit === 'month' || unit === 'year' ? `toDateTime(${start}, 'UTC')` : start;
   }
 
+  /**
+   * toString, not formatDateTime: its `%M` is the minute in 18.16 but the month's name from 23.4 on (MySQL's
+   * meaning), while toString(DateTime, zone) writes `YYYY-MM-DD HH:MM:SS` in every release.
+   */
   override formatBucket(bucket: string): string {
-    return `formatDateTime(${bucket}, '%Y-%m-%d %H:%M:%S', 'UTC')`;
+    return `toString(${bucket}, 'UTC')`;
   }
 
   /**
@@ -102,7 +112,16 @@ export class ClickHouseDialect extends SqlDialect {
   override joinVisits(alias: string, scope: JoinScope): string {
     // Named explicitly: 18.16 would name a column `v.x` after its qualified expression.
     const columns = JOINED_VISIT_COLUMNS.map((c) => `${alias}.${c} AS ${c}`).join(', ');
-    return `ANY INNER JOIN (${this.newestVisits(columns, alias, scope)}) AS ${alias}`;
+    return `${this.anyInnerJoin()} (${this.newestVisits(columns, alias, scope)}) AS ${alias}`;
+  }
+
+  /**
+   * A join on a right side with one row per key. 18.16's ANY INNER JOIN keeps every left row (with one right row
+   * each), about 10% faster than ALL there. From 19.14 ANY INNER JOIN joins each right row at most once (most hits
+   * of a visit would be dropped), so later releases get INNER JOIN, which joins the same rows here.
+   */
+  private anyInnerJoin(): string {
+    return atLeast(this.features, 19, 14) ? 'INNER JOIN' : 'ANY INNER JOIN';
   }
 
   override visitIds(site: string, where: readonly string[]): string {

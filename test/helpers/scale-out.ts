@@ -7,11 +7,11 @@ import type { ScaleOutOptions } from '../../src/assemble.js';
 import { freshSchema, DATABASE_URL } from './postgres.js';
 import { REDIS_URL } from './redis.js';
 import { Redis } from 'ioredis';
+import { CLICKHOUSE_URL, dropTestDatabase, TEST_TRANSPORT } from './clickhouse.js';
 
 export const TEST_STORE: 'embedded' | 'scale-out' = process.env.PLUMB_TEST_STORE === 'scale-out' ? 'scale-out' : 'embedded';
 
-/** The ClickHouse started by scripts/clickhouse/start.sh unless PLUMB_TEST_CLICKHOUSE_URL says otherwise. */
-export const CLICKHOUSE_URL = process.env.PLUMB_TEST_CLICKHOUSE_URL ?? 'http://127.0.0.1:8123';
+export { CLICKHOUSE_URL } from './clickhouse.js';
 
 export interface ScaleOutFixture {
   options: ScaleOutOptions;
@@ -20,7 +20,7 @@ export interface ScaleOutFixture {
   drop(): Promise<void>;
 }
 
-/** Runs one statement on the test ClickHouse over HTTP and returns its text output (test setup and checks only). */
+/** Runs one statement on the test ClickHouse server over HTTP and returns its text output (test setup and checks only). */
 export async function clickhouseStatement(sql: string): Promise<string> {
   const res = await fetch(`${CLICKHOUSE_URL}/`, { method: 'POST', body: sql });
   const text = await res.text();
@@ -53,13 +53,15 @@ export async function freshScaleOut(dataDir?: string): Promise<ScaleOutFixture> 
       databaseSchema: schema,
       clickhouseUrl: CLICKHOUSE_URL,
       clickhouseDatabase: database,
+      // ClickHouse 26 in process when the suite runs on it (PLUMB_TEST_CLICKHOUSE=chdb, test/helpers/clickhouse.ts).
+      ...(TEST_TRANSPORT ? { clickhouseTransport: TEST_TRANSPORT } : {}),
       redisUrl: REDIS_URL,
       ...(dataDir ? { dataDir } : {}),
     },
     redisPrefix,
     async drop() {
       await dropSchema();
-      await clickhouseStatement(`DROP DATABASE IF EXISTS ${database}`);
+      await dropTestDatabase(database);
       const redis = new Redis(REDIS_URL);
       try {
         const keys = await redis.keys(`${redisPrefix}*`);

@@ -8,10 +8,10 @@ import { ClickHouseDialect } from '../../src/report/clickhouse-dialect.js';
 import { likePattern, ReportCompiler } from '../../src/report/compiler.js';
 import { SqlDialect } from '../../src/report/dialect.js';
 import type { ReportQuery } from '../../src/report/query.js';
-import { ClickHouseConnection, parseClickHouseUrl } from '../../src/store/clickhouse/client.js';
+import type { ClickHouseConnection } from '../../src/store/clickhouse/client.js';
 import { sqlLiteral } from '../../src/store/clickhouse/literal.js';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
-import { CLICKHOUSE_URL } from '../helpers/scale-out.js';
+import { testConnection } from '../helpers/clickhouse.js';
 
 
 describe('ClickHouseDialect against DuckDB', () => {
@@ -20,7 +20,7 @@ describe('ClickHouseDialect against DuckDB', () => {
   let conn: ClickHouseConnection;
   let db: DuckDatabase;
   before(async () => {
-    conn = ClickHouseConnection.open(parseClickHouseUrl(CLICKHOUSE_URL, 'default'), { useDatabase: false });
+    conn = testConnection();
     db = await DuckDatabase.open(':memory:');
   });
   after(async () => {

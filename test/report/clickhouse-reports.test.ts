@@ -17,14 +17,13 @@ import { SqlDialect } from '../../src/report/dialect.js';
 import { ReportEngine } from '../../src/report/engine.js';
 import { parseReportRequest } from '../../src/report/parse.js';
 import { QueryGate } from '../../src/report/query-gate.js';
-import { ClickHouseConnection, parseClickHouseUrl } from '../../src/store/clickhouse/client.js';
 import { ClickHouseEventStore } from '../../src/store/clickhouse/event-store.js';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
 import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
 import { migrate } from '../../src/store/duckdb/migrations.js';
 import { SqlMetaStore } from '../../src/store/sql-meta-store.js';
 import type { Site } from '../../src/store/types.js';
-import { CLICKHOUSE_URL } from '../helpers/scale-out.js';
+import { testConnection, testEngine } from '../helpers/clickhouse.js';
 
 const NOW = new Date('2026-03-10T12:00:00.250Z');
 const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
@@ -89,10 +88,10 @@ describe('reports on ClickHouse answer as on DuckDB', () => {
     }
     await ingest.buffer.flush();
     const database = `plumb_test_${randomBytes(6).toString('hex')}`;
-    ch = await ClickHouseEventStore.open({ url: CLICKHOUSE_URL, database, node: 'test' });
+    ch = await ClickHouseEventStore.open({ ...testEngine(), database, node: 'test' });
     // Visits as a live ClickHouse holds them: several versions of each in separate parts, older ones written
     // before and after the newest (processes race), merges stopped so that only FINAL can pick the right one.
-    const conn = ClickHouseConnection.open(parseClickHouseUrl(CLICKHOUSE_URL, database));
+    const conn = testConnection(database);
     await conn.exec('SYSTEM STOP MERGES visits');
     await conn.close();
     const stale = (v: VisitRecord): VisitRecord =>
@@ -105,7 +104,7 @@ describe('reports on ClickHouse answer as on DuckDB', () => {
     }
     sample = await duck.listHits(sites.ny.id);
     duckReports = new ReportEngine(duck, new ReportCompiler(new SqlDialect()), new QueryGate(), () => NOW);
-    chReports = new ReportEngine(ch, new ReportCompiler(new ClickHouseDialect()), new QueryGate(), () => NOW);
+    chReports = new ReportEngine(ch, new ReportCompiler(new ClickHouseDialect(ch.features)), new QueryGate(), () => NOW);
   });
   after(async () => {
     await ingest?.close();

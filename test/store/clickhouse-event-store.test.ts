@@ -6,17 +6,17 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { NO_ATTRIBUTION, type VisitRecord } from '../../src/domain/hits.js';
-import { ClickHouseConnection, parseClickHouseUrl } from '../../src/store/clickhouse/client.js';
+import { parseClickHouseUrl } from '../../src/store/clickhouse/client.js';
 import { ClickHouseEventStore } from '../../src/store/clickhouse/event-store.js';
 import { identifier, sqlLiteral } from '../../src/store/clickhouse/literal.js';
 import { MIGRATIONS } from '../../src/store/clickhouse/migrations.js';
-import { CLICKHOUSE_URL } from '../helpers/scale-out.js';
+import { testConnection, testEngine } from '../helpers/clickhouse.js';
 import { storedHit } from '../helpers/stored-hits.js';
 
 const freshName = () => `plumb_test_${randomBytes(6).toString('hex')}`;
 
 describe('sqlLiteral on ClickHouse', () => {
-  const conn = ClickHouseConnection.open(parseClickHouseUrl(CLICKHOUSE_URL, 'default'), { useDatabase: false });
+  const conn = testConnection();
   after(() => conn.close());
 
   const STRINGS = [
@@ -71,7 +71,7 @@ describe('ClickHouseEventStore', () => {
     for (const s of cleanup) await s.close();
   });
   const open = async (database: string, node = 'node-a') => {
-    const store = await ClickHouseEventStore.open({ url: CLICKHOUSE_URL, database, node });
+    const store = await ClickHouseEventStore.open({ ...testEngine(), database, node });
     cleanup.push(store);
     return store;
   };
@@ -123,7 +123,7 @@ describe('ClickHouseEventStore', () => {
     await other.write([hit('/other-node', '2026-02-01T00:00:00Z')], [], 30);
     // A crash after the batch's hits (here: one of its two month parts) but before its mark: the hits are there,
     // tagged with sequence 20, and no mark says the batch was stored.
-    const conn = ClickHouseConnection.open(parseClickHouseUrl(CLICKHOUSE_URL, database));
+    const conn = testConnection(database);
     await conn.exec(
       `INSERT INTO hits (site_id, type, ts, pathname, log_node, log_seq) VALUES ('S', 'pageview', ${Date.parse('2026-02-01T00:00:01Z')}, '/cut-short', 'node-a', 20)`,
     );
@@ -145,7 +145,7 @@ describe('ClickHouseEventStore', () => {
     const database = freshName();
     const store = await open(database);
     await store.dropDatabase();
-    const probe = ClickHouseConnection.open(parseClickHouseUrl(CLICKHOUSE_URL), { useDatabase: false });
+    const probe = testConnection();
     const [row] = await probe.rows(`SELECT count() AS n FROM system.databases WHERE name = '${database}'`);
     await probe.close();
     assert.equal(row!.n, 0n);

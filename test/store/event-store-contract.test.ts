@@ -10,7 +10,7 @@ import { DuckDatabase } from '../../src/store/duckdb/database.js';
 import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
 import { migrate } from '../../src/store/duckdb/migrations.js';
 import type { EventStore } from '../../src/store/types.js';
-import { CLICKHOUSE_URL } from '../helpers/scale-out.js';
+import { TEST_CLICKHOUSE, testEngine } from '../helpers/clickhouse.js';
 import { storedHit as hit } from '../helpers/stored-hits.js';
 
 
@@ -30,9 +30,9 @@ const backends: Backend[] = [
     },
   },
   {
-    name: 'ClickHouse',
+    name: `ClickHouse (${TEST_CLICKHOUSE})`,
     async open() {
-      const store = await ClickHouseEventStore.open({ url: CLICKHOUSE_URL, database: `plumb_test_${randomBytes(6).toString('hex')}`, node: 'node-a' });
+      const store = await ClickHouseEventStore.open({ ...testEngine(), database: `plumb_test_${randomBytes(6).toString('hex')}`, node: 'node-a' });
       return { store, done: async () => (await store.dropDatabase(), await store.close()) };
     },
   },

@@ -1,19 +1,15 @@
-// A ClickHouse connection for the event store: the official @clickhouse/client over HTTP (checked against
-// 18.16: queries, commands and inserts work; its defaults send no setting 18.16 rejects), with rows shaped as the
-// DuckDB store shapes them so the report engine reads both alike.
+// A ClickHouse connection for the event store: SQL text in, rows out, over a transport (HTTP in production,
+// src/store/clickhouse/transport.ts), with rows shaped as the DuckDB store shapes them so the report engine
+// reads both alike.
 
-import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
-import { identifier } from './literal.js';
+import { identifier, sqlLiteral } from './literal.js';
+import { httpTransport, type ClickHouseTarget, type ClickHouseTransport, type OpenTransport } from './transport.js';
 
+export type { ClickHouseTarget, OpenTransport } from './transport.js';
 export type Row = Record<string, unknown>;
 
-/** Where to connect, from `http(s)://[user[:password]@]host:port[/database]`. */
-export interface ClickHouseTarget {
-  origin: string;
-  username: string;
-  password: string;
-  database: string;
-}
+/** Settings of one query, written into its SQL as a SETTINGS clause (18.16 and 26.x both read it). */
+export type QuerySettings = Readonly<Record<string, string | number>>;
 
 export function parseClickHouseUrl(url: string, database?: string): ClickHouseTarget {
   const u = new URL(url);
@@ -38,35 +34,31 @@ function shape(type: string, value: unknown): unknown {
   return value;
 }
 
+/**
+ * A query with its settings. In the SQL text rather than beside it (HTTP URL parameters), so that every transport
+ * sends the same statement. Names are constants of this module's callers; values go through sqlLiteral().
+ */
+export function withSettings(sql: string, settings: QuerySettings | undefined): string {
+  const entries = Object.entries(settings ?? {});
+  if (entries.length === 0) return sql;
+  return `${sql} SETTINGS ${entries.map(([name, value]) => `${identifier(name)} = ${sqlLiteral(value)}`).join(', ')}`;
+}
+
 export class ClickHouseConnection {
   private constructor(
-    private readonly client: ClickHouseClient,
+    private readonly transport: ClickHouseTransport,
     readonly database: string,
   ) {}
 
-  /** A connection to `target.database`, or to the server's default database when `database` is false. */
-  static open(target: ClickHouseTarget, options: { useDatabase?: boolean } = {}): ClickHouseConnection {
-    const client = createClient({
-      url: target.origin,
-      username: target.username,
-      password: target.password,
-      ...(options.useDatabase === false ? {} : { database: target.database }),
-      // The client's default request timeout (30 s): no report or batch comes near it, and a longer one makes the
-      // client ask for progress headers, one more thing old servers and proxies handle differently.
-      keep_alive: { enabled: true },
-      max_open_connections: 16,
-      // Wire compression is off: the server is on a near network and 18.16 gains nothing measurable here.
-      compression: { request: false, response: false },
-      // Failures reach the caller as errors with ClickHouse's message (an invalid regex is a 400, not a log line).
-      log: { level: ClickHouseLogLevel.OFF },
-    });
-    return new ClickHouseConnection(client, target.database);
+  /** A connection to `target.database`, or to the server's default database when `useDatabase` is false. */
+  static open(target: ClickHouseTarget, options: { useDatabase?: boolean; transport?: OpenTransport } = {}): ClickHouseConnection {
+    const open = options.transport ?? httpTransport;
+    return new ClickHouseConnection(open(target, options.useDatabase !== false), target.database);
   }
 
   /** Rows of a SELECT, 64-bit integers as bigint; `settings` for this query only. Errors carry ClickHouse's own message. */
-  async rows(sql: string, settings?: ClickHouseSettings): Promise<Row[]> {
-    const result = await this.client.query({ query: sql, format: 'JSON', ...(settings ? { clickhouse_settings: settings } : {}) });
-    const json = await result.json<Row>();
+  async rows(sql: string, settings?: QuerySettings): Promise<Row[]> {
+    const json = await this.transport.query(withSettings(sql, settings));
     const types = new Map((json.meta ?? []).map((m) => [m.name, m.type]));
     return json.data.map((row) => {
       const out: Row = {};
@@ -75,12 +67,17 @@ export class ClickHouseConnection {
     });
   }
 
-  /** A statement without a result (DDL, ALTER, INSERT ... VALUES), sent whole in the request body. */
+  /** A statement without a result (DDL, ALTER, SYSTEM), sent whole. */
   async exec(sql: string): Promise<void> {
-    await this.client.command({ query: sql });
+    await this.transport.command(sql);
+  }
+
+  /** An INSERT ... VALUES statement built from literals. */
+  async insert(sql: string): Promise<void> {
+    await this.transport.insert(sql);
   }
 
   close(): Promise<void> {
-    return this.client.close();
+    return this.transport.close();
   }
 }

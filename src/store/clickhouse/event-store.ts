@@ -1,12 +1,13 @@
 // EventStore on ClickHouse (scale-out): hits in a MergeTree, visits in a ReplacingMergeTree read with FINAL,
 // batched VALUES inserts built by the one literal function, and the hit-log watermark kept per node in the hits.
 // Written for 18.16 (Debian's package) and later releases: no query parameters, DateTime64, LowCardinality or
-// CTEs are used. Tested on 18.16.1 only.
+// CTEs are used. Tested on 18.16.1 (HTTP) and 26.7 (chdb, in process); version() is read once on open.
 
 import { visitVersion, type StoredHit, type VisitRecord } from '../../domain/hits.js';
 import { HIT_TEXT_COLUMNS, hitFromRow, snake, VISIT_ATTRIBUTION_COLUMNS, visitFromRow } from '../event-rows.js';
 import type { EventStore, QueryParam } from '../types.js';
-import { ClickHouseConnection, parseClickHouseUrl, type ClickHouseTarget, type Row } from './client.js';
+import { ClickHouseConnection, parseClickHouseUrl, type ClickHouseTarget, type OpenTransport, type QuerySettings, type Row } from './client.js';
+import { featuresOf, type ClickHouseFeatures } from './features.js';
 import { identifier, sqlLiteral } from './literal.js';
 import { ensureDatabase, migrate } from './migrations.js';
 
@@ -17,6 +18,8 @@ export interface ClickHouseEventStoreOptions {
   database?: string;
   /** This process's hit-log identity (a stable random id per data dir): logWatermark() is per node. */
   node: string;
+  /** How to reach ClickHouse: HTTP unless a test or benchmark plugs in another engine (test/helpers/chdb.ts). */
+  transport?: OpenTransport;
 }
 
 /** Visit rows per INSERT: a flush of the write buffer is one or two requests, never one per row. */
@@ -28,7 +31,7 @@ const ROWS_PER_INSERT = 20_000;
  * the set for it cost more than the whole scan (the reports that read visits ran about 2x faster without, see
  * docs/benchmarks.md). Skipping granules or not never changes an answer.
  */
-const REPORT_SETTINGS = { use_index_for_in_with_subqueries: 0 } as const;
+const REPORT_SETTINGS: QuerySettings = { use_index_for_in_with_subqueries: 0 };
 const MUTATION_TIMEOUT_MS = 120_000;
 
 const HIT_COLUMNS = [
@@ -68,25 +71,31 @@ export class ClickHouseEventStore implements EventStore {
     private readonly conn: ClickHouseConnection,
     private readonly target: ClickHouseTarget,
     private readonly node: string,
+    private readonly openTransport: OpenTransport | undefined,
+    /** The server's release and what it can do, read once on open (the dialect is built from it). */
+    readonly features: ClickHouseFeatures,
   ) {}
 
   /** Connects, creates the database if missing and applies migrations (safe when several processes start at once). */
   static async open(o: ClickHouseEventStoreOptions): Promise<ClickHouseEventStore> {
     const target = parseClickHouseUrl(o.url, o.database);
-    const admin = ClickHouseConnection.open(target, { useDatabase: false });
+    const transport = o.transport;
+    const admin = ClickHouseConnection.open(target, { useDatabase: false, ...(transport ? { transport } : {}) });
     try {
       await ensureDatabase(admin, target.database);
     } finally {
       await admin.close();
     }
-    const conn = ClickHouseConnection.open(target);
+    const conn = ClickHouseConnection.open(target, transport ? { transport } : {});
     try {
-      await migrate(conn);
+      const [row] = await conn.rows('SELECT version() AS version');
+      const features = featuresOf(String(row?.version ?? ''));
+      await migrate(conn, features);
+      return new ClickHouseEventStore(conn, target, o.node, transport, features);
     } catch (err) {
       await conn.close();
       throw err;
     }
-    return new ClickHouseEventStore(conn, target, o.node);
   }
 
   /** Report SQL from ClickHouseDialect, whose values are already inlined literals: nothing is bound here. */
@@ -105,15 +114,15 @@ export class ClickHouseEventStore implements EventStore {
   async write(hits: readonly StoredHit[], visits: readonly VisitRecord[], logSeq?: number): Promise<void> {
     for (let i = 0; i < visits.length; i += ROWS_PER_INSERT) {
       const rows = visits.slice(i, i + ROWS_PER_INSERT).map(visitTuple);
-      await this.conn.exec(`INSERT INTO visits (${VISIT_COLUMNS.join(', ')}) VALUES ${rows.join(',')}`);
+      await this.conn.insert(`INSERT INTO visits (${VISIT_COLUMNS.join(', ')}) VALUES ${rows.join(',')}`);
     }
     if (hits.length > 0) {
       // One INSERT for the whole batch, every row tagged with the same sequence number (see above).
       const rows = hits.map((h) => hitTuple(h, this.node, logSeq ?? 0));
-      await this.conn.exec(`INSERT INTO hits (${HIT_COLUMNS.join(', ')}) VALUES ${rows.join(',')}`);
+      await this.conn.insert(`INSERT INTO hits (${HIT_COLUMNS.join(', ')}) VALUES ${rows.join(',')}`);
     }
     if (logSeq !== undefined) {
-      await this.conn.exec(`INSERT INTO hit_log_marks VALUES (${sqlLiteral(this.node)}, ${sqlLiteral(logSeq)})`);
+      await this.conn.insert(`INSERT INTO hit_log_marks VALUES (${sqlLiteral(this.node)}, ${sqlLiteral(logSeq)})`);
     }
   }
 
@@ -168,7 +177,7 @@ export class ClickHouseEventStore implements EventStore {
 
   /** Drops the database (tests). */
   async dropDatabase(): Promise<void> {
-    const admin = ClickHouseConnection.open(this.target, { useDatabase: false });
+    const admin = ClickHouseConnection.open(this.target, { useDatabase: false, ...(this.openTransport ? { transport: this.openTransport } : {}) });
     try {
       await admin.exec(`DROP DATABASE IF EXISTS ${identifier(this.target.database)}`);
     } finally {

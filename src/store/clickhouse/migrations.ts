@@ -3,13 +3,22 @@
 // and schema_migrations (deduplicated by version) records it.
 
 import type { ClickHouseConnection } from './client.js';
+import { atLeast, type ClickHouseFeatures } from './features.js';
 import { identifier, sqlLiteral } from './literal.js';
 
 interface Migration {
   version: number;
   name: string;
-  statements: string[];
+  /** The statements, written for the connected release where releases need different SQL. */
+  statements: (string | ((f: ClickHouseFeatures) => string))[];
 }
+
+/**
+ * `ADD COLUMN`, idempotent: `IF NOT EXISTS` where the release has it (not 18.16: there a second process adding
+ * the same column gets code 44, which idempotent() accepts; 26.x reports that case as code 15, DUPLICATE_COLUMN,
+ * and has IF NOT EXISTS, checked under the table's ALTER lock).
+ */
+const addColumn = (f: ClickHouseFeatures) => (atLeast(f, 20) ? 'ADD COLUMN IF NOT EXISTS' : 'ADD COLUMN');
 
 // Text columns of a hit, in DuckDB's table order (src/store/duckdb/migrations.ts).
 const HIT_TEXT = [
@@ -53,7 +62,7 @@ export const MIGRATIONS: Migration[] = [
     name: 'attribution belongs to the visit',
     // The visit's attribution (its first hit's), for resuming visits. Hits recorded before this version keep
     // their own attribution here (18.16 cannot update rows from another table's values; docs/reports.md).
-    statements: VISIT_ATTRIBUTION.map((c) => `ALTER TABLE visits ADD COLUMN ${c} String DEFAULT ''`),
+    statements: VISIT_ATTRIBUTION.map((c) => (f: ClickHouseFeatures) => `ALTER TABLE visits ${addColumn(f)} ${c} String DEFAULT ''`),
   },
 ];
 
@@ -79,7 +88,7 @@ export async function ensureDatabase(admin: ClickHouseConnection, database: stri
 }
 
 /** Brings the schema up to the newest version; returns the versions this call applied. */
-export async function migrate(conn: ClickHouseConnection): Promise<number[]> {
+export async function migrate(conn: ClickHouseConnection, features: ClickHouseFeatures): Promise<number[]> {
   await idempotent(
     conn,
     `CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, applied_at DateTime)
@@ -89,7 +98,7 @@ export async function migrate(conn: ClickHouseConnection): Promise<number[]> {
   const ran: number[] = [];
   for (const m of MIGRATIONS) {
     if (applied.has(m.version)) continue;
-    for (const sql of m.statements) await idempotent(conn, sql);
+    for (const sql of m.statements) await idempotent(conn, typeof sql === 'string' ? sql : sql(features));
     await conn.exec(`INSERT INTO schema_migrations VALUES (${sqlLiteral(m.version)}, ${sqlLiteral(m.name)}, now())`);
     ran.push(m.version);
   }
