@@ -1,9 +1,11 @@
 // Report speed: 10 million generated pageviews in the embedded store, a fixed set of typical reports timed
 // through the API (app.inject: auth, validation, compilation, the query gate, shaping) and the same compiled
 // SQL run directly on DuckDB in the same run; then the same rows copied into ClickHouse (the scale-out
-// configuration: PostgreSQL + ClickHouse + Redis) and the same reports timed the same way. API median / direct
-// median and absolute times. BENCH_STORES=embedded skips ClickHouse; BENCH_KEEP_CLICKHOUSE=1 keeps the loaded
-// ClickHouse tables (in database plumb_bench_reports) to try SQL on by hand.
+// configuration: PostgreSQL + ClickHouse + Redis), once on the ClickHouse server (18.16 here, HTTP) and once on
+// ClickHouse 26 in process (chdb, behind the same transport seam), and the same reports timed the same way. API
+// median / direct median and absolute times; the run fails unless every answer equals DuckDB's.
+// BENCH_STORES picks among embedded,clickhouse,chdb; BENCH_KEEP_CLICKHOUSE=1 keeps the server's loaded tables (in
+// database plumb_bench_reports) to try SQL on by hand.
 
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -13,7 +15,12 @@ import { Readable } from 'node:stream';
 import { assemble } from '../src/assemble.js';
 import { bootstrap } from '../src/bootstrap.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../test/helpers/app.js';
+import { chdbTransport } from '../test/helpers/chdb.js';
 import { CLICKHOUSE_URL, freshScaleOut } from '../test/helpers/scale-out.js';
+import { ClickHouseConnection, parseClickHouseUrl } from '../src/store/clickhouse/client.js';
+import type { ClickHouseEventStore } from '../src/store/clickhouse/event-store.js';
+import { stringLiteral } from '../src/store/clickhouse/literal.js';
+import type { OpenTransport } from '../src/store/clickhouse/transport.js';
 import { parseReportRequest } from '../src/report/parse.js';
 import type { DuckDatabase } from '../src/store/duckdb/database.js';
 
@@ -164,39 +171,65 @@ async function clickhouseRows(database: string, sql: string): Promise<string> {
   return res.text();
 }
 
-/**
- * The embedded store's rows, exported by DuckDB as CSV and loaded with ClickHouse's CSV reader (times as epoch
- * milliseconds, the other site id), then waits for background merges to settle, as a long-running server's
- * tables would be.
- */
-async function copyToClickHouse(db: DuckDatabase, from: string, to: string, database: string): Promise<void> {
+const TEXT_COLUMNS = ['hostname', 'pathname', 'referrer_hostname', 'referrer_pathname', 'referrer_source', 'utm_campaign', 'utm_content', 'utm_medium', 'utm_source', 'utm_term', 'ref', 'keyword', 'browser', 'operating_system', 'device_type', 'country_code', 'region', 'state', 'city'];
+const HIT_COLUMNS = ['site_id', 'type', 'ts', 'visitor_id', 'visit_id', ...TEXT_COLUMNS, 'event_name', 'value', 'first_view', 'log_node', 'log_seq'];
+const VISIT_COLUMNS = ['visit_id', 'site_id', 'visitor_id', 'started_at', 'last_seen_at', 'entry_page', 'exit_page', 'exit_hostname', 'pageviews', 'events', 'referrer_hostname', 'referrer_pathname', 'paths_exact', 'version'];
+
+/** The embedded store's rows as CSV files for ClickHouse (times as epoch milliseconds, under site id `to`). */
+async function exportForClickHouse(db: DuckDatabase, from: string, to: string, dir: string): Promise<{ hits: string; visits: string }> {
   if (!/^[A-Za-z0-9]+$/.test(to)) throw new Error(`unexpected site id ${to}`);
+  const hits = join(dir, 'hits.csv');
+  const visits = join(dir, 'visits.csv');
+  await db.serial(async (q) => {
+    await q.exec(
+      `COPY (SELECT '${to}', type, epoch_ms(ts), visitor_id, visit_id, ${TEXT_COLUMNS.join(', ')}, event_name, value, CAST(first_view AS INTEGER), '', 0
+             FROM hits WHERE site_id = '${from}' ORDER BY ts) TO '${hits}' (FORMAT CSV, HEADER false)`,
+    );
+    await q.exec(
+      `COPY (SELECT visit_id, '${to}', visitor_id, epoch_ms(started_at), epoch_ms(last_seen_at), entry_page, exit_page, exit_hostname,
+                    pageviews, events, referrer_hostname, referrer_pathname, CAST(paths_exact AS INTEGER), pageviews + events
+             FROM visits WHERE site_id = '${from}') TO '${visits}' (FORMAT CSV, HEADER false)`,
+    );
+  });
+  return { hits, visits };
+}
+
+/** A ClickHouse engine of the benchmark: the server over HTTP, or chdb in process (`transport`). */
+interface Engine {
+  name: string;
+  transport?: OpenTransport;
+}
+
+const STRUCTURE_TYPES: Record<string, string> = {
+  ts: 'Int64', started_at: 'Int64', last_seen_at: 'Int64', value: 'Int64', visitor_id: 'UInt64', visit_id: 'UInt64', version: 'UInt64',
+  log_seq: 'UInt64', pageviews: 'UInt32', events: 'UInt32', first_view: 'UInt8', paths_exact: 'UInt8',
+};
+
+/**
+ * Copies the embedded store's rows into a scale-out app's ClickHouse: exported by DuckDB as CSV, read by the
+ * server over HTTP or by chdb from the file itself (file()). Then waits for background merges to settle, as a
+ * long-running server's tables would be.
+ */
+async function copyToClickHouse(engine: Engine, db: DuckDatabase, from: string, to: string, database: string): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'plumb-bench-'));
+  const conn = engine.transport ? ClickHouseConnection.open(parseClickHouseUrl(CLICKHOUSE_URL, database), { transport: engine.transport }) : undefined;
   try {
-    const text = ['hostname', 'pathname', 'referrer_hostname', 'referrer_pathname', 'referrer_source', 'utm_campaign', 'utm_content', 'utm_medium', 'utm_source', 'utm_term', 'ref', 'keyword', 'browser', 'operating_system', 'device_type', 'country_code', 'region', 'state', 'city'];
-    const hitColumns = ['site_id', 'type', 'ts', 'visitor_id', 'visit_id', ...text, 'event_name', 'value', 'first_view', 'log_node', 'log_seq'];
-    const visitColumns = ['visit_id', 'site_id', 'visitor_id', 'started_at', 'last_seen_at', 'entry_page', 'exit_page', 'exit_hostname', 'pageviews', 'events', 'referrer_hostname', 'referrer_pathname', 'paths_exact', 'version'];
-    const hits = join(dir, 'hits.csv');
-    const visits = join(dir, 'visits.csv');
-    await db.serial(async (q) => {
-      await q.exec(
-        `COPY (SELECT '${to}', type, epoch_ms(ts), visitor_id, visit_id, ${text.join(', ')}, event_name, value, CAST(first_view AS INTEGER), '', 0
-               FROM hits WHERE site_id = '${from}' ORDER BY ts) TO '${hits}' (FORMAT CSV, HEADER false)`,
-      );
-      await q.exec(
-        `COPY (SELECT visit_id, '${to}', visitor_id, epoch_ms(started_at), epoch_ms(last_seen_at), entry_page, exit_page, exit_hostname,
-                      pageviews, events, referrer_hostname, referrer_pathname, CAST(paths_exact AS INTEGER), pageviews + events
-               FROM visits WHERE site_id = '${from}') TO '${visits}' (FORMAT CSV, HEADER false)`,
-      );
-    });
-    await clickhouseInsert(database, `INSERT INTO visits (${visitColumns.join(', ')}) FORMAT CSV`, visits);
-    await clickhouseInsert(database, `INSERT INTO hits (${hitColumns.join(', ')}) FORMAT CSV`, hits);
+    const files = await exportForClickHouse(db, from, to, dir);
+    const load = async (table: string, columns: string[], file: string) => {
+      if (!conn) return clickhouseInsert(database, `INSERT INTO ${table} (${columns.join(', ')}) FORMAT CSV`, file);
+      const structure = columns.map((c) => `${c} ${STRUCTURE_TYPES[c] ?? 'String'}`).join(', ');
+      return conn.insert(`INSERT INTO ${table} (${columns.join(', ')}) SELECT * FROM file(${stringLiteral(file)}, 'CSV', ${stringLiteral(structure)})`);
+    };
+    await load('visits', VISIT_COLUMNS, files.visits);
+    await load('hits', HIT_COLUMNS, files.hits);
     for (let i = 0; i < 600; i++) {
-      const merging = Number((await clickhouseRows(database, `SELECT count() FROM system.merges WHERE database = '${database}'`)).trim());
+      const sql = `SELECT count() AS n FROM system.merges WHERE database = ${stringLiteral(database)}`;
+      const merging = conn ? Number((await conn.rows(sql))[0]?.n ?? 0) : Number((await clickhouseRows(database, sql.replace(' AS n', ''))).trim());
       if (merging === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
   } finally {
+    await conn?.close();
     await rm(dir, { recursive: true, force: true });
   }
 }
@@ -215,12 +248,12 @@ async function keepClickHouseTables(database: string, site: string, end: Date): 
   console.log(`ClickHouse tables kept in ${KEPT_DATABASE} (site ${site}, range end ${end.toISOString()}); DROP DATABASE ${KEPT_DATABASE} when done`);
 }
 
-/** A scale-out app (PostgreSQL + ClickHouse + Redis, fresh namespaces) with the bench's tokens. */
-async function startScaleOutApp(): Promise<{ t: TestApp; database: string; drop: () => Promise<void> }> {
+/** A scale-out app (PostgreSQL + ClickHouse + Redis, fresh namespaces) on `engine`, with the bench's tokens. */
+async function startScaleOutApp(engine: Engine): Promise<{ t: TestApp; database: string; version: string; drop: () => Promise<void> }> {
   const fixture = await freshScaleOut();
   const plumb = await assemble({
     dbPath: ':memory:',
-    scaleOut: fixture.options,
+    scaleOut: { ...fixture.options, ...(engine.transport ? { clickhouseTransport: engine.transport } : {}) },
     redisPrefix: fixture.redisPrefix,
     adminToken: ADMIN_TOKEN,
     rateLimits: false,
@@ -238,11 +271,23 @@ async function startScaleOutApp(): Promise<{ t: TestApp; database: string; drop:
       return { status: res.statusCode, body: JSON.parse(res.body), headers: res.headers };
     },
   } as unknown as TestApp;
-  return { t, database: fixture.options.clickhouseDatabase!, drop: async () => (await plumb.close(), await fixture.drop()) };
+  const events = plumb.events as ClickHouseEventStore;
+  const drop = async () => {
+    // In process, the fixture's clean-up (on the server) cannot reach chdb's copy: dropped here first.
+    if (engine.transport && process.env.BENCH_KEEP_CLICKHOUSE !== '1') await events.dropDatabase();
+    await plumb.close();
+    await fixture.drop();
+  };
+  return { t, database: fixture.options.clickhouseDatabase!, version: events.features.version, drop };
 }
 
+const ENGINES: Record<string, Engine> = {
+  clickhouse: { name: 'server, HTTP' },
+  chdb: { name: 'chdb, in process', transport: chdbTransport },
+};
+
 export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<void> {
-  const stores = (process.env.BENCH_STORES ?? 'embedded,clickhouse').split(',');
+  const stores = (process.env.BENCH_STORES ?? 'embedded,clickhouse,chdb').split(',');
   const t: TestApp = await startTestApp({ limits: undefined, gate: { maxConcurrent: 2 } });
   const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Bench', timezone: 'UTC' })).body.id as string;
   const end = new Date(Math.floor(Date.now() / DAY) * DAY);
@@ -253,21 +298,29 @@ export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<
   const [{ n } = { n: 0n }] = await t.events.query("SELECT count(*) AS n FROM hits WHERE type = 'pageview'", []) as { n: bigint }[];
   const embedded = await timeReports(t, site, reportCases(site, end), rounds);
 
-  let scaleOut: { results: Result[]; copyMs: number } | undefined;
-  if (stores.includes('clickhouse')) {
-    const ch = await startScaleOutApp();
+  const scaleOut: { title: string; label: string; results: Result[] }[] = [];
+  for (const key of ['clickhouse', 'chdb'].filter((k) => stores.includes(k))) {
+    const engine = ENGINES[key]!;
+    const ch = await startScaleOutApp(engine);
     let chSite = '';
     try {
       chSite = (await ch.t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Bench', timezone: 'UTC' })).body.id as string;
       started = performance.now();
-      await copyToClickHouse(db, site, chSite, ch.database);
+      await copyToClickHouse(engine, db, site, chSite, ch.database);
       const copyMs = performance.now() - started;
       const timed = await timeReports(ch.t, chSite, reportCases(chSite, end), rounds);
       // Same rows, same reports: the answers must be the embedded store's, or the timing compares nothing.
-      if (JSON.stringify(timed.answers) !== JSON.stringify(embedded.answers)) throw new Error('ClickHouse answered differently from DuckDB');
-      scaleOut = { results: timed.results, copyMs };
+      if (JSON.stringify(timed.answers) !== JSON.stringify(embedded.answers)) {
+        throw new Error(`ClickHouse ${ch.version} (${engine.name}) answered differently from DuckDB`);
+      }
+      scaleOut.push({
+        title: `ClickHouse ${ch.version} (${engine.name}), scale-out (copy ${(copyMs / 1000).toFixed(1)} s)`,
+        label: `ClickHouse ${ch.version}`,
+        results: timed.results,
+      });
+      console.log(`${scaleOut.at(-1)!.title}: every answer equals DuckDB's`);
     } finally {
-      if (process.env.BENCH_KEEP_CLICKHOUSE === '1' && chSite) await keepClickHouseTables(ch.database, chSite, end);
+      if (!engine.transport && process.env.BENCH_KEEP_CLICKHOUSE === '1' && chSite) await keepClickHouseTables(ch.database, chSite, end);
       await ch.drop();
     }
   }
@@ -276,11 +329,12 @@ export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<
   const machine = `${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}; median of ${rounds} runs each`;
   console.log(`\nReport benchmark: ${Number(n).toLocaleString('en')} pageviews, ${visits.toLocaleString('en')} visits over 30 days (${machine})`);
   printTable(`Embedded DuckDB (load ${(loadMs / 1000).toFixed(1)} s)`, embedded.results);
-  if (scaleOut) {
-    const version = (await clickhouseRows('default', 'SELECT version()')).trim();
-    printTable(`ClickHouse ${version}, scale-out (copy ${(scaleOut.copyMs / 1000).toFixed(1)} s)`, scaleOut.results);
-    console.log('\n| report | embedded API ms | ClickHouse API ms |');
-    console.log('|---|---|---|');
-    scaleOut.results.forEach((r, i) => console.log(`| ${r.name} | ${embedded.results[i]!.api.toFixed(1)} | ${r.api.toFixed(1)} |`));
+  for (const run of scaleOut) printTable(run.title, run.results);
+  if (scaleOut.length > 0) {
+    console.log(`\n| report | embedded API ms | ${scaleOut.map((r) => `${r.label} API ms | / embedded`).join(' | ')} |`);
+    console.log(`|---|---|${scaleOut.map(() => '---|---|').join('')}`);
+    embedded.results.forEach((e, i) =>
+      console.log(`| ${e.name} | ${e.api.toFixed(1)} | ${scaleOut.map((r) => `${r.results[i]!.api.toFixed(1)} | ${(r.results[i]!.api / e.api).toFixed(2)}`).join(' | ')} |`),
+    );
   }
 }
