@@ -76,7 +76,8 @@ export function validFormPost(request: FastifyRequest, field: unknown): boolean 
 
 /** A body field of a form post as a string ('' when missing or not a string). */
 export function field(body: unknown, name: string): string {
-  const value = (body as Record<string, unknown> | undefined)?.[name];
+  // Own properties only: a JSON body inherits `constructor` and the like from Object.prototype.
+  const value = body && typeof body === 'object' && Object.hasOwn(body, name) ? (body as Record<string, unknown>)[name] : undefined;
   return typeof value === 'string' ? value : '';
 }
 
