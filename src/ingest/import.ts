@@ -4,7 +4,13 @@
 import type { IncomingHit } from '../domain/hits.js';
 import { parseTimestamp } from '../domain/time.js';
 import { InvalidHit, type HitPipeline } from './pipeline.js';
-import type { WriteBuffer } from './write-buffer.js';
+
+/** Where imported hits wait to be written: the write buffer, or its stand-in on the ingest thread. */
+export interface ImportRoom {
+  /** True while the import should wait for writes to catch up. */
+  readonly isFull: boolean;
+  flush(): Promise<void>;
+}
 
 export interface ImportError {
   line: number;
@@ -19,6 +25,10 @@ export interface ImportResult {
 }
 
 const MAX_REPORTED_ERRORS = 1000;
+
+/** Lines handled between turns of the event loop: a large import never holds the thread for long. */
+const LINES_PER_TURN = 256;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** `YYYY-MM-DD HH:MM:SS` (UTC) as DESIGN.md writes it; ISO 8601 with `Z` is accepted too. */
 function importTimestamp(text: unknown): Date | undefined {
@@ -90,25 +100,29 @@ const DROP_MESSAGES: Record<string, string> = {
 export async function importLines(
   lines: readonly string[],
   pipeline: HitPipeline,
-  buffer: WriteBuffer,
+  room: ImportRoom,
   firstLine = 1,
 ): Promise<ImportResult> {
   const errors: ImportError[] = [];
   const hits: { line: number; hit: IncomingHit }[] = [];
-  lines.forEach((text, i) => {
-    if (text.trim() === '') return;
+  for (let i = 0; i < lines.length; i++) {
+    if (i % LINES_PER_TURN === LINES_PER_TURN - 1) await nextTurn();
+    const text = lines[i]!;
+    if (text.trim() === '') continue;
     const line = firstLine + i;
     try {
       hits.push({ line, hit: parseImportLine(text) });
     } catch (err) {
       errors.push({ line, message: (err as Error).message });
     }
-  });
+  }
   hits.sort((a, b) => a.hit.timestamp.getTime() - b.hit.timestamp.getTime());
 
   let imported = 0;
-  for (const { line, hit } of hits) {
-    if (buffer.isFull) await buffer.flush();
+  for (let i = 0; i < hits.length; i++) {
+    if (i % LINES_PER_TURN === LINES_PER_TURN - 1) await nextTurn();
+    const { line, hit } = hits[i]!;
+    if (room.isFull) await room.flush();
     try {
       const outcome = await pipeline.process(hit);
       if (outcome.recorded) imported++;

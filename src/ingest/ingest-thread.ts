@@ -8,8 +8,9 @@ import type { DropReason } from '../metrics.js';
 import { RedisVisitStateStore } from '../store/redis/visit-state.js';
 import { Enricher } from './enrich/index.js';
 import { HitLog } from './hit-log.js';
+import { importLines, type ImportResult, type ImportRoom } from './import.js';
 import { HitPipeline, InvalidHit, type HitCounters, type HitSink } from './pipeline.js';
-import { StoredSalts } from './salts.js';
+import { EphemeralSalts, StoredSalts } from './salts.js';
 import { SiteDirectory } from './site-directory.js';
 import type { CounterDeltas, FromThread, IngestMeta, IngestMetaMethod, Result, ThreadConfig, ToThread } from './thread-protocol.js';
 import { keepNewest, SharedVisitTracker, VisitTracker, type VisitState } from './visits.js';
@@ -52,6 +53,9 @@ port.on('message', (message: ToThread) => {
       else call?.resolve(message.value);
       return;
     }
+    case 'import':
+      void runImport(message.id, message.session, message.ndjson.split('\n'), message.firstLine);
+      return;
     case 'forget':
       sites.forget(message.siteId);
       return;
@@ -67,6 +71,7 @@ port.on('message', (message: ToThread) => {
 // What goes back with the next message: results, rows and counts gathered since the last one.
 const newDeltas = (): CounterDeltas => ({ received: { pageview: 0, event: 0 }, recorded: { pageview: 0, event: 0 }, dropped: {} });
 let results: [number, Result][] = [];
+let imports: [number, ImportResult | { error: string }][] = [];
 let hits: StoredHit[] = [];
 let seqs: number[] = [];
 let visits = new Map<bigint, VisitRecord>();
@@ -79,8 +84,9 @@ function schedule(): void {
   scheduled = true;
   setImmediate(() => {
     scheduled = false;
-    send({ t: 'done', results, hits, seqs, visits: [...visits.values()], counters: deltas });
+    send({ t: 'done', results, imports, hits, seqs, visits: [...visits.values()], counters: deltas });
     results = [];
+    imports = [];
     hits = [];
     seqs = [];
     visits = new Map();
@@ -98,6 +104,8 @@ function row(hit: StoredHit, visit: VisitRecord, seq: number): void {
   hits.push(hit);
   seqs.push(seq);
   keepNewest(visits, visit);
+  // Out with the next message: imports send a few hundred at a time, never one large batch.
+  schedule();
 }
 
 const log = config.logDir ? (await HitLog.open(config.logDir, config.watermark)).log : undefined;
@@ -115,8 +123,9 @@ else {
 
 const sites = new SiteDirectory(meta);
 const salts = new StoredSalts(meta);
+const enricher = await Enricher.create();
 const pipeline = new HitPipeline({
-  enricher: await Enricher.create(),
+  enricher,
   sites,
   salts,
   visits: visitState,
@@ -124,6 +133,53 @@ const pipeline = new HitPipeline({
   counters,
   excludedHosts: config.excludedHosts,
 });
+
+// Imports: historical hits get throwaway salts and visit state of their own per import (a chunked import's chunks
+// share one), and rows go out unlogged like live ones; every few thousand hits the main thread is asked to let
+// the write buffer catch up.
+const IMPORT_SESSION_MS = 10 * 60 * 1000;
+const HITS_PER_ROOM_CHECK = 5000;
+const importSessions = new Map<string, { pipeline: HitPipeline; at: number }>();
+const importSink: HitSink = { add: (hit, visit) => row(hit, visit, 0) };
+const newImportPipeline = () =>
+  new HitPipeline({ enricher, sites, salts: new EphemeralSalts(), visits: new VisitTracker(), sink: importSink, counters, excludedHosts: config.excludedHosts });
+
+function importPipeline(session: string | undefined): HitPipeline {
+  const now = Date.now();
+  for (const [key, s] of importSessions) if (now - s.at > IMPORT_SESSION_MS) importSessions.delete(key);
+  if (session === undefined) return newImportPipeline();
+  const known = importSessions.get(session) ?? { pipeline: newImportPipeline(), at: now };
+  known.at = now;
+  importSessions.set(session, known);
+  return known.pipeline;
+}
+
+function importRoom(): ImportRoom {
+  let sinceCheck = 0;
+  return {
+    get isFull() {
+      return ++sinceCheck % HITS_PER_ROOM_CHECK === 0;
+    },
+    flush: () => {
+      schedule();
+      return remote('room')() as Promise<void>;
+    },
+  };
+}
+
+async function runImport(id: number, session: string | undefined, lines: string[], firstLine: number): Promise<void> {
+  inFlight++;
+  try {
+    // Awaited first: `imports` is replaced each time a message goes out.
+    const result = await importLines(lines, importPipeline(session), importRoom(), firstLine);
+    imports.push([id, result]);
+  } catch (err) {
+    imports.push([id, { error: (err as Error)?.message ?? String(err) }]);
+  } finally {
+    schedule();
+    if (--inFlight === 0) idle?.();
+  }
+}
 
 const logError = (err: unknown, message: string) => send({ t: 'log', message, error: String((err as Error)?.stack ?? err) });
 
@@ -154,7 +210,7 @@ async function close(): Promise<void> {
   await log?.close();
   await shared?.close();
   // Whatever gathered since the last message, then the goodbye (messages arrive in order).
-  send({ t: 'done', results, hits, seqs, visits: [...visits.values()], counters: deltas });
+  send({ t: 'done', results, imports, hits, seqs, visits: [...visits.values()], counters: deltas });
   send({ t: 'closed' });
   port.close();
 }

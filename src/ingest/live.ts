@@ -10,6 +10,7 @@ import type { Metrics } from '../metrics.js';
 import type { EventStore, MetaStore } from '../store/types.js';
 import { Enricher } from './enrich/index.js';
 import { HitLog, type LogRecord } from './hit-log.js';
+import type { ImportResult } from './import.js';
 import { HitPipeline, InvalidHit, metricsCounters, type Outcome } from './pipeline.js';
 import { EphemeralSalts } from './salts.js';
 import { SiteDirectory } from './site-directory.js';
@@ -41,6 +42,9 @@ function startThread(config: ThreadConfig): Worker {
   return new Worker(`import(${tsx}).then((tsx) => { tsx.register(); return import(${entry}); })`, { eval: true, workerData: config });
 }
 
+/** Imported hits waiting to be written beyond which an import pauses. */
+const ROOM_HITS = 20_000;
+
 interface Waiting {
   resolve: (outcome: Outcome) => void;
   reject: (err: Error) => void;
@@ -51,6 +55,7 @@ export class Ingest {
   /** Sites and goals for this thread's needs: legacy goal codes in the collector, imports. */
   readonly sites: SiteDirectory;
   private readonly waiting = new Map<number, Waiting>();
+  private readonly importing = new Map<number, { resolve: (r: ImportResult) => void; reject: (err: Error) => void }>();
   private lastId = 0;
   private outbox: [number, IncomingHit][] = [];
   private enricher: Promise<Enricher> | undefined;
@@ -130,7 +135,19 @@ export class Ingest {
     return outcome;
   }
 
-  /** A pipeline for one import, on this thread: historical hits get throwaway salts and visit state of their own. */
+  /**
+   * Imports NDJSON on the ingest thread (the event loop stays free for requests); chunks sent with the same
+   * `session` continue each other's visits. Resolves once every imported hit is in the write buffer.
+   */
+  importChunk(session: string | undefined, ndjson: string, firstLine: number): Promise<ImportResult> {
+    if (this.closed) return Promise.reject(new Error('Plumb is stopping'));
+    const id = ++this.lastId;
+    const result = new Promise<ImportResult>((resolve, reject) => this.importing.set(id, { resolve, reject }));
+    this.post({ t: 'import', id, session, ndjson, firstLine });
+    return result;
+  }
+
+  /** A pipeline for one import in this thread (in-process tools and tests; /admin/import uses importChunk): historical hits get throwaway salts and visit state of their own. */
   importPipeline(): HitPipeline {
     // The geo databases are loaded on this thread only once an import needs them.
     return new HitPipeline({
@@ -191,6 +208,12 @@ export class Ingest {
         // Rows first: a hit is in the write buffer before its request is answered.
         const visits = new Map(message.visits.map((v) => [v.visitId, v]));
         message.hits.forEach((hit, i) => this.buffer.add(hit, visits.get(hit.visitId)!, message.seqs[i]));
+        for (const [id, result] of message.imports) {
+          const importing = this.importing.get(id);
+          this.importing.delete(id);
+          if ('error' in result) importing?.reject(new Error(result.error));
+          else importing?.resolve(result);
+        }
         for (const [id, result] of message.results) {
           const waiting = this.waiting.get(id);
           this.waiting.delete(id);
@@ -214,6 +237,12 @@ export class Ingest {
   /** A MetaStore call of the thread, among the few it may make. */
   private async answer(id: number, method: IngestMetaMethod, args: unknown[]): Promise<void> {
     try {
+      if (method === 'room') {
+        // An import waits while more than a few batches are waiting to be written.
+        if (this.buffer.pending >= ROOM_HITS) await this.buffer.flush();
+        this.post({ t: 'reply', id });
+        return;
+      }
       if (!INGEST_META_METHODS.includes(method)) throw new Error(`the ingest thread may not call ${method}`);
       const fn = this.meta[method] as (...a: unknown[]) => Promise<unknown>;
       const value = await fn.apply(this.meta as IngestMeta, args);
@@ -225,8 +254,9 @@ export class Ingest {
 
   private failAll(err: Error): void {
     this.logError(err, 'the ingest thread failed');
-    for (const waiting of this.waiting.values()) waiting.reject(err);
+    for (const waiting of [...this.waiting.values(), ...this.importing.values()]) waiting.reject(err);
     this.waiting.clear();
+    this.importing.clear();
   }
 }
 

@@ -3,14 +3,16 @@
 
 import type { IncomingHit, StoredHit, VisitRecord } from '../domain/hits.js';
 import type { DropReason } from '../metrics.js';
+import type { ImportResult } from './import.js';
 import type { Outcome } from './pipeline.js';
 import type { SiteSource } from './site-directory.js';
 import type { SaltStore } from './salts.js';
 
 /** The MetaStore calls the ingest thread makes through the main thread (sites, goals, salts; all cached there). */
 export type IngestMeta = SiteSource & SaltStore;
-export type IngestMetaMethod = keyof IngestMeta;
-export const INGEST_META_METHODS: readonly IngestMetaMethod[] = ['getSite', 'listGoals', 'createGoal', 'saltForDay', 'findSalt', 'deleteSaltsBefore'];
+/** `room`: an import asks the main thread to let the write buffer catch up (back-pressure). */
+export type IngestMetaMethod = keyof IngestMeta | 'room';
+export const INGEST_META_METHODS: readonly (keyof IngestMeta)[] = ['getSite', 'listGoals', 'createGoal', 'saltForDay', 'findSalt', 'deleteSaltsBefore'];
 
 export interface ThreadConfig {
   /** The hit log's directory; without it accepted hits wait only in memory (tests on in-memory databases). */
@@ -36,6 +38,8 @@ export interface CounterDeltas {
 
 export type ToThread =
   | { t: 'hits'; batch: [id: number, hit: IncomingHit][] }
+  /** NDJSON to import (one string: far cheaper to pass than its lines); chunks with the same `session` continue each other's visits. */
+  | { t: 'import'; id: number; session: string | undefined; ndjson: string; firstLine: number }
   | { t: 'reply'; id: number; value?: unknown; error?: string }
   | { t: 'forget'; siteId: string }
   | { t: 'confirm'; seq: number }
@@ -46,6 +50,7 @@ export type FromThread =
   | {
       t: 'done';
       results: [id: number, result: Result][];
+      imports: [id: number, result: ImportResult | { error: string }][];
       /** Hits to write, in log order, with their hit-log sequence numbers (0: not logged). */
       hits: StoredHit[];
       seqs: number[];

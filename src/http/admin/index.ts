@@ -7,9 +7,7 @@ import { newTokenSecret } from '../../domain/ids.js';
 import { passwordProblem } from '../../domain/passwords.js';
 import { constantTimeEqual, hashPassword, hashToken } from '../../domain/secrets.js';
 import { formatTimestamp, isTimeZone, parseTimestamp } from '../../domain/time.js';
-import { importLines } from '../../ingest/import.js';
 import type { Ingest } from '../../ingest/live.js';
-import type { HitPipeline } from '../../ingest/pipeline.js';
 import type { UsageMeter } from '../../limits/usage-meter.js';
 import type { Account, AccountPatch, MetaStore, SubscriptionStatus, TokenRecord } from '../../store/types.js';
 import { presentDeleted, presentToken } from '../v1/present.js';
@@ -26,8 +24,6 @@ export interface AdminOptions {
 
 /** Import bodies: NDJSON of up to this size per request (the CLI sends files in chunks well below it). */
 const IMPORT_BODY_LIMIT = 64 * 1024 * 1024;
-/** How long a chunked import's visit state waits for its next chunk. */
-const IMPORT_SESSION_MS = 10 * 60 * 1000;
 
 const accountFields = {
   name: { type: 'string', minLength: 1, maxLength: 255 },
@@ -106,16 +102,6 @@ export async function adminApi(app: FastifyInstance, { adminToken, meta, auth, u
     { parseAs: 'string', bodyLimit: IMPORT_BODY_LIMIT },
     (_request, body, done) => done(null, String(body)),
   );
-  const sessions = new Map<string, { pipeline: HitPipeline; at: number }>();
-  const pipelineFor = (id: string | undefined): HitPipeline => {
-    const now = Date.now();
-    for (const [key, s] of sessions) if (now - s.at > IMPORT_SESSION_MS) sessions.delete(key);
-    if (!id) return ingest.importPipeline();
-    const session = sessions.get(id) ?? { pipeline: ingest.importPipeline(), at: now };
-    session.at = now;
-    sessions.set(id, session);
-    return session.pipeline;
-  };
   app.post('/import', { bodyLimit: IMPORT_BODY_LIMIT }, async (request) => {
     if (typeof request.body !== 'string') {
       throw ValidationError.of('body', 'must be NDJSON (Content-Type: application/x-ndjson), one hit per line');
@@ -128,7 +114,7 @@ export async function adminApi(app: FastifyInstance, { adminToken, meta, auth, u
     if (importId !== undefined && importId.length > 100) throw ValidationError.of('x-plumb-import-id', 'is too long');
     const firstLineText = header('x-plumb-first-line') ?? '1';
     if (!/^\d{1,12}$/.test(firstLineText)) throw ValidationError.of('x-plumb-first-line', 'must be a line number');
-    const result = await importLines(request.body.split('\n'), pipelineFor(importId), ingest.buffer, Number(firstLineText));
+    const result = await ingest.importChunk(importId, request.body, Number(firstLineText));
     await ingest.buffer.flush();
     return result;
   });

@@ -41,6 +41,20 @@ function appendVisit(a: DuckDBAppender, v: VisitRecord): void {
   a.endRow();
 }
 
+/**
+ * Rows appended between turns of the event loop: appending is synchronous work on this thread (about 10 µs a
+ * row), so a batch of thousands would hold up every request for tens of milliseconds.
+ */
+const ROWS_PER_TURN = 500;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+async function appendAll<T>(a: DuckDBAppender, rows: readonly T[], append: (a: DuckDBAppender, row: T) => void): Promise<void> {
+  for (let i = 0; i < rows.length; i++) {
+    if (i > 0 && i % ROWS_PER_TURN === 0) await nextTurn();
+    append(a, rows[i]!);
+  }
+}
+
 // DuckDB returns TIMESTAMP as Date and UBIGINT as bigint.
 const toHit = (r: Row) => hitFromRow(r, (v) => v as Date);
 const toVisit = (r: Row) => visitFromRow(r, (v) => v as Date);
@@ -80,14 +94,14 @@ export class DuckEventStore implements EventStore {
       }
       if (hits.length > 0) {
         const a = await q.appender('hits');
-        for (const h of hits) appendHit(a, h);
+        await appendAll(a, hits, appendHit);
         a.closeSync();
       }
       if (visits.length > 0) {
         // Appending to a staging table and upserting from it is far faster than one statement per visit.
         await q.exec('DELETE FROM visit_updates');
         const a = await q.appender('visit_updates');
-        for (const v of visits) appendVisit(a, v);
+        await appendAll(a, visits, appendVisit);
         a.closeSync();
         await q.exec('INSERT OR REPLACE INTO visits SELECT * FROM visit_updates');
       }
