@@ -48,38 +48,52 @@ describe('report ranges and responsiveness', () => {
   });
 
   it(`answers /healthz within ${HEALTHZ_BUDGET_MS} ms while the widest accepted reports are computed`, async () => {
-    // The widest range in zones that change offset twice a year (or did), none used before in this process: the
-    // whole of 2000-2099 by year, by day from the first hit (the default date_from), and in instants.
-    const worst = [
-      'aggregates=pageviews,visits,uniques,avg_duration,bounce_rate&date_grouping=year&date_from=2000-01-01 00:00:00&date_to=2099-12-31 23:59:59',
-      'aggregates=pageviews,visits,uniques,avg_duration,bounce_rate&date_grouping=day&date_to=2099-12-31 23:59:59',
-      'aggregates=pageviews,visits,bounce_rate&date_grouping=month&date_from=2000-01-01T00:00:00-12:00&date_to=2099-12-31T23:59:59.999+14:00&timezone=Australia/Lord_Howe',
+    // The widest range in zones that change offset twice a year, none used before in this process (so nothing is
+    // cached): the whole of 2000-2099 by year, by day from the first hit (the default date_from), by month in
+    // instants. This asserts wall-clock time on a machine that other work may load, so an attempt that meets a
+    // load spike is tried again with fresh zones; work done on the event loop (the cost this test is about) would
+    // fail every attempt.
+    const attempts = [
+      ['America/Santiago', 'Australia/Lord_Howe', 'Europe/Berlin'],
+      ['America/Havana', 'Pacific/Chatham', 'Europe/Lisbon'],
+      ['America/Halifax', 'Australia/Sydney', 'Europe/Helsinki'],
     ];
-    let pending = worst.length;
-    const reports = worst.map(async (query) => {
-      try {
-        const res = await report(query);
-        const body = await res.json();
-        assert.equal(res.status, 200, `${query}: ${JSON.stringify(body)}`);
-        return body as Record<string, string>[];
-      } finally {
-        pending--;
+    const slowest: string[] = [];
+    for (const [yearZone, dayZone, monthZone] of attempts) {
+      const worst = [
+        `aggregates=pageviews,visits,uniques,avg_duration,bounce_rate&date_grouping=year&date_from=2000-01-01 00:00:00&date_to=2099-12-31 23:59:59&timezone=${yearZone}`,
+        `aggregates=pageviews,visits,uniques,avg_duration,bounce_rate&date_grouping=day&date_to=2099-12-31 23:59:59&timezone=${dayZone}`,
+        `aggregates=pageviews,visits,bounce_rate&date_grouping=month&date_from=2000-01-01T00:00:00-12:00&date_to=2099-12-31T23:59:59.999+14:00&timezone=${monthZone}`,
+      ];
+      let pending = worst.length;
+      const reports = worst.map(async (query) => {
+        try {
+          const res = await report(query);
+          const body = await res.json();
+          assert.equal(res.status, 200, `${query}: ${JSON.stringify(body)}`);
+          return body as Record<string, string>[];
+        } finally {
+          pending--;
+        }
+      });
+      const latencies: number[] = [];
+      while (pending > 0) {
+        const started = performance.now();
+        const res = await fetch(`${base}/healthz`);
+        await res.text();
+        latencies.push(performance.now() - started);
+        assert.equal(res.status, 200);
       }
-    });
-    const latencies: number[] = [];
-    while (pending > 0) {
-      const started = performance.now();
-      const res = await fetch(`${base}/healthz`);
-      await res.text();
-      latencies.push(performance.now() - started);
-      assert.equal(res.status, 200);
+      const results = await Promise.all(reports);
+      assert.ok(latencies.length >= 3, `only ${latencies.length} health checks ran while the reports did`);
+      // The answers are right too: the 1990 hit is before the earliest date, the other two are counted.
+      assert.deepEqual(results[0]!.map((r) => [r.timestamp, r.pageviews]), [['2001-01-01 00:00:00', '1'], ['2026-01-01 00:00:00', '1']]);
+      assert.deepEqual(results[1]!.map((r) => r.timestamp), ['2001-03-04 00:00:00', '2026-03-04 00:00:00']);
+      assert.equal(results[2]!.length, 2);
+      const max = Math.max(...latencies);
+      if (max < HEALTHZ_BUDGET_MS) return;
+      slowest.push(`${max.toFixed(1)} ms (of ${latencies.length}: ${latencies.map((l) => l.toFixed(1)).join(', ')})`);
     }
-    const results = await Promise.all(reports);
-    assert.ok(latencies.length >= 3, `only ${latencies.length} health checks ran while the reports did`);
-    const slowest = Math.max(...latencies);
-    assert.ok(slowest < HEALTHZ_BUDGET_MS, `/healthz took ${slowest.toFixed(1)} ms (all: ${latencies.map((l) => l.toFixed(1)).join(', ')})`);
-    // The answers are right too: the 1990 hit is before the earliest date, the other two are counted.
-    assert.deepEqual(results[0]!.map((r) => [r.timestamp, r.pageviews]), [['2001-01-01 00:00:00', '1'], ['2026-01-01 00:00:00', '1']]);
-    assert.deepEqual(results[1]!.map((r) => r.timestamp), ['2001-03-04 00:00:00', '2026-03-04 00:00:00']);
+    assert.fail(`/healthz took over ${HEALTHZ_BUDGET_MS} ms in every attempt: ${slowest.join('; ')}`);
   });
 });
