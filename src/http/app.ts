@@ -1,7 +1,6 @@
 // Builds the Fastify application: parsers, validation, errors, the OpenAPI document, /v1, /admin and the dashboard.
 
 import formbody from '@fastify/formbody';
-import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { SessionManager } from '../auth/sessions.js';
@@ -14,6 +13,7 @@ import type { ReportEngine } from '../report/engine.js';
 import type { EventStore, MetaStore } from '../store/types.js';
 import { adminApi } from './admin/index.js';
 import { collector } from './collector.js';
+import { addSecurityHeaders } from './security-headers.js';
 import { dashboard } from './dashboard/index.js';
 import { trackerScriptRoute, type TrackerScript } from './tracker-script.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './errors.js';
@@ -69,7 +69,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(formbody);
   // Security headers on every answer. Resources may be loaded cross-origin (sites embed /script.js and send to
   // the collector from anywhere), so CORP is cross-origin; nothing here is meant to be framed or sniffed.
-  await app.register(helmet, {
+  addSecurityHeaders(app, {
     crossOriginResourcePolicy: { policy: 'cross-origin' },
     crossOriginEmbedderPolicy: false,
     contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },

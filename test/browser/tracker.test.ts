@@ -663,8 +663,6 @@ describe('tracker against the real Plumb collector: stored hits', { skip }, () =
       keyword: 'plumb',
     };
     const referrer = { referrerHostname: 'https://blog.example.org', referrerPathname: '/posts/1', referrerSource: 'blog.example.org' };
-    const noCampaign = { utmSource: '', utmMedium: '', utmCampaign: '', utmContent: '', utmTerm: '', ref: '', keyword: '' };
-    const noReferrer = { referrerHostname: '', referrerPathname: '', referrerSource: '' };
     const pick = (h: (typeof hits)[number]) => ({
       type: h.type,
       siteId: h.siteId,
@@ -691,9 +689,11 @@ describe('tracker against the real Plumb collector: stored hits', { skip }, () =
       { ...base, type: 'pageview', pathname: '/landing', eventName: '', value: 0, ...referrer, ...campaign },
       { ...base, type: 'event', pathname: '/landing', eventName: 'Signup', value: 1299, ...referrer, ...campaign },
       { ...base, type: 'event', pathname: '/landing', eventName: 'Purchase', value: 500, ...referrer, ...campaign },
-      // A client-side navigation: no campaign parameters in the address any more and no external referrer.
-      { ...base, type: 'pageview', pathname: '/pricing', eventName: '', value: 0, ...noReferrer, ...noCampaign },
+      // A client-side navigation sends no campaign parameters and no external referrer, and is stored with its
+      // visit's attribution: the first hit's (docs/reports.md, "Attribution belongs to the visit").
+      { ...base, type: 'pageview', pathname: '/pricing', eventName: '', value: 0, ...referrer, ...campaign },
     ]);
+
     // One visitor, one visit.
     assert.equal(new Set(hits.map((h) => h.visitorId)).size, 1);
     assert.equal(new Set(hits.map((h) => h.visitId)).size, 1);
