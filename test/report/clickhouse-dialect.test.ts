@@ -9,18 +9,21 @@ import { likePattern, ReportCompiler } from '../../src/report/compiler.js';
 import { SqlDialect } from '../../src/report/dialect.js';
 import type { ReportQuery } from '../../src/report/query.js';
 import type { ClickHouseConnection } from '../../src/store/clickhouse/client.js';
+import { featuresOf } from '../../src/store/clickhouse/features.js';
 import { sqlLiteral } from '../../src/store/clickhouse/literal.js';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
 import { testConnection } from '../helpers/clickhouse.js';
 
 
 describe('ClickHouseDialect against DuckDB', () => {
-  const ch = new ClickHouseDialect();
+  // Written for the engine under test, as the store writes it (from its version()).
+  let ch = new ClickHouseDialect();
   const duck = new SqlDialect();
   let conn: ClickHouseConnection;
   let db: DuckDatabase;
   before(async () => {
     conn = testConnection();
+    ch = new ClickHouseDialect(featuresOf(String((await conn.rows('SELECT version() AS v'))[0]!.v)));
     db = await DuckDatabase.open(':memory:');
   });
   after(async () => {
