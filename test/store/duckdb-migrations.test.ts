@@ -1,5 +1,6 @@
 // DuckDB migrations that change recorded data: version 7 gives every hit and visit of history its visit's
-// first-touch attribution, as new hits get it.
+// first-touch attribution, as new hits get it; version 8 moves visits to a table without a primary key, and
+// writes then replace a visit's row instead of adding a second.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -28,7 +29,7 @@ describe('DuckDB migration 7: attribution belongs to the visit', () => {
         (1, 'S', 1, TIMESTAMP '2026-01-01 10:00:00', TIMESTAMP '2026-01-01 10:00:02', '/a', '/c', 'https://e.test', 3, 0, 'https://news.ycombinator.com', '/item', true),
         (2, 'S', 1, TIMESTAMP '2026-01-01 11:00:00', TIMESTAMP '2026-01-01 11:00:01', '/d', '/e', 'https://e.test', 2, 0, '', '', true)`);
     });
-    assert.deepEqual(await migrate(db), [7]);
+    assert.deepEqual(await migrate(db, 7), [7]);
     const store = await DuckEventStore.open(db);
     const hits = await store.listHits('S');
     assert.deepEqual(
@@ -43,6 +44,28 @@ describe('DuckDB migration 7: attribution belongs to the visit', () => {
     );
     const visits = await store.listVisits('S');
     assert.deepEqual(visits.map((v) => [v.referrerSource, v.utmSource, v.keyword]), [['Hacker News', 'hn', 'k'], ['', '', '']]);
+    await store.close();
+    await db.close();
+  });
+
+  it('version 8 keeps every visit, and a visit written again still has one row', async () => {
+    const db = await DuckDatabase.open(':memory:');
+    await migrate(db, 7);
+    await db.serial((q) =>
+      q.exec(`INSERT INTO visits (visit_id, site_id, visitor_id, started_at, last_seen_at, entry_page, exit_page, exit_hostname, pageviews, events,
+                referrer_hostname, referrer_pathname, paths_exact, utm_source)
+              VALUES (1, 'S', 9, TIMESTAMP '2026-01-01 10:00:00', TIMESTAMP '2026-01-01 10:05:00', '/a', '/b', 'https://e.test', 2, 0, '', '', true, 'hn')`),
+    );
+    assert.deepEqual(await migrate(db), [8]);
+    const store = await DuckEventStore.open(db);
+    const [before] = await store.listVisits('S');
+    assert.deepEqual([before?.visitId, before?.pageviews, before?.utmSource], [1n, 2, 'hn']);
+    // The same visit, later and started earlier (a late hit), written twice as a batch of the write buffer would.
+    const later = { ...before!, startedAt: new Date('2026-01-01T09:59:00Z'), lastSeenAt: new Date('2026-01-01T10:07:00Z'), pageviews: 3 };
+    await store.write([], [later]);
+    await store.write([], [{ ...later, pageviews: 4 }]);
+    const after = await store.listVisits('S');
+    assert.deepEqual(after.map((v) => [v.visitId, v.pageviews, v.startedAt.toISOString()]), [[1n, 4, '2026-01-01T09:59:00.000Z']]);
     await store.close();
     await db.close();
   });

@@ -1,4 +1,4 @@
-// EventStore on the embedded DuckDB file: hits appended in batches, visits upserted by id.
+// EventStore on the embedded DuckDB file: hits appended in batches, a batch's visits replaced (old rows deleted, new appended).
 
 import type { DuckDBAppender } from '@duckdb/node-api';
 import type { StoredHit, VisitRecord } from '../../domain/hits.js';
@@ -103,7 +103,13 @@ export class DuckEventStore implements EventStore {
         const a = await q.appender('visit_updates');
         await appendAll(a, visits, appendVisit);
         a.closeSync();
-        await q.exec('INSERT OR REPLACE INTO visits SELECT * FROM visit_updates');
+        // Replaces the batch's visits: their old rows go, the new states are appended. A visit's start only moves
+        // earlier, so its old row started no earlier than the batch's earliest start: rows before that (most of the
+        // table, visits are stored in start order) are skipped by their zone maps.
+        await q.exec(
+          'DELETE FROM visits WHERE started_at >= (SELECT min(started_at) FROM visit_updates) AND visit_id IN (SELECT visit_id FROM visit_updates)',
+        );
+        await q.exec('INSERT INTO visits SELECT * FROM visit_updates');
       }
     });
   }
