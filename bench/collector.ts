@@ -2,7 +2,7 @@
 // (PostgreSQL + ClickHouse + Redis), each against the same server's bare /healthz under the same load (the
 // baseline), then a check that every accepted hit was stored.
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -20,16 +20,30 @@ const AGENTS = [
 
 const CONNECTIONS = 64;
 
+/** CPU time a process has used, all its threads, in microseconds (Linux /proc; 0 elsewhere). */
+function cpuMicros(pid: number): number {
+  try {
+    // Fields 14 and 15 of /proc/PID/stat (after the parenthesised name): user and system time in clock ticks.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 interface Run {
   rps: number;
+  /** Server CPU per answered request, µs (all threads, DuckDB's included). */
+  cpuPerRequest: number;
   p50: number;
   p99: number;
   ok: number;
   errors: number;
 }
 
-async function load(url: string, seconds: number, hit: boolean): Promise<Run> {
+async function load(url: string, seconds: number, hit: boolean, pid: number): Promise<Run> {
   let n = 0;
+  const cpuBefore = cpuMicros(pid);
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
@@ -56,6 +70,7 @@ async function load(url: string, seconds: number, hit: boolean): Promise<Run> {
   });
   return {
     rps: result.requests.average,
+    cpuPerRequest: (cpuMicros(pid) - cpuBefore) / Math.max(1, result['2xx']),
     p50: result.latency.p50,
     p99: result.latency.p99,
     ok: result['2xx'],
@@ -121,9 +136,10 @@ async function measure(mode: Mode, seconds: number): Promise<Measured> {
   const site = ((await res.json()) as { id: string }).id;
   process.env.BENCH_SITE = site;
 
-  const warmup = await load(server.url, 3, true); // warm-up: JIT, caches, first salts
-  const baseline = await load(server.url, seconds, false);
-  const collector = await load(server.url, seconds, true);
+  const pid = server.child.pid!;
+  const warmup = await load(server.url, 3, true, pid); // warm-up: JIT, caches, first salts
+  const baseline = await load(server.url, seconds, false, pid);
+  const collector = await load(server.url, seconds, true, pid);
   await server.stop(); // flushes the buffer
   const stored = await mode.storedHits(dir, site);
   await mode.cleanup();
@@ -140,11 +156,11 @@ export async function benchCollector(seconds = 15): Promise<void> {
 
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   console.log(`\nCollector benchmark (${seconds} s per run, 64 connections, ${cpus().length} cores, ${cpu})\n`);
-  console.log('| configuration | run | requests/s | p50 ms | p99 ms | 2xx | errors |');
-  console.log('|---|---|---|---|---|---|---|');
+  console.log('| configuration | run | requests/s | p50 ms | p99 ms | server CPU µs/request | 2xx | errors |');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const m of results) {
     for (const [name, r] of [['GET /healthz (baseline)', m.baseline], ['GET / pageview (collector)', m.collector]] as const) {
-      console.log(`| ${m.mode} | ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.ok} | ${r.errors} |`);
+      console.log(`| ${m.mode} | ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.cpuPerRequest.toFixed(0)} | ${r.ok} | ${r.errors} |`);
     }
   }
   console.log('');
