@@ -366,6 +366,8 @@ async function benchGenerated(pageviews: number, rounds: number): Promise<void> 
 }
 
 export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<void> {
+  // BENCH_ROUNDS: fewer timed runs per report (long runs at large sizes); medians of fewer runs vary more.
+  if (process.env.BENCH_ROUNDS) rounds = Number(process.env.BENCH_ROUNDS);
   if (process.env.BENCH_GENERATE === 'clickhouse') return benchGenerated(pageviews, rounds);
   const stores = (process.env.BENCH_STORES ?? 'embedded,clickhouse,chdb').split(',');
   const t: TestApp = await startTestApp({ limits: undefined, gate: { maxConcurrent: 2 } });
