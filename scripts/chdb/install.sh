@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs chdb (ClickHouse 26 in process, about 550 MB) into scripts/chdb/node_modules for the ClickHouse suites
-# and the report benchmark: exactly what scripts/chdb/package-lock.json pins, from the npm registry (npm ci).
+# and the report benchmark: what scripts/chdb/package-lock.json pins, from the npm registry.
 # Plumb itself never loads it. Does nothing when the pinned version is already there.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -18,5 +18,7 @@ installed() {
 }
 if installed; then exit 0; fi
 echo "Installing chdb (ClickHouse 26 in process) into $here/node_modules ..."
-npm ci --prefix "$here" --no-audit --no-fund --loglevel=error
+# npm install, not npm ci: the registry here holds only this platform's engine, so the lockfile has no entries for
+# the other platforms' optional packages, which npm ci refuses; install keeps to the lockfile for everything it has.
+npm install --prefix "$here" --no-save --no-audit --no-fund --loglevel=error
 installed
