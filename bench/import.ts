@@ -1,14 +1,15 @@
-// Import speed: `plumb import` of generated NDJSON (the CLI's own code, sending chunks to /admin/import of the real
-// server started as a child process) against DuckDB's own read_ndjson loading the same file in the same run; the
-// server's peak resident memory and the slowest /healthz answer while the import runs; then a check that every
-// imported hit was stored. BENCH_IMPORT_HITS sets the size (default 1,000,000).
+// Import speed: `plumb import` of generated NDJSON (the CLI in a process of its own, sending chunks to /admin/import
+// of the real server, another process) against DuckDB's own read_ndjson loading the same file in the same run; the
+// server's peak resident memory and the slowest /healthz answer while the import runs (asked from this process,
+// which does nothing else meanwhile); then a check that every imported hit was stored. BENCH_IMPORT_HITS sets the
+// size (default 1,000,000).
 
+import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { AdminClient } from '../src/cli/admin-client.js';
-import { importNdjson } from '../src/cli/import.js';
 import { demoTraffic } from '../src/ingest/demo-traffic.js';
 import { DuckDatabase } from '../src/store/duckdb/database.js';
 import { DuckEventStore } from '../src/store/duckdb/event-store.js';
@@ -39,6 +40,23 @@ function rss(pid: number): number {
     return 0;
   }
 }
+
+/** Runs `plumb` (from source) in a child process; resolves with the import summary it prints. */
+function runCli(args: string[], env: Record<string, string>): Promise<{ imported: number; rejected: number }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CLI_MAIN, '--', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve, reject) =>
+    child.on('exit', (code) => {
+      const m = /imported (\d+) hits, rejected (\d+)/.exec(out);
+      if (code !== 0 || !m) return reject(new Error(`plumb import failed (${code}):\n${out}`));
+      resolve({ imported: Number(m[1]), rejected: Number(m[2]) });
+    }),
+  );
+}
+
+const CLI_MAIN = `const { run } = await import(${JSON.stringify(new URL('../src/cli/main.ts', import.meta.url).href)});
+process.exitCode = await run(process.argv.slice(1), process.env, (l) => console.log(l), (l) => console.error(l));`;
 
 async function duckdbReadNdjson(file: string): Promise<number> {
   const instance = await DuckDBInstance.create(':memory:');
@@ -85,7 +103,7 @@ export async function benchImport(hits = 1_000_000): Promise<void> {
       }
     })();
     const started = performance.now();
-    const summary = await importNdjson(client, text);
+    const summary = await runCli(['import', file], { PLUMB_URL: server.url, PLUMB_ADMIN_TOKEN: ADMIN });
     const seconds = (performance.now() - started) / 1000;
     importing = false;
     clearInterval(sampler);
