@@ -68,7 +68,7 @@ export const NO_ATTRIBUTION: Readonly<Attribution> = Object.freeze(
 
 /** The attribution fields of `from` (a hit's attributes or a visit), '' where missing (records of older versions). */
 export function attributionOf(from: Partial<Attribution>): Attribution {
-  const out = { ...NO_ATTRIBUTION };
+  const out = {} as Attribution;
   for (const f of ATTRIBUTION_FIELDS) out[f] = from[f] ?? '';
   return out;
 }

@@ -78,19 +78,24 @@ let visits = new Map<bigint, VisitRecord>();
 let deltas = newDeltas();
 let scheduled = false;
 
+/** Sends what gathered since the last message, and starts gathering anew. */
+function sendGathered(): void {
+  send({ t: 'done', results, imports, hits, seqs, visits: [...visits.values()], counters: deltas });
+  results = [];
+  imports = [];
+  hits = [];
+  seqs = [];
+  visits = new Map();
+  deltas = newDeltas();
+}
+
 /** Sends what gathered once the current turn of the event loop is over: one message for a whole group commit. */
 function schedule(): void {
   if (scheduled) return;
   scheduled = true;
   setImmediate(() => {
     scheduled = false;
-    send({ t: 'done', results, imports, hits, seqs, visits: [...visits.values()], counters: deltas });
-    results = [];
-    imports = [];
-    hits = [];
-    seqs = [];
-    visits = new Map();
-    deltas = newDeltas();
+    sendGathered();
   });
 }
 
@@ -167,18 +172,14 @@ function importRoom(): ImportRoom {
   };
 }
 
-async function runImport(id: number, session: string | undefined, lines: string[], firstLine: number): Promise<void> {
-  inFlight++;
-  try {
-    // Awaited first: `imports` is replaced each time a message goes out.
-    const result = await importLines(lines, importPipeline(session), importRoom(), firstLine);
-    imports.push([id, result]);
-  } catch (err) {
-    imports.push([id, { error: (err as Error)?.message ?? String(err) }]);
-  } finally {
-    schedule();
-    if (--inFlight === 0) idle?.();
-  }
+function runImport(id: number, session: string | undefined, lines: string[], firstLine: number): void {
+  track(
+    importLines(lines, importPipeline(session), importRoom(), firstLine).then(
+      // Pushed once settled: `imports` is replaced each time a message goes out.
+      (result) => void imports.push([id, result]),
+      (err: unknown) => void imports.push([id, { error: (err as Error)?.message ?? String(err) }]),
+    ),
+  );
 }
 
 const logError = (err: unknown, message: string) => send({ t: 'log', message, error: String((err as Error)?.stack ?? err) });
@@ -190,18 +191,26 @@ const timer = setInterval(() => {
 }, 60_000);
 await salts.rotate(new Date()).catch((err) => logError(err, 'deleting old salts failed'));
 
+// Hits and imports under way: closing waits until there are none.
 let inFlight = 0;
 let idle: (() => void) | undefined;
 
-function accept(id: number, hit: Parameters<HitPipeline['process']>[0]): void {
+/** Counts `work` as under way until it settles, then sends its result with the next message. */
+function track(work: Promise<void>): void {
   inFlight++;
-  pipeline.process(hit).then(
-    (outcome) => results.push([id, outcome]),
-    (err: unknown) => results.push([id, { failed: err instanceof InvalidHit ? 'invalid' : 'error', message: (err as Error)?.message ?? String(err) }]),
-  ).finally(() => {
+  void work.finally(() => {
     schedule();
     if (--inFlight === 0) idle?.();
   });
+}
+
+function accept(id: number, hit: Parameters<HitPipeline['process']>[0]): void {
+  track(
+    pipeline.process(hit).then(
+      (outcome) => void results.push([id, outcome]),
+      (err: unknown) => void results.push([id, { failed: err instanceof InvalidHit ? 'invalid' : 'error', message: (err as Error)?.message ?? String(err) }]),
+    ),
+  );
 }
 
 async function close(): Promise<void> {
@@ -210,7 +219,7 @@ async function close(): Promise<void> {
   await log?.close();
   await shared?.close();
   // Whatever gathered since the last message, then the goodbye (messages arrive in order).
-  send({ t: 'done', results, imports, hits, seqs, visits: [...visits.values()], counters: deltas });
+  sendGathered();
   send({ t: 'closed' });
   port.close();
 }

@@ -1,8 +1,8 @@
 // Live collection wiring. The live pipeline runs on the ingest thread (src/ingest/ingest-thread.ts), so the event
 // loop that serves HTTP only parses requests and answers them; this side hands hits over in batches, answers the
 // thread's MetaStore calls, and writes the rows it sends back through the write buffer (the embedded DuckDB file
-// belongs to this thread). Imports run their own pipelines here. Visit state is the thread's memory (embedded)
-// or a store every process shares (scale-out).
+// belongs to this thread). /admin/import runs on the thread too; importPipeline() gives in-process tools and tests
+// a pipeline here. Visit state is the thread's memory (embedded) or a store every process shares (scale-out).
 
 import { Worker } from 'node:worker_threads';
 import type { IncomingHit } from '../domain/hits.js';
@@ -147,11 +147,12 @@ export class Ingest {
     return result;
   }
 
-  /** A pipeline for one import in this thread (in-process tools and tests; /admin/import uses importChunk): historical hits get throwaway salts and visit state of their own. */
-  importPipeline(): HitPipeline {
-    // The geo databases are loaded on this thread only once an import needs them.
+  /**
+   * A pipeline for one import in this thread (in-process tools and tests; /admin/import uses importChunk), once
+   * the geo databases are loaded here (on first use: the server itself never needs them on this thread): historical hits get throwaway salts and visit state of their own. */
+  async importPipeline(): Promise<HitPipeline> {
     return new HitPipeline({
-      enricher: (this.enricher ??= Enricher.create()),
+      enricher: await (this.enricher ??= Enricher.create()),
       sites: this.sites,
       salts: new EphemeralSalts(),
       visits: new VisitTracker(),

@@ -35,8 +35,7 @@ export const metricsCounters = (metrics: Metrics): HitCounters => ({
 });
 
 export interface PipelineDeps {
-  /** A promise while the geo databases load (imports on the main thread load them on first use). */
-  enricher: Enricher | Promise<Enricher>;
+  enricher: Enricher;
   sites: SiteDirectory;
   salts: SaltSource;
   visits: VisitState;
@@ -72,14 +71,13 @@ export class HitPipeline {
     if (hit.value !== undefined && (!Number.isSafeInteger(hit.value) || hit.value < 0)) {
       throw new InvalidHit('value must be a whole, non-negative number of cents');
     }
-    const enricher = this.deps.enricher instanceof Promise ? await this.deps.enricher : this.deps.enricher;
     if (isBotUserAgent(hit.userAgent)) {
-      if (!enricher.enrich(hit)) throw new InvalidHit('the page URL must be an absolute http(s) URL');
+      if (!this.deps.enricher.enrich(hit)) throw new InvalidHit('the page URL must be an absolute http(s) URL');
       return this.drop('bot');
     }
     const site = await this.deps.sites.site(hit.siteId);
     const hosts = site?.multiDomain ? this.hostsOf(site.id) : undefined;
-    const attributes = enricher.enrich(hit, hosts ? { sameSiteHosts: [...hosts] } : {});
+    const attributes = this.deps.enricher.enrich(hit, hosts ? { sameSiteHosts: [...hosts] } : {});
     if (!attributes) throw new InvalidHit('the page URL must be an absolute http(s) URL');
     if (!site) return this.drop('unknown-site');
     if (hosts && hit.type === 'pageview' && hosts.size < MAX_SITE_HOSTS) hosts.add(attributes.hostname);

@@ -66,7 +66,7 @@ describe('HitPipeline', () => {
 
   it('records an enriched pageview', async () => {
     const site = await newSite();
-    const outcome = await ingest.importPipeline().process(
+    const outcome = await (await ingest.importPipeline()).process(
       hit(site.id, { url: 'https://Example.com/Docs/?utm_source=x', referrer: 'https://www.google.com/' }),
     );
     assert.deepEqual(outcome, { recorded: true });
@@ -103,7 +103,7 @@ describe('HitPipeline', () => {
 
   it("stores every hit of a visit, pageviews and events, with the visit's first-touch attribution", async () => {
     const site = await newSite();
-    const pipeline = ingest.importPipeline();
+    const pipeline = await ingest.importPipeline();
     await pipeline.process(hit(site.id, { url: 'https://example.com/?utm_source=hn&utm_campaign=launch', referrer: 'https://news.ycombinator.com/item?id=1' }));
     await pipeline.process(hit(site.id, { url: 'https://example.com/pricing', referrer: 'https://example.com/', timestamp: new Date(HISTORY + 60_000) }));
     // A later external referrer and campaign within the visit: attribution stays, no new visit.
@@ -122,7 +122,7 @@ describe('HitPipeline', () => {
 
   it("gives each hit its own UTC day's visitor id, also within a visit that crosses midnight", async () => {
     const site = await newSite();
-    const pipeline = ingest.importPipeline();
+    const pipeline = await ingest.importPipeline();
     const midnight = Date.parse('2025-06-02T00:00:00Z');
     await pipeline.process(hit(site.id, { url: 'https://example.com/late', timestamp: new Date(midnight - 60_000) }));
     await pipeline.process(hit(site.id, { url: 'https://example.com/later', timestamp: new Date(midnight + 60_000) }));
@@ -138,7 +138,7 @@ describe('HitPipeline', () => {
 
   it('stores no field containing the IP or the user agent', async () => {
     const site = await newSite();
-    const pipeline = ingest.importPipeline();
+    const pipeline = await ingest.importPipeline();
     await pipeline.process(hit(site.id, { url: 'https://example.com/a', referrer: 'https://www.google.com/' }));
     await pipeline.process(hit(site.id, { type: 'event', eventName: 'Signup', value: 100, timestamp: new Date(HISTORY + 60_000) }));
     await ingest.collect(hit(site.id, { url: 'https://example.com/live', timestamp: new Date() }));
@@ -163,7 +163,7 @@ describe('HitPipeline', () => {
 
   it('stores salts for live hits only, never for imported days', async () => {
     const site = await newSite();
-    await ingest.importPipeline().process(hit(site.id, { timestamp: new Date('2019-01-01T12:00:00Z') }));
+    await (await ingest.importPipeline()).process(hit(site.id, { timestamp: new Date('2019-01-01T12:00:00Z') }));
     await ingest.collect(hit(site.id, { timestamp: new Date() }));
     assert.equal(await meta.findSalt('2019-01-01'), undefined);
     assert.ok(await meta.findSalt(utcDay(new Date())));
@@ -172,9 +172,9 @@ describe('HitPipeline', () => {
   it('drops hits from bots, counted by reason', async () => {
     const site = await newSite();
     const before = await dropped('bot');
-    const outcome = await ingest.importPipeline().process(hit(site.id, { userAgent: GOOGLEBOT }));
+    const outcome = await (await ingest.importPipeline()).process(hit(site.id, { userAgent: GOOGLEBOT }));
     assert.deepEqual(outcome, { recorded: false, reason: 'bot' });
-    const empty = await ingest.importPipeline().process(hit(site.id, { userAgent: '' }));
+    const empty = await (await ingest.importPipeline()).process(hit(site.id, { userAgent: '' }));
     assert.deepEqual(empty, { recorded: false, reason: 'bot' });
     assert.equal(await dropped('bot'), before + 2);
     await ingest.buffer.flush();
@@ -183,7 +183,7 @@ describe('HitPipeline', () => {
 
   it('drops hits for an unknown site, counted by reason', async () => {
     const before = await dropped('unknown-site');
-    const outcome = await ingest.importPipeline().process(hit('NOSUCHSI'));
+    const outcome = await (await ingest.importPipeline()).process(hit('NOSUCHSI'));
     assert.deepEqual(outcome, { recorded: false, reason: 'unknown-site' });
     assert.equal(await dropped('unknown-site'), before + 1);
   });
@@ -191,7 +191,7 @@ describe('HitPipeline', () => {
   it('drops hits for excluded hosts, counted by reason', async () => {
     const site = await newSite();
     const before = await dropped('excluded-host');
-    const pipeline = ingest.importPipeline();
+    const pipeline = await ingest.importPipeline();
     assert.deepEqual(await pipeline.process(hit(site.id, { url: 'https://app.internal.test/x' })), { recorded: false, reason: 'excluded-host' });
     assert.deepEqual(await pipeline.process(hit(site.id, { url: 'http://A.B.Internal.Test:8080/' })), { recorded: false, reason: 'excluded-host' });
     assert.equal(await dropped('excluded-host'), before + 2);
@@ -203,7 +203,7 @@ describe('HitPipeline', () => {
 
   it('rejects a non-http page URL and malformed events with InvalidHit', async () => {
     const site = await newSite();
-    const pipeline = ingest.importPipeline();
+    const pipeline = await ingest.importPipeline();
     await assert.rejects(pipeline.process(hit(site.id, { url: 'ftp://example.com/file' })), InvalidHit);
     await assert.rejects(pipeline.process(hit(site.id, { url: '/relative/path' })), InvalidHit);
     await assert.rejects(pipeline.process(hit(site.id, { type: 'event' })), InvalidHit);
@@ -217,7 +217,7 @@ describe('HitPipeline', () => {
 
   it('creates a goal for a new event name once, even for concurrent hits', async () => {
     const site = await newSite();
-    const pipeline = ingest.importPipeline();
+    const pipeline = await ingest.importPipeline();
     const outcomes = await Promise.all(
       [0, 1, 2].map((i) =>
         pipeline.process(hit(site.id, { type: 'event', eventName: 'Newsletter signup', value: 250, timestamp: new Date(HISTORY + i * 1000) })),
@@ -245,7 +245,7 @@ describe('HitPipeline', () => {
 
   describe('multi-domain sites', () => {
     const twoDomains = async (site: Site) => {
-      const pipeline = ingest.importPipeline();
+      const pipeline = await ingest.importPipeline();
       await pipeline.process(hit(site.id, { url: 'https://a.example/a-page' }));
       await pipeline.process(hit(site.id, { url: 'https://b.example/b-page', timestamp: new Date(HISTORY + 60_000) }));
       await ingest.buffer.flush();
@@ -284,7 +284,7 @@ describe('HitPipeline', () => {
 
     it("does not count moving between a multi-domain site's own domains as a referral", async () => {
       const site = await newSite(true, 'combined');
-      const pipeline = ingest.importPipeline();
+      const pipeline = await ingest.importPipeline();
       await pipeline.process(hit(site.id, { url: 'https://a.example/', referrer: 'https://www.google.com/' }));
       // Other visitors, so that each hit starts a visit and keeps its own referrer as the visit's attribution.
       await pipeline.process(hit(site.id, { url: 'https://b.example/shop', referrer: 'https://a.example/', timestamp: new Date(HISTORY + 60_000), ip: '203.0.113.7' }));
@@ -303,7 +303,7 @@ describe('HitPipeline', () => {
   it('keeps visitors of different people and of different sites apart', async () => {
     const one = await newSite();
     const two = await newSite();
-    const pipeline = ingest.importPipeline();
+    const pipeline = await ingest.importPipeline();
     await pipeline.process(hit(one.id));
     await pipeline.process(hit(one.id, { ip: '8.8.8.8', timestamp: new Date(HISTORY + 1000) }));
     await pipeline.process(hit(two.id, { timestamp: new Date(HISTORY + 2000) }));

@@ -83,7 +83,7 @@ describe('reports on ClickHouse answer as on DuckDB', () => {
     for (const site of Object.values(sites)) {
       for (const e of DEFAULT_DEMO_EVENTS) await meta.createGoal({ siteId: site.id, name: e.name, currency: 'dollar' });
       const lines = [...demoTraffic({ siteId: site.id, start: new Date('2026-03-06T00:00:00Z'), days: 4, visitsPerDay: 150, seed: site.timezone.length }), ...edgeLines(site.id)];
-      const result = await importLines(lines.map((l) => JSON.stringify(l)), ingest.importPipeline(), ingest.buffer);
+      const result = await importLines(lines.map((l) => JSON.stringify(l)), await ingest.importPipeline(), ingest.buffer);
       assert.ok(result.imported > 1000, JSON.stringify(result.errors));
     }
     await ingest.buffer.flush();
