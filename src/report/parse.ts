@@ -28,8 +28,8 @@ export type ReportRequest = Omit<ReportQuery, 'from' | 'until' | 'timezone' | 's
 /** The dates a request may name (docs/reports.md, "Range and time zone"): years 2000 to 2099 as written. */
 export const EARLIEST_DATE = '2000-01-01 00:00:00';
 export const LATEST_DATE = '2099-12-31 23:59:59';
-const EARLIEST_YEAR = 2000;
-const LATEST_YEAR = 2099;
+const EARLIEST_YEAR = Number(EARLIEST_DATE.slice(0, 4));
+const LATEST_YEAR = Number(LATEST_DATE.slice(0, 4));
 
 export const MAX_REGEX_LENGTH = 1000;
 const MAX_FILTERS = 50;
