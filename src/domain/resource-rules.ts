@@ -3,6 +3,7 @@
 // well-typed input.
 
 import { FieldErrorCollector, ValidationError } from './errors.js';
+import { normalizeUmamiWebsiteId, parseDomainList } from './site-domains.js';
 import { isCalendarDate, isTimeZone } from './time.js';
 import type { Currency, MultiDomainOption, Sharing, Site } from '../store/types.js';
 
@@ -13,6 +14,10 @@ export interface SiteBody {
   timezone?: string;
   multi_domain?: boolean;
   multi_domain_option?: MultiDomainOption;
+  /** Extension: comma-separated hostnames; `null` or `''` removes them all. */
+  domain?: string | null;
+  /** Extension: the Umami website UUID; `null` or `''` removes it. */
+  umami_website_id?: string | null;
 }
 
 /** The settings a site ends up with, with the share password still in clear (hashed by the caller). */
@@ -24,6 +29,10 @@ export interface SiteSettings {
   timezone: string;
   multiDomain: boolean;
   multiDomainOption: MultiDomainOption | null;
+  /** The new domains, undefined to keep them. */
+  domains: string[] | undefined;
+  /** The new Umami website id (`null`: none), undefined to keep it. */
+  umamiWebsiteId: string | null | undefined;
 }
 
 /**
@@ -43,6 +52,18 @@ export function siteSettings(body: SiteBody, current: Site | undefined, defaultT
   if (body.multi_domain === true && body.multi_domain_option === undefined) {
     errors.add('multi_domain_option', 'is required when multi_domain is true');
   }
+  let domains: string[] | undefined;
+  if (body.domain !== undefined) {
+    const parsed = parseDomainList(body.domain ?? '');
+    if ('error' in parsed) errors.add('domain', parsed.error);
+    else domains = parsed.domains;
+  }
+  let umamiWebsiteId: string | null | undefined;
+  if (body.umami_website_id === null || body.umami_website_id === '') umamiWebsiteId = null;
+  else if (body.umami_website_id !== undefined) {
+    umamiWebsiteId = normalizeUmamiWebsiteId(body.umami_website_id);
+    if (umamiWebsiteId === undefined) errors.add('umami_website_id', 'must be a UUID (the website id of Umami\'s tracking code)');
+  }
   errors.throwIfAny();
 
   const multiDomain = body.multi_domain ?? current?.multiDomain ?? false;
@@ -56,6 +77,8 @@ export function siteSettings(body: SiteBody, current: Site | undefined, defaultT
     timezone: body.timezone ?? current?.timezone ?? defaultTimezone,
     multiDomain,
     multiDomainOption: multiDomain ? (body.multi_domain_option ?? current?.multiDomainOption ?? null) : null,
+    domains,
+    umamiWebsiteId,
   };
 }
 

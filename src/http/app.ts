@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { SessionManager } from '../auth/sessions.js';
 import type { TokenAuthenticator } from '../auth/token-authenticator.js';
 import type { Ingest } from '../ingest/live.js';
+import { SiteKeyDirectory } from '../ingest/site-directory.js';
 import type { Limiter } from '../limits/limiter.js';
 import type { UsageMeter } from '../limits/usage-meter.js';
 import type { Metrics } from '../metrics.js';
@@ -106,11 +107,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
+  // Sites by domain and Umami website id, for the Plausible and Umami formats.
+  const siteKeys = new SiteKeyDirectory(meta);
   const siteData = {
-    changed: (siteId: string) => ingest.forgetSite(siteId),
+    changed: (siteId: string) => {
+      ingest.forgetSite(siteId);
+      siteKeys.forget();
+    },
     // Hits of the site still in the write buffer are written first, so none outlive the deletion.
     delete: async (siteId: string) => {
       ingest.forgetSite(siteId);
+      siteKeys.forget();
       await ingest.buffer.flush();
       await events.deleteSite(siteId);
     },

@@ -1,6 +1,7 @@
 // What the collector needs to know about sites and their conversion goals, cached briefly so that a hit costs
 // no database read: a new or changed site is seen within seconds.
 
+import { domainCandidates, normalizeUmamiWebsiteId } from '../domain/site-domains.js';
 import type { Goal, MetaStore, Site } from '../store/types.js';
 
 /** The part of the MetaStore the directory reads and writes (the ingest thread reaches it by message). */
@@ -79,6 +80,63 @@ export class SiteDirectory {
   }
 
   private cached<T>(map: Map<string, Entry<Promise<T>>>, key: string, load: () => Promise<T>): Promise<T> {
+    const now = Date.now();
+    const hit = map.get(key);
+    if (hit && now - hit.at < this.ttlMs) return hit.value;
+    const value = load();
+    value.catch(() => map.delete(key));
+    if (map.size > 50_000) map.clear();
+    map.set(key, { value, at: now });
+    return value;
+  }
+}
+
+/** The part of the MetaStore that finds sites by the names other trackers give them. */
+export type SiteKeySource = Pick<MetaStore, 'findSiteByDomain' | 'findSiteByUmamiId'>;
+
+/**
+ * Sites by their domains (Plausible's `data-domain` and Events API `domain`) and Umami website ids, cached briefly
+ * like the directory above; answers that no site has a name are cached too, so unknown names cost no reads.
+ */
+export class SiteKeyDirectory {
+  private readonly byDomainCache = new Map<string, Entry<Promise<Site | undefined>>>();
+  private readonly byUmamiCache = new Map<string, Entry<Promise<Site | undefined>>>();
+
+  constructor(
+    private readonly meta: SiteKeySource,
+    private readonly ttlMs = 5000,
+  ) {}
+
+  /**
+   * The site a hit's domain names: a site with exactly that domain, else one with the same name with or without
+   * `www.` (src/domain/site-domains.ts). Undefined for a domain no site has, or text that is no hostname.
+   */
+  siteByDomain(domain: string): Promise<Site | undefined> {
+    const candidates = domainCandidates(domain);
+    if (candidates.length === 0) return Promise.resolve(undefined);
+    return this.cached(this.byDomainCache, candidates[0]!, async () => {
+      for (const candidate of candidates) {
+        const site = await this.meta.findSiteByDomain(candidate);
+        if (site) return site;
+      }
+      return undefined;
+    });
+  }
+
+  /** The site given this Umami website id (any case), if any. */
+  siteByUmamiId(websiteId: string): Promise<Site | undefined> {
+    const id = normalizeUmamiWebsiteId(websiteId);
+    if (id === undefined) return Promise.resolve(undefined);
+    return this.cached(this.byUmamiCache, id, () => this.meta.findSiteByUmamiId(id));
+  }
+
+  /** Forgets every cached answer (a site's domains or id changed, or a site was deleted, in this process). */
+  forget(): void {
+    this.byDomainCache.clear();
+    this.byUmamiCache.clear();
+  }
+
+  private cached(map: Map<string, Entry<Promise<Site | undefined>>>, key: string, load: () => Promise<Site | undefined>) {
     const now = Date.now();
     const hit = map.get(key);
     if (hit && now - hit.at < this.ttlMs) return hit.value;

@@ -14,13 +14,14 @@ import { toAccount, toGoal, toMilestone, toSession, toSite, toToken } from './sq
 type Row = Record<string, unknown>;
 
 /** Column lists for UPDATE statements; keys are the only SQL text built from code, never from input. */
-const SITE_COLUMNS: Record<keyof SitePatch, string> = {
+const SITE_COLUMNS: Record<Exclude<keyof SitePatch, 'domains'>, string> = {
   name: 'name',
   sharing: 'sharing',
   sharePasswordHash: 'share_password_hash',
   timezone: 'timezone',
   multiDomain: 'multi_domain',
   multiDomainOption: 'multi_domain_option',
+  umamiWebsiteId: 'umami_website_id',
 };
 const ACCOUNT_COLUMNS: Record<keyof AccountPatch, string> = {
   name: 'name',
@@ -242,16 +243,23 @@ export class SqlMetaStore implements MetaStore {
 
   createSite(input: NewSite): Promise<Site> {
     const now = new Date();
-    return this.db.serial((q) =>
-      insertWithFreshCode(q, 'sites', async (id) => {
-        const [row] = await q.rows(
-          `INSERT INTO sites (id, account_id, name, sharing, share_password_hash, timezone, multi_domain,
-             multi_domain_option, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-          [id, input.accountId, input.name, input.sharing, input.sharePasswordHash, input.timezone,
-            input.multiDomain, input.multiDomainOption, now, now],
-        );
-        return toSite(row!);
+    const domains = input.domains ?? [];
+    const umamiWebsiteId = input.umamiWebsiteId ?? null;
+    return this.uniqueKeys(() =>
+      this.db.transaction(async (q) => {
+        await assertKeysFree(q, undefined, domains, umamiWebsiteId);
+        const site = await insertWithFreshCode(q, 'sites', async (id) => {
+          const [row] = await q.rows(
+            `INSERT INTO sites (id, account_id, name, sharing, share_password_hash, timezone, multi_domain,
+               multi_domain_option, domains, umami_website_id, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+            [id, input.accountId, input.name, input.sharing, input.sharePasswordHash, input.timezone,
+              input.multiDomain, input.multiDomainOption, domains.join(','), umamiWebsiteId, now, now],
+          );
+          return toSite(row!);
+        });
+        for (const domain of domains) await q.exec('INSERT INTO site_domains VALUES (?, ?)', [domain, site.id]);
+        return site;
       }),
     );
   }
@@ -261,18 +269,48 @@ export class SqlMetaStore implements MetaStore {
     return rows[0] && toSite(rows[0]);
   }
 
+  async findSiteByDomain(domain: string): Promise<Site | undefined> {
+    const rows = await this.db.serial((q) =>
+      q.rows('SELECT s.* FROM site_domains d JOIN sites s ON s.id = d.site_id WHERE d.domain = ?', [domain]),
+    );
+    return rows[0] && toSite(rows[0]);
+  }
+
+  async findSiteByUmamiId(websiteId: string): Promise<Site | undefined> {
+    const rows = await this.db.serial((q) => q.rows('SELECT * FROM sites WHERE umami_website_id = ?', [websiteId]));
+    return rows[0] && toSite(rows[0]);
+  }
+
   listSites(accountId: number, page: PageRequest): Promise<Page<Site>> {
     return this.page('sites', 'account_id', accountId, page, toSite);
   }
 
   async updateSite(id: string, patch: SitePatch): Promise<Site> {
-    const { sets, params } = assignments(SITE_COLUMNS, patch);
-    const rows = await this.db.serial((q) =>
-      q.rows(`UPDATE sites SET ${[...sets, 'updated_at = ?'].join(', ')} WHERE id = ? RETURNING *`, [
-        ...params, new Date(), id,
-      ]),
+    const { domains, ...rest } = patch;
+    const { sets, params } = assignments(SITE_COLUMNS, rest);
+    if (domains !== undefined) {
+      sets.push('domains = ?');
+      params.push(domains.join(','));
+    }
+    return this.uniqueKeys(() =>
+      this.db.transaction(async (q) => {
+        await assertKeysFree(q, id, domains ?? [], patch.umamiWebsiteId ?? null);
+        const rows = await q.rows(`UPDATE sites SET ${[...sets, 'updated_at = ?'].join(', ')} WHERE id = ? RETURNING *`, [
+          ...params, new Date(), id,
+        ]);
+        if (domains !== undefined) {
+          // Only the differences: a domain kept is never deleted and inserted again.
+          const old = (await q.rows<{ domain: string }>('SELECT domain FROM site_domains WHERE site_id = ?', [id])).map((r) => r.domain);
+          for (const gone of old.filter((d) => !domains.includes(d))) {
+            await q.exec('DELETE FROM site_domains WHERE domain = ? AND site_id = ?', [gone, id]);
+          }
+          for (const added of domains.filter((d) => !old.includes(d))) {
+            await q.exec('INSERT INTO site_domains VALUES (?, ?)', [added, id]);
+          }
+        }
+        return toSite(rows[0]!);
+      }),
     );
-    return toSite(rows[0]!);
   }
 
   async deleteSite(id: string): Promise<void> {
@@ -280,8 +318,25 @@ export class SqlMetaStore implements MetaStore {
       await q.exec('DELETE FROM goals WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM milestones WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM dashboard_sessions WHERE site_id = ?', [id]);
+      await q.exec('DELETE FROM site_domains WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM sites WHERE id = ?', [id]);
     });
+  }
+
+  /**
+   * Runs a site write; when another process took one of its domains or its Umami id between the check and the
+   * write (PostgreSQL's unique constraints catch it), the same ValidationError as the check's.
+   */
+  private async uniqueKeys<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (err) {
+      const e = err as { code?: unknown; constraint?: unknown };
+      if (e.code !== '23505') throw err;
+      if (e.constraint === 'site_domains_pkey') throw ValidationError.of('domain', TAKEN_DOMAIN);
+      if (e.constraint === 'sites_by_umami_website_id') throw ValidationError.of('umami_website_id', TAKEN_UMAMI_ID);
+      throw err;
+    }
   }
 
   // ---- events (conversion goals)
@@ -414,6 +469,22 @@ export class SqlMetaStore implements MetaStore {
       if (backward) items.reverse();
       return { items, hasMore };
     });
+  }
+}
+
+const TAKEN_DOMAIN = 'is already used by another site (a domain names one site)';
+const TAKEN_UMAMI_ID = 'is already used by another site';
+
+/** A ValidationError when another site than `siteId` has one of these domains or this Umami website id. */
+async function assertKeysFree(q: Querier, siteId: string | undefined, domains: readonly string[], umamiWebsiteId: string | null) {
+  const other = siteId ?? '';
+  for (const domain of domains) {
+    const taken = await q.rows('SELECT 1 FROM site_domains WHERE domain = ? AND site_id <> ?', [domain, other]);
+    if (taken.length > 0) throw ValidationError.of('domain', `${domain} ${TAKEN_DOMAIN}`);
+  }
+  if (umamiWebsiteId !== null) {
+    const taken = await q.rows('SELECT 1 FROM sites WHERE umami_website_id = ? AND id <> ?', [umamiWebsiteId, other]);
+    if (taken.length > 0) throw ValidationError.of('umami_website_id', TAKEN_UMAMI_ID);
   }
 }
 

@@ -38,6 +38,9 @@ export const toSite = (r: Row): Site => ({
   timezone: r.timezone as string,
   multiDomain: Boolean(r.multi_domain),
   multiDomainOption: (r.multi_domain_option as Site['multiDomainOption']) ?? null,
+  // Comma-separated in the row (site_domains holds one row per domain for lookups).
+  domains: typeof r.domains === 'string' && r.domains !== '' ? r.domains.split(',') : [],
+  umamiWebsiteId: (r.umami_website_id as string | null | undefined) ?? null,
   createdAt: r.created_at as Date,
   updatedAt: r.updated_at as Date,
 });

@@ -47,6 +47,13 @@ export interface Site {
   timezone: string;
   multiDomain: boolean;
   multiDomainOption: MultiDomainOption | null;
+  /**
+   * Hostnames the site is known by (Plausible's `data-domain` and Events API find it by them), in the owner's order;
+   * each names at most one site of the installation.
+   */
+  domains: string[];
+  /** The Umami website UUID the site had, so Umami tags and `/api/send` keep working (unique, lower case). */
+  umamiWebsiteId: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -86,8 +93,11 @@ export interface Page<T> {
 export type NewAccount = Pick<Account, 'name' | 'email' | 'timezone' | 'tier' | 'subscriptionStatus'>;
 export type AccountPatch = Partial<NewAccount>;
 export type NewToken = Pick<TokenRecord, 'accountId' | 'name' | 'abilities' | 'hash' | 'expiresAt'>;
-export type NewSite = Omit<Site, 'id' | 'createdAt' | 'updatedAt'>;
-export type SitePatch = Partial<Pick<Site, 'name' | 'sharing' | 'sharePasswordHash' | 'timezone' | 'multiDomain' | 'multiDomainOption'>>;
+export type NewSite = Omit<Site, 'id' | 'createdAt' | 'updatedAt' | 'domains' | 'umamiWebsiteId'> &
+  Partial<Pick<Site, 'domains' | 'umamiWebsiteId'>>;
+export type SitePatch = Partial<
+  Pick<Site, 'name' | 'sharing' | 'sharePasswordHash' | 'timezone' | 'multiDomain' | 'multiDomainOption' | 'domains' | 'umamiWebsiteId'>
+>;
 export type NewGoal = Pick<Goal, 'siteId' | 'name' | 'currency'>;
 export type GoalPatch = Partial<Pick<Goal, 'name' | 'currency'>>;
 export type NewMilestone = Pick<Milestone, 'siteId' | 'name' | 'milestoneDate'>;
@@ -171,8 +181,16 @@ export interface MetaStore {
   /** Records last-use times in one batch (each only moves forward). */
   touchTokens(lastUsed: ReadonlyMap<string, Date>): Promise<void>;
 
+  /**
+   * Creates a site. A domain or Umami website id already taken by another site is a ValidationError under `domain`
+   * or `umami_website_id` (here and in updateSite).
+   */
   createSite(input: NewSite): Promise<Site>;
   getSite(id: string): Promise<Site | undefined>;
+  /** The site one of whose domains is exactly this (stored form, see src/domain/site-domains.ts). */
+  findSiteByDomain(domain: string): Promise<Site | undefined>;
+  /** The site given this Umami website id (lower case). */
+  findSiteByUmamiId(websiteId: string): Promise<Site | undefined>;
   listSites(accountId: number, page: PageRequest): Promise<Page<Site>>;
   updateSite(id: string, patch: SitePatch): Promise<Site>;
   /** Deletes the site with its events, milestones and share sessions. */

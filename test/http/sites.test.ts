@@ -28,6 +28,8 @@ describe('/v1/sites', () => {
       timezone: 'UTC',
       multi_domain: false,
       multi_domain_option: null,
+      domain: null,
+      umami_website_id: null,
     });
     const got = await t.call(OWNER_TOKEN, 'GET', `/v1/sites/${res.body.id}`);
     assert.deepEqual(got.body, res.body);
@@ -153,6 +155,107 @@ describe('/v1/sites', () => {
       assert.equal(typeof res.body.error, 'string');
     }
     assert.equal((await t.call(OWNER_TOKEN, 'GET', `/v1/sites/${site.id}`)).status, 200);
+  });
+});
+
+describe('/v1/sites domain and umami_website_id (extensions)', () => {
+  let t: TestApp;
+  const create = (body: unknown, token = OWNER_TOKEN) => t.call(token, 'POST', '/v1/sites', body);
+  const update = (id: string, body: unknown) => t.call(OWNER_TOKEN, 'POST', `/v1/sites/${id}`, body);
+  const UMAMI = '8E0C7B44-2A3B-4C4D-9E8F-0123456789AB';
+
+  before(async () => {
+    t = await startTestApp();
+  });
+  after(() => t.close());
+
+  it('stores domains in a normal form, returns them comma-separated and finds the site by each', async () => {
+    const res = await create({ name: 'Domains', domain: ' https://Example.COM/ , www.example.com,blog.example.com,example.com', umami_website_id: UMAMI });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.domain, 'example.com,www.example.com,blog.example.com');
+    assert.equal(res.body.umami_website_id, UMAMI.toLowerCase());
+    assert.deepEqual((await t.call(OWNER_TOKEN, 'GET', `/v1/sites/${res.body.id}`)).body, res.body);
+    const listed = (await t.call(OWNER_TOKEN, 'GET', '/v1/sites?limit=100')).body.data.find((s: { id: string }) => s.id === res.body.id);
+    assert.equal(listed.domain, res.body.domain);
+    for (const d of ['example.com', 'www.example.com', 'blog.example.com']) assert.equal((await t.meta.findSiteByDomain(d))?.id, res.body.id, d);
+    assert.equal((await t.meta.findSiteByUmamiId(UMAMI.toLowerCase()))?.id, res.body.id);
+    assert.equal(await t.meta.findSiteByDomain('shop.example.com'), undefined);
+  });
+
+  it('keeps internationalised names in their Unicode form, whichever form is sent', async () => {
+    const res = await create({ name: 'IDN', domain: 'xn--caf-dma.example' });
+    assert.equal(res.body.domain, 'café.example');
+    assert.equal((await t.meta.findSiteByDomain('café.example'))?.id, res.body.id);
+  });
+
+  it('gives a domain and an Umami id to one site only, across accounts, and frees them when changed or deleted', async () => {
+    const first = (await create({ name: 'First', domain: 'taken.example', umami_website_id: '11111111-2222-4333-8444-555555555555' })).body;
+    const again = await create({ name: 'Second', domain: 'other.example,taken.example' });
+    assert.equal(again.status, 400);
+    assert.match(again.body.errors.domain[0], /taken\.example is already used by another site/);
+    const account = await t.meta.createAccount({ name: 'B', email: 'b@b.test', timezone: 'UTC', tier: 1, subscriptionStatus: 'active' });
+    const otherToken = await t.token(['*'], { accountId: account.id });
+    const elsewhere = await create({ name: 'Third', umami_website_id: '11111111-2222-4333-8444-555555555555' }, otherToken);
+    assert.equal(elsewhere.status, 400);
+    assert.ok(Array.isArray(elsewhere.body.errors.umami_website_id));
+    assert.equal((await create({ name: 'Nothing kept' }, otherToken)).body.domain, null, 'a refused create stores nothing');
+    // The same site may send its own domains again; other sites may not take them.
+    assert.equal((await update(first.id, { domain: 'taken.example,more.example' })).body.domain, 'taken.example,more.example');
+    const mine = (await create({ name: 'Mine' })).body;
+    assert.equal((await update(mine.id, { domain: 'more.example' })).status, 400);
+    assert.equal((await t.meta.findSiteByDomain('more.example'))?.id, first.id);
+    // Removing a domain frees it at once; clearing with '' or null removes them all.
+    await update(first.id, { domain: 'taken.example' });
+    assert.equal((await update(mine.id, { domain: 'more.example' })).body.domain, 'more.example');
+    assert.equal((await update(first.id, { domain: '', umami_website_id: null })).body.domain, null);
+    assert.equal((await t.meta.getSite(first.id))?.umamiWebsiteId, null);
+    assert.equal(await t.meta.findSiteByDomain('taken.example'), undefined);
+    assert.equal((await create({ name: 'Now free', umami_website_id: '11111111-2222-4333-8444-555555555555' }, otherToken)).status, 200);
+    await t.call(OWNER_TOKEN, 'DELETE', `/v1/sites/${mine.id}`);
+    assert.equal(await t.meta.findSiteByDomain('more.example'), undefined);
+    assert.equal((await create({ name: 'After delete', domain: 'more.example' })).status, 200);
+  });
+
+  it('updates other fields without touching domains, and accepts form bodies', async () => {
+    const site = (await create({ name: 'Keep', domain: 'keep.example' })).body;
+    assert.equal((await update(site.id, { name: 'Kept' })).body.domain, 'keep.example');
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/v1/sites/${site.id}`,
+      headers: { authorization: `Bearer ${OWNER_TOKEN}`, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'domain=keep.example%2Cform.example&umami_website_id=',
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual([res.json().domain, res.json().umami_website_id], ['keep.example,form.example', null]);
+  });
+
+  const bad: [string, unknown][] = [
+    ['a URL with a path', 'example.com/blog'],
+    ['a port', 'example.com:8080'],
+    ['spaces inside a name', 'exa mple.com'],
+    ['an empty name between commas', 'a.example,,b.example'],
+    ['an underscore', 'my_site.example'],
+    ['a label over 63 characters', `${'a'.repeat(64)}.example`],
+    ['an IP address', '203.0.113.9'],
+    ['more than 20 domains', Array.from({ length: 21 }, (_, i) => `d${i}.example`).join(',')],
+    ['over 2,048 characters', `${'a'.repeat(60)}.example,`.repeat(40)],
+    ['a number', 42],
+    ['a list', ['a.example']],
+  ];
+  for (const [what, domain] of bad) {
+    it(`refuses a domain field with ${what}: 400 under domain`, async () => {
+      const res = await create({ name: 'Bad', domain });
+      assert.equal(res.status, 400);
+      assert.ok(Array.isArray(res.body.errors?.domain), JSON.stringify(res.body));
+    });
+  }
+
+  it('refuses an umami_website_id that is not a UUID: 400 under umami_website_id', async () => {
+    for (const id of ['abc', '8e0c7b44-2a3b-4c4d-9e8f-0123456789', 7]) {
+      const res = await create({ name: 'Bad', umami_website_id: id });
+      assert.equal(res.status, 400);
+      assert.ok(Array.isArray(res.body.errors?.umami_website_id), JSON.stringify(res.body));
+    }
   });
 });
 

@@ -56,7 +56,7 @@ describe('DuckDB migration 7: attribution belongs to the visit', () => {
                 referrer_hostname, referrer_pathname, paths_exact, utm_source)
               VALUES (1, 'S', 9, TIMESTAMP '2026-01-01 10:00:00', TIMESTAMP '2026-01-01 10:05:00', '/a', '/b', 'https://e.test', 2, 0, '', '', true, 'hn')`),
     );
-    assert.deepEqual(await migrate(db), [8]);
+    assert.deepEqual((await migrate(db))[0], 8);
     const store = await DuckEventStore.open(db);
     const [before] = await store.listVisits('S');
     assert.deepEqual([before?.visitId, before?.pageviews, before?.utmSource], [1n, 2, 'hn']);

@@ -108,6 +108,33 @@ for (const backend of backends) {
       assert.equal(await store.getMilestone(s.id, m.id), undefined);
     });
 
+    it('finds sites by domain and Umami id, one site per domain even when created at once', async () => {
+      const a = await account();
+      const created = await Promise.allSettled(
+        ['One', 'Two', 'Three'].map((name) =>
+          store.createSite({ accountId: a.id, name, sharing: 'none', sharePasswordHash: null, timezone: 'UTC', multiDomain: false, multiDomainOption: null, domains: [`race-${backend.name}.example`] }),
+        ),
+      );
+      const won = created.filter((r) => r.status === 'fulfilled');
+      assert.equal(won.length, 1);
+      for (const r of created) if (r.status === 'rejected') assert.ok(r.reason instanceof ValidationError, String(r.reason));
+      const winner = (won[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof site>>>).value;
+      assert.deepEqual(winner.domains, [`race-${backend.name}.example`]);
+      assert.deepEqual(await store.findSiteByDomain(`race-${backend.name}.example`), winner);
+      const other = await site(a.id, 'Other');
+      assert.deepEqual([other.domains, other.umamiWebsiteId], [[], null]);
+      const uuid = backend.name === 'DuckDB' ? '00000000-0000-4000-8000-000000000001' : '00000000-0000-4000-8000-000000000002';
+      const updated = await store.updateSite(other.id, { domains: ['b.example', 'a.example'], umamiWebsiteId: uuid });
+      assert.deepEqual([updated.domains, updated.umamiWebsiteId], [['b.example', 'a.example'], uuid]);
+      assert.equal((await store.findSiteByUmamiId(uuid))?.id, other.id);
+      await assert.rejects(store.updateSite(winner.id, { umamiWebsiteId: uuid }), ValidationError);
+      await assert.rejects(store.updateSite(winner.id, { domains: ['a.example'] }), ValidationError);
+      assert.deepEqual((await store.getSite(winner.id))?.domains, [`race-${backend.name}.example`], 'a refused update changes nothing');
+      await store.deleteSite(other.id);
+      assert.equal(await store.findSiteByDomain('a.example'), undefined);
+      assert.equal(await store.findSiteByUmamiId(uuid), undefined);
+    });
+
     it('adds usage per month and keeps one salt per day', async () => {
       const a = await account();
       await store.addUsage(new Map([[a.id, new Map([['2026-10', 3], ['2026-11', 2]])]]));

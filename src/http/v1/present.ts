@@ -1,5 +1,6 @@
 // Resource objects as SPEC.md section 2 writes them.
 
+import { formatDomainList } from '../../domain/site-domains.js';
 import { formatDateAsTimestamp, formatTimestamp } from '../../domain/time.js';
 import type { Account, Goal, Milestone, Page, Site, TokenRecord } from '../../store/types.js';
 
@@ -28,6 +29,8 @@ export const presentSite = (s: Site) => ({
   timezone: s.timezone,
   multi_domain: s.multiDomain,
   multi_domain_option: s.multiDomainOption,
+  domain: formatDomainList(s.domains),
+  umami_website_id: s.umamiWebsiteId,
 });
 
 /** SPEC.md: `currency` is filled only in create and update responses, `null` in list and get. */

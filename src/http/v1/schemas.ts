@@ -91,6 +91,8 @@ export const siteObject = {
     timezone: { type: 'string' },
     multi_domain: { type: 'boolean' },
     multi_domain_option: { type: ['string', 'null'], enum: ['combined', 'separate', null] },
+    domain: { type: ['string', 'null'], description: "Extension: the site's hostnames, comma-separated (Plausible's data-domain)" },
+    umami_website_id: { type: ['string', 'null'], description: 'Extension: the Umami website UUID the site answers to' },
   },
   required: ['id', 'object', 'name', 'sharing', 'created_at', 'timezone', 'multi_domain', 'multi_domain_option'],
 } as const;
@@ -136,6 +138,17 @@ const siteBodyProperties = {
     type: 'string',
     enum: ['combined', 'separate'],
     description: 'Required with multi_domain true',
+  },
+  domain: {
+    type: ['string', 'null'],
+    maxLength: 2048,
+    description: "Extension: the site's hostnames, comma-separated, each naming this site only; null or '' removes them",
+    examples: ['example.com,www.example.com'],
+  },
+  umami_website_id: {
+    type: ['string', 'null'],
+    maxLength: 64,
+    description: "Extension: the Umami website UUID of the site's existing Umami tags; null or '' removes it",
   },
 } as const;
 

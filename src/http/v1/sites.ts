@@ -40,6 +40,8 @@ export function siteRoutes(app: FastifyInstance, meta: MetaStore, siteData: Site
         timezone: s.timezone,
         multiDomain: s.multiDomain,
         multiDomainOption: s.multiDomainOption,
+        domains: s.domains ?? [],
+        umamiWebsiteId: s.umamiWebsiteId ?? null,
       });
       return presentSite(site);
     },
@@ -64,6 +66,8 @@ export function siteRoutes(app: FastifyInstance, meta: MetaStore, siteData: Site
         multiDomain: s.multiDomain,
         multiDomainOption: s.multiDomainOption,
       };
+      if (s.domains !== undefined) patch.domains = s.domains;
+      if (s.umamiWebsiteId !== undefined) patch.umamiWebsiteId = s.umamiWebsiteId;
       if (s.sharePassword !== undefined) {
         patch.sharePasswordHash = s.sharePassword === null ? null : await hashPassword(s.sharePassword);
       }

@@ -240,6 +240,21 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE visits_v8 RENAME TO visits;
     `,
   },
+  {
+    version: 9,
+    name: 'site domains and Umami website ids',
+    sql: `
+      -- The site's domains, comma-separated in the owner's order (what the API returns), and the Umami website id
+      -- it had (lower case), so that Plausible's and Umami's tags find it.
+      ALTER TABLE sites ADD COLUMN domains VARCHAR DEFAULT '';
+      ALTER TABLE sites ADD COLUMN umami_website_id VARCHAR;
+      -- One row per domain: the lookup from a hit's domain to its site, and what keeps a domain to one site.
+      CREATE TABLE site_domains (
+        domain VARCHAR PRIMARY KEY,
+        site_id VARCHAR NOT NULL
+      );
+    `,
+  },
 ];
 
 /**

@@ -111,6 +111,20 @@ export const PG_MIGRATIONS: Migration[] = [
       CREATE INDEX dashboard_sessions_by_expiry ON dashboard_sessions (expires_at);
     `,
   },
+  {
+    version: 3,
+    name: 'site domains and Umami website ids',
+    sql: `
+      ALTER TABLE sites ADD COLUMN domains TEXT NOT NULL DEFAULT '';
+      ALTER TABLE sites ADD COLUMN umami_website_id TEXT;
+      CREATE UNIQUE INDEX sites_by_umami_website_id ON sites (umami_website_id);
+      CREATE TABLE site_domains (
+        domain TEXT PRIMARY KEY,
+        site_id TEXT NOT NULL
+      );
+      CREATE INDEX site_domains_by_site ON site_domains (site_id);
+    `,
+  },
 ];
 
 // Any constant shared by every Plumb process: the key of the migration lock.
