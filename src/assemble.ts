@@ -11,6 +11,7 @@ import { Ingest } from './ingest/live.js';
 import type { WriteBufferOptions } from './ingest/write-buffer.js';
 import { Limiter } from './limits/limiter.js';
 import { UsageMeter } from './limits/usage-meter.js';
+import type { LocalAdminKey } from './local-admin-key.js';
 import { Metrics } from './metrics.js';
 import { ReportCompiler } from './report/compiler.js';
 import { ClickHouseDialect } from './report/clickhouse-dialect.js';
@@ -50,6 +51,8 @@ export interface AssembleOptions {
   dbPath: string;
   scaleOut?: ScaleOutOptions;
   adminToken: string | undefined;
+  /** The local admin key of this start (the CLI on the same machine), besides or instead of adminToken. */
+  localAdminKey?: LocalAdminKey | undefined;
   rateLimits: boolean;
   /** Shared limit state; a given `limitStore` wins, then Redis (always, in scale-out), then process memory. */
   redisUrl?: string | undefined;
@@ -181,6 +184,7 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
     usage,
     trackerScript: o.trackerScript ?? (await buildTrackerScript()),
     adminToken: o.adminToken,
+    localAdminKey: o.localAdminKey,
     trustProxy: o.trustProxy,
     logger: o.logger,
     ...(o.requestTimeoutMs ? { requestTimeoutMs: o.requestTimeoutMs } : {}),

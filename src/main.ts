@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { assemble } from './assemble.js';
 import { bootstrap } from './bootstrap.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { LOCAL_ADMIN_KEY_FILE, newLocalAdminKey } from './local-admin-key.js';
 
 function configOrExit(): Config {
   try {
@@ -22,10 +23,13 @@ async function main(): Promise<void> {
   // loadConfig has refused any partial mix: the three URLs are all set (scale-out) or the first two are not.
   const { databaseUrl, clickhouseUrl, redisUrl } = config;
   const scaleOut = databaseUrl && clickhouseUrl && redisUrl ? { databaseUrl, clickhouseUrl, redisUrl, dataDir: config.dataDir } : undefined;
+  // For the CLI on this machine: `npx plumb ...` works without PLUMB_ADMIN_TOKEN (README, Administration).
+  const localAdminKey = newLocalAdminKey();
   const plumb = await assemble({
     dbPath: join(config.dataDir, 'plumb.duckdb'),
     ...(scaleOut ? { scaleOut } : {}),
     adminToken: config.adminToken,
+    localAdminKey,
     rateLimits: config.rateLimits,
     redisUrl: config.redisUrl,
     redisPrefix: config.redisPrefix,
@@ -35,6 +39,7 @@ async function main(): Promise<void> {
     processMetrics: true,
   });
   const { app } = plumb;
+  await localAdminKey.save(config.dataDir);
 
   // Signals are handled from here on, before the server listens, so a stop that arrives at any moment is clean.
   let stopping = false;
@@ -43,6 +48,7 @@ async function main(): Promise<void> {
     stopping = true;
     app.log.info({ signal }, 'shutting down');
     await plumb.close();
+    await localAdminKey.remove();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
@@ -68,6 +74,7 @@ async function main(): Promise<void> {
       mode: scaleOut ? 'scale-out' : 'embedded',
       dataDir: config.dataDir,
       admin: Boolean(config.adminToken),
+      localAdminKey: join(config.dataDir, LOCAL_ADMIN_KEY_FILE),
       rateLimits: config.rateLimits ? (config.redisUrl ? 'redis' : 'memory') : 'off',
     },
     'started',

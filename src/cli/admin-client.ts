@@ -6,13 +6,17 @@ export class AdminClient {
   constructor(
     private readonly baseUrl: string,
     private readonly adminToken: string | undefined,
+    /** What to say when there is no admin credential, and what to add when /admin refuses the one given. */
+    private readonly messages: { noAdmin?: string; refusedAdmin?: string } = {},
   ) {}
+
+  get hasAdmin(): boolean {
+    return this.adminToken !== undefined;
+  }
 
   /** A JSON request to /admin. */
   request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    if (!this.adminToken) {
-      throw new AdminClientError('PLUMB_ADMIN_TOKEN is not set: export the admin token the server was started with');
-    }
+    if (!this.adminToken) throw new AdminClientError(this.noAdmin());
     return this.send<T>(method, path, this.adminToken, body === undefined ? undefined : JSON.stringify(body), {
       'content-type': 'application/json',
     });
@@ -20,9 +24,7 @@ export class AdminClient {
 
   /** A request with a text body of any type (imports). */
   requestText<T>(path: string, body: string, headers: Record<string, string>): Promise<T> {
-    if (!this.adminToken) {
-      throw new AdminClientError('PLUMB_ADMIN_TOKEN is not set: export the admin token the server was started with');
-    }
+    if (!this.adminToken) throw new AdminClientError(this.noAdmin());
     return this.send<T>('POST', path, this.adminToken, body, headers);
   }
 
@@ -31,6 +33,10 @@ export class AdminClient {
     return this.send<T>(method, path, token, body === undefined ? undefined : JSON.stringify(body), {
       'content-type': 'application/json',
     });
+  }
+
+  private noAdmin(): string {
+    return this.messages.noAdmin ?? 'PLUMB_ADMIN_TOKEN is not set: export the admin token the server was started with';
   }
 
   private async send<T>(method: string, path: string, token: string, body: string | undefined, headers: Record<string, string>): Promise<T> {
@@ -51,7 +57,11 @@ export class AdminClient {
     } catch {
       throw new AdminClientError(`unexpected answer from ${this.baseUrl} (HTTP ${res.status})`);
     }
-    if (!res.ok) throw new AdminClientError(`HTTP ${res.status}: ${describeError(parsed)}`);
+    if (!res.ok) {
+      const message = describeError(parsed);
+      const refused = token === this.adminToken && (res.status === 401 || /admin API is disabled/.test(message));
+      throw new AdminClientError(`HTTP ${res.status}: ${message}${refused ? (this.messages.refusedAdmin ?? '') : ''}`);
+    }
     return parsed as T;
   }
 }

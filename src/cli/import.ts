@@ -2,6 +2,7 @@
 // one import id (so visits continue across chunks), oldest hits first, with a progress bar.
 
 import { randomUUID } from 'node:crypto';
+import { Presets, SingleBar } from 'cli-progress';
 import type { AdminClient } from './admin-client.js';
 
 export interface ImportSummary {
@@ -12,22 +13,32 @@ export interface ImportSummary {
 
 const CHUNK_LINES = 10_000;
 
-/** A one-line progress bar on a terminal; silent when output is not a terminal. */
+/** A one-line progress bar (cli-progress) on a terminal; silent when output is not a terminal. */
 export function progressBar(stream: NodeJS.WriteStream, label: string) {
-  const tty = stream.isTTY === true;
-  let last = -1;
+  const bar = new SingleBar(
+    {
+      stream,
+      format: `${label} [{bar}] {percentage}% {value}/{total}`,
+      formatValue: (value, _options, type) => (type === 'value' || type === 'total' ? value.toLocaleString('en') : String(value)),
+      hideCursor: true,
+      // Without a terminal (scripts, CI logs) it writes nothing: the summary line says it all.
+      noTTYOutput: false,
+    },
+    Presets.shades_classic,
+  );
+  let started = false;
   return {
     update(done: number, total: number) {
-      if (!tty) return;
-      const pct = total === 0 ? 100 : Math.floor((done / total) * 100);
-      if (pct === last) return;
-      last = pct;
-      const width = 30;
-      const filled = Math.round((pct / 100) * width);
-      stream.write(`\r${label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${pct}% ${done.toLocaleString('en')}/${total.toLocaleString('en')}`);
+      if (!started) {
+        bar.start(total, done);
+        started = true;
+      } else {
+        bar.setTotal(total);
+        bar.update(done);
+      }
     },
     done() {
-      if (tty && last >= 0) stream.write('\n');
+      if (started) bar.stop();
     },
   };
 }

@@ -1,12 +1,19 @@
-// The `plumb` command line: accounts and tokens through the running server's /admin API.
+// The `plumb` command line: accounts, tokens, imports and the demo through the running server's /admin API;
+// sites through /v1.
 
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_DEMO_EVENTS, demoTraffic, emptyTotals } from '../ingest/demo-traffic.js';
-import { formatTimestamp } from '../domain/time.js';
+import { projectRoot } from '../project-root.js';
+import { withV1, type V1Call } from './acting.js';
 import { AdminClient, AdminClientError } from './admin-client.js';
+import { credentials, noAdminMessage, refusedAdminHint } from './credentials.js';
+import { demo, describeDemo } from './demo.js';
+import { helpFor } from './help.js';
 import { importNdjson, progressBar, type ImportSummary } from './import.js';
 import { readPassword } from './password.js';
+import { describeSite, describeSiteLine, listSites, reportUrl, scriptTag, type SiteJson } from './sites.js';
 
 const USAGE = `Usage: plumb <command> [options]
 
@@ -21,16 +28,23 @@ Commands:
       ABILITY is *, all-sites-readonly, read:SITE_ID or manage:SITE_ID
   token list --account ID
   token revoke --account ID TOKEN_ID
+  site list [--account ID]
+  site create --name NAME [--timezone ZONE] [--account ID]
+  site show SITE_ID [--account ID]
   import FILE             import NDJSON hits (one JSON object per line; see the README)
-  demo [--account ID] [--days 30] [--visits-per-day 1000]
-                          create a demo site and import a generated month of traffic
+  demo [--account ID] [--days 30] [--visits-per-day 1000] [--no-share]
+                          create a demo site, import a generated month of traffic, print the report's address
+  help [COMMAND]          this list, or one command's help (also: plumb COMMAND --help)
 
 Options:
-  --json   print the server's JSON answer instead of a summary
+  --json      print the server's JSON answer instead of a summary
+  --version   print the version of plumb
 
 Environment:
   PLUMB_URL          the server (default http://127.0.0.1:8080)
-  PLUMB_ADMIN_TOKEN  the admin token the server was started with
+  PLUMB_ADMIN_TOKEN  the admin token the server was started with; on the server's machine the CLI uses the
+                     local admin key instead (PLUMB_DATA_DIR/local-admin.key, default ./data)
+  PLUMB_API_TOKEN    an API token: the site commands use it instead of the administrator
 `;
 
 type Out = (line: string) => void;
@@ -62,7 +76,12 @@ interface TokenJson {
   token?: string;
 }
 
-class UsageError extends Error {}
+class UsageError extends Error {
+  /** Whether the general usage follows the message. */
+  constructor(message: string, readonly withUsage = true) {
+    super(message);
+  }
+}
 
 const OPTIONS = {
   name: { type: 'string' },
@@ -77,7 +96,9 @@ const OPTIONS = {
   'visits-per-day': { type: 'string' },
   json: { type: 'boolean' },
   'password-stdin': { type: 'boolean' },
+  'no-share': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
 } as const;
 
 function need<T>(value: T | undefined, flag: string): T {
@@ -105,40 +126,9 @@ function describeImport(s: ImportSummary): string {
   return lines.join('\n');
 }
 
-interface SiteJson {
-  id: string;
-  name: string;
-}
-
-/** Creates a demo site through /v1 with a token that lives only for this command, then imports its month. */
-async function demo(client: AdminClient, accountId: number, days: number, visitsPerDay: number, io: CliIo) {
-  const temporary = await client.request<{ id: string; token: string }>('POST', `/admin/accounts/${accountId}/tokens`, {
-    name: 'plumb demo (temporary)',
-    abilities: ['*'],
-    expires_at: formatTimestamp(new Date(Date.now() + 3_600_000)),
-  });
-  let site: SiteJson;
-  try {
-    site = await client.api<SiteJson>('POST', '/v1/sites', temporary.token, { name: 'Demo site', timezone: 'UTC' });
-    for (const e of DEFAULT_DEMO_EVENTS) {
-      await client.api('POST', `/v1/sites/${site.id}/events`, temporary.token, { name: e.name, currency: e.value[1] > 0 ? 'dollar' : 'none' });
-    }
-    const launch = new Date(Date.now() - Math.floor(days / 2) * 86_400_000).toISOString().slice(0, 10);
-    await client.api('POST', `/v1/sites/${site.id}/milestones`, temporary.token, { name: 'Launched v2', milestone_date: launch });
-  } finally {
-    await client.request('DELETE', `/admin/accounts/${accountId}/tokens/${temporary.id}`);
-  }
-  const totals = emptyTotals();
-  const start = new Date(Date.now() - (days - 1) * 86_400_000);
-  const lines: string[] = [];
-  for (const hit of demoTraffic({ siteId: site.id, start, days, visitsPerDay }, totals)) {
-    // Nothing from the future: today's traffic stops now.
-    if (Date.parse(`${hit.timestamp.replace(' ', 'T')}Z`) <= Date.now()) lines.push(JSON.stringify(hit));
-  }
-  const bar = progressBar(io.progress ?? process.stderr, 'importing');
-  const summary = await importNdjson(client, lines.join('\n'), (done, total) => bar.update(done, total));
-  bar.done();
-  return { site, summary };
+function version(): string {
+  const pkg = JSON.parse(readFileSync(join(projectRoot(), 'package.json'), 'utf8')) as { version?: unknown };
+  return String(pkg.version);
 }
 
 /** Runs one command; returns the process exit code. */
@@ -152,11 +142,32 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: Out, err:
   }
   const { values: o, positionals } = parsed;
   const [group, action, ...rest] = positionals;
-  if (o.help || !group) {
-    out(USAGE);
-    return group || o.help ? 0 : 2;
+  if (o.version) {
+    out(`plumb ${version()}`);
+    return 0;
   }
-  const client = new AdminClient(env.PLUMB_URL ?? 'http://127.0.0.1:8080', env.PLUMB_ADMIN_TOKEN);
+  if (group === 'help' || o.help) {
+    const words = group === 'help' ? positionals.slice(1) : positionals;
+    if (words.length === 0) {
+      out(USAGE);
+      return 0;
+    }
+    const text = helpFor(words);
+    if (text === undefined) {
+      err(`plumb: no command "${words.join(' ')}"\n\n${USAGE}`);
+      return 2;
+    }
+    out(text);
+    return 0;
+  }
+  if (!group) {
+    out(USAGE);
+    return 2;
+  }
+  const creds = credentials(env);
+  const client = new AdminClient(creds.url, creds.admin, { noAdmin: noAdminMessage(creds), refusedAdmin: refusedAdminHint(creds) });
+  const accountOption = () => integer(o.account ?? '1', '--account');
+  const siteCall = <R>(work: (call: V1Call) => Promise<R>) => withV1(client, creds.apiToken, accountOption(), 'plumb site', work);
   const show = (json: unknown, summary: string) => out(o.json ? JSON.stringify(json, null, 2) : summary);
 
   try {
@@ -228,20 +239,45 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: Out, err:
         show(res, `revoked token ${tokenId}`);
         return 0;
       }
+      case 'site list': {
+        const sites = await siteCall(listSites);
+        show({ object: 'list', data: sites }, sites.map(describeSiteLine).join('\n') || 'no sites');
+        return 0;
+      }
+      case 'site create': {
+        const body = { name: need(o.name, '--name'), ...(o.timezone ? { timezone: o.timezone } : {}) };
+        const site = await siteCall((call) => call<SiteJson>('POST', '/v1/sites', body));
+        show(
+          site,
+          `created site ${site.id} ("${site.name}"), time zone ${site.timezone}\n\n` +
+            `Add this tag to every page of the site:\n${scriptTag(creds.url, site.id)}\n\nReport: ${reportUrl(creds.url, site.id)}`,
+        );
+        return 0;
+      }
+      case 'site show': {
+        const id = need(rest[0], 'the SITE_ID');
+        if (!/^[A-Za-z]{1,20}$/.test(id)) throw new UsageError('SITE_ID is the 8 letters of the site\'s tracking code');
+        const site = await siteCall((call) => call<SiteJson>('GET', `/v1/sites/${id.toUpperCase()}`));
+        show(site, describeSite(creds.url, site));
+        return 0;
+      }
       case 'import ': {
         throw new UsageError('missing FILE');
       }
       case 'demo ': {
-        const accountId = integer(o.account ?? '1', '--account');
+        const accountId = accountOption();
         const days = integer(o.days ?? '30', '--days');
         const perDay = integer(o['visits-per-day'] ?? '1000', '--visits-per-day');
         if (days < 1 || days > 366) throw new UsageError('--days must be from 1 to 366');
         if (perDay < 1 || perDay > 1_000_000) throw new UsageError('--visits-per-day must be from 1 to 1000000');
-        const { site, summary } = await demo(client, accountId, days, perDay, { out, err, ...io });
-        show(
-          { site, ...summary },
-          `created site ${site.id} ("${site.name}") in account ${accountId}\n${describeImport(summary)}`,
-        );
+        const result = await demo(client, creds.url, {
+          accountId,
+          days,
+          visitsPerDay: perDay,
+          share: !o['no-share'],
+          progress: io.progress ?? process.stderr,
+        });
+        show(result, describeDemo(result, accountId, days));
         return 0;
       }
       default:
@@ -259,11 +295,12 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: Out, err:
           show(summary, describeImport(summary));
           return summary.imported === 0 && summary.rejected > 0 ? 1 : 0;
         }
+        if (action === undefined && helpFor([group]) !== undefined) throw new UsageError(`"${group}" needs a command:\n\n${helpFor([group])}`, false);
         throw new UsageError(`unknown command "${positionals.join(' ')}"`);
     }
   } catch (e) {
     if (e instanceof UsageError) {
-      err(`plumb: ${e.message}\n\n${USAGE}`);
+      err(e.withUsage ? `plumb: ${e.message}\n\n${USAGE}` : `plumb: ${e.message}`);
       return 2;
     }
     if (e instanceof AdminClientError) {

@@ -8,6 +8,7 @@ import type { TokenAuthenticator } from '../auth/token-authenticator.js';
 import type { Ingest } from '../ingest/live.js';
 import { SiteKeyDirectory } from '../ingest/site-directory.js';
 import type { Limiter } from '../limits/limiter.js';
+import type { LocalAdminKey } from '../local-admin-key.js';
 import type { UsageMeter } from '../limits/usage-meter.js';
 import type { Metrics } from '../metrics.js';
 import type { ReportEngine } from '../report/engine.js';
@@ -32,6 +33,7 @@ export interface AppDeps {
   limiter: Limiter;
   usage: UsageMeter;
   adminToken: string | undefined;
+  localAdminKey?: LocalAdminKey | undefined;
   logger?: FastifyServerOptions['logger'];
   /** Fastify's trustProxy: which proxies' X-Forwarded-For to believe for the client IP (PLUMB_TRUST_PROXY). */
   trustProxy?: boolean | number | string;
@@ -127,7 +129,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Dashboard sessions live in the MetaStore, so every process of a scale-out deployment knows them.
   const sessions = new SessionManager(meta);
   await app.register(v1Api, { prefix: '/v1', meta, auth, limiter, usage, siteData, reports: deps.reports, sessions });
-  await app.register(adminApi, { prefix: '/admin', meta, auth, usage, adminToken, ingest });
+  await app.register(adminApi, { prefix: '/admin', meta, auth, usage, adminToken, localAdminKey: deps.localAdminKey, ingest });
   await app.register(dashboard, { meta, auth, sessions, limiter });
   return app;
 }

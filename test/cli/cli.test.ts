@@ -1,22 +1,37 @@
-// The `plumb` CLI against a running server over real HTTP: accounts and tokens, errors and usage.
+// The `plumb` CLI against a running server over real HTTP: accounts, tokens, sites, imports and the demo; the
+// local admin key; help, version, errors and usage.
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { run } from '../../src/cli/main.js';
+import { LOCAL_ADMIN_KEY_FILE, localAdminKeyOf } from '../../src/local-admin-key.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
+
+const LOCAL_KEY = 'plumb_local_test-key-0123456789abcdefghij';
 
 describe('plumb CLI', () => {
   let t: TestApp;
   let env: Record<string, string>;
+  let address: string;
+  /** A data directory holding the server's local admin key, and one holding none. */
+  let keyDir: string;
+  let emptyDir: string;
   before(async () => {
-    t = await startTestApp();
-    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    t = await startTestApp({ localAdminKey: localAdminKeyOf(LOCAL_KEY) });
+    address = await t.app.listen({ port: 0, host: '127.0.0.1' });
     env = { PLUMB_URL: address, PLUMB_ADMIN_TOKEN: ADMIN_TOKEN };
+    keyDir = mkdtempSync(join(tmpdir(), 'plumb-cli-key-'));
+    writeFileSync(join(keyDir, LOCAL_ADMIN_KEY_FILE), `${LOCAL_KEY}\n`, { mode: 0o600 });
+    emptyDir = mkdtempSync(join(tmpdir(), 'plumb-cli-empty-'));
   });
-  after(() => t.close());
+  after(async () => {
+    await t.close();
+    rmSync(keyDir, { recursive: true, force: true });
+    rmSync(emptyDir, { recursive: true, force: true });
+  });
 
   const plumb = async (args: string[], environment = env) => {
     const out: string[] = [];
@@ -95,10 +110,15 @@ describe('plumb CLI', () => {
   it('creates a demo site with events, a milestone and a month of traffic', async () => {
     const res = await plumb(['demo', '--days', '30', '--visits-per-day', '40', '--json']);
     assert.equal(res.code, 0, res.err);
-    const { site, imported, rejected } = JSON.parse(res.out);
+    const { site, imported, rejected, bots, errors, report_url, share_url } = JSON.parse(res.out);
     assert.match(site.id, /^[A-Z]{8}$/);
     assert.ok(imported > 30 * 40, `imported ${imported}`);
-    assert.ok(rejected > 0, 'the crawler hits are refused');
+    assert.ok(bots > 0 && rejected === bots, 'the crawler hits are left out, and nothing else');
+    assert.deepEqual(errors, []);
+    assert.equal(report_url, `${address}/sites/${site.id}`);
+    assert.equal(share_url, `${address}/share/${site.id}`);
+    // The printed address opens without logging in: the demo site is shared publicly.
+    assert.equal((await t.app.inject({ url: `/share/${site.id}` })).statusCode, 200);
     const events = (await t.call(OWNER_TOKEN, 'GET', `/v1/sites/${site.id}/events`)).body.data.map((e: { name: string }) => e.name);
     assert.deepEqual(events.sort(), ['Newsletter signup', 'Purchase']);
     assert.equal((await t.call(OWNER_TOKEN, 'GET', `/v1/sites/${site.id}/milestones`)).body.data.length, 1);
@@ -136,11 +156,116 @@ describe('plumb CLI', () => {
     const noName = await plumb(['account', 'create', '--email', 'x@y.z']);
     assert.equal(noName.code, 2);
     assert.match(noName.err, /missing --name/);
-    const noToken = await plumb(['account', 'list'], { PLUMB_URL: env.PLUMB_URL! });
+    const noToken = await plumb(['account', 'list'], { PLUMB_URL: env.PLUMB_URL!, PLUMB_DATA_DIR: emptyDir });
     assert.equal(noToken.code, 1);
-    assert.match(noToken.err, /PLUMB_ADMIN_TOKEN is not set/);
+    assert.match(noToken.err, /needs the server's administrator, and neither PLUMB_ADMIN_TOKEN nor a local admin key/);
     const down = await plumb(['account', 'list'], { PLUMB_URL: 'http://127.0.0.1:9', PLUMB_ADMIN_TOKEN: ADMIN_TOKEN });
     assert.equal(down.code, 1);
     assert.match(down.err, /cannot reach Plumb/);
+  });
+
+  it('prints the demo in words: the report address, and bots as bots rather than errors', async () => {
+    const res = await plumb(['demo', '--days', '3', '--visits-per-day', '40', '--no-share']);
+    assert.equal(res.code, 0, res.err);
+    const id = /\(([A-Z]{8})\) in account 1/.exec(res.out)?.[1];
+    assert.ok(id, res.out);
+    assert.match(res.out, /^Imported [\d,]+ hits: 3 days of generated traffic\.$/m);
+    assert.match(res.out, /^Left out [\d,]+ hits from bots, as Plumb always does/m);
+    assert.doesNotMatch(res.out + res.err, /user_agent is a bot|line \d+:|rejected|error/i);
+    assert.match(res.out, new RegExp(`^Report: ${address}/sites/${id}  \\(log in`, 'm'));
+    assert.equal((await t.call(OWNER_TOKEN, 'GET', `/v1/sites/${id}`)).body.sharing, 'none');
+  });
+
+  it('works with the local admin key instead of PLUMB_ADMIN_TOKEN, and only over loopback', async () => {
+    const local = { PLUMB_URL: address, PLUMB_DATA_DIR: keyDir };
+    const list = await plumb(['account', 'list'], local);
+    assert.equal(list.code, 0, list.err);
+    assert.match(list.out, /account 1: Owner/);
+    // The server takes the key from this machine only; a request from elsewhere with it is not the admin.
+    const remote = await t.app.inject({ url: '/admin/accounts', headers: { authorization: `Bearer ${LOCAL_KEY}` }, remoteAddress: '203.0.113.7' });
+    assert.equal(remote.statusCode, 401);
+    const loop = await t.app.inject({ url: '/admin/accounts', headers: { authorization: `Bearer ${LOCAL_KEY}` }, remoteAddress: '127.0.0.1' });
+    assert.equal(loop.statusCode, 200);
+    // The CLI never sends the key to another host.
+    const elsewhere = await plumb(['account', 'list'], { PLUMB_URL: 'http://plumb.example.test:8080', PLUMB_DATA_DIR: keyDir });
+    assert.equal(elsewhere.code, 1);
+    assert.match(elsewhere.err, /needs the server's administrator/);
+    // A key the server does not know (another start) is explained.
+    const stale = mkdtempSync(join(tmpdir(), 'plumb-cli-stale-'));
+    writeFileSync(join(stale, LOCAL_ADMIN_KEY_FILE), 'plumb_local_some-other-start-0123456789abcdef\n');
+    const refused = await plumb(['account', 'list'], { PLUMB_URL: address, PLUMB_DATA_DIR: stale });
+    assert.equal(refused.code, 1);
+    assert.match(refused.err, /HTTP 401: Invalid admin token \(the local admin key .* belongs to another start/);
+    rmSync(stale, { recursive: true, force: true });
+  });
+
+  it('lists, creates and shows sites with an API token, as far as the token allows', async () => {
+    const manage = await t.token(['*']);
+    const readOnly = await t.token(['all-sites-readonly']);
+    const created = await plumb(['site', 'create', '--name', 'Blog', '--timezone', 'Europe/Berlin'], { PLUMB_URL: address, PLUMB_API_TOKEN: manage, PLUMB_DATA_DIR: emptyDir });
+    assert.equal(created.code, 0, created.err);
+    const id = /^created site ([A-Z]{8}) \("Blog"\), time zone Europe\/Berlin$/m.exec(created.out)?.[1];
+    assert.ok(id, created.out);
+    assert.ok(created.out.includes(`<script src="${address}/script.js" data-site="${id}" data-spa="auto" defer></script>`), created.out);
+    assert.ok(created.out.includes(`Report: ${address}/sites/${id}`));
+
+    const readEnv = { PLUMB_URL: address, PLUMB_API_TOKEN: readOnly, PLUMB_DATA_DIR: emptyDir };
+    const list = await plumb(['site', 'list', '--json'], readEnv);
+    assert.equal(list.code, 0, list.err);
+    const v1 = (await t.call(OWNER_TOKEN, 'GET', '/v1/sites?limit=100')).body.data.map((s: { id: string }) => s.id);
+    assert.deepEqual(JSON.parse(list.out).data.map((s: { id: string }) => s.id), v1);
+    const text = await plumb(['site', 'list'], readEnv);
+    assert.match(text.out, new RegExp(`^${id}  Blog  \\(Europe/Berlin, sharing: none\\)$`, 'm'));
+    const shown = await plumb(['site', 'show', id], readEnv);
+    assert.equal(shown.code, 0, shown.err);
+    assert.match(shown.out, new RegExp(`^site ${id}: Blog\\n  time zone  Europe/Berlin\\n  sharing    none\\n`));
+    // The read-only token may not create: the server's refusal is passed on.
+    const refused = await plumb(['site', 'create', '--name', 'Nope'], readEnv);
+    assert.equal(refused.code, 1);
+    assert.match(refused.err, /HTTP 400/);
+    const missing = await plumb(['site', 'show', 'ZZZZZZZZ'], readEnv);
+    assert.equal(missing.code, 1);
+    assert.match(missing.err, /HTTP 404: Site not found/);
+    const badId = await plumb(['site', 'show', '../admin'], readEnv);
+    assert.equal(badId.code, 2);
+  });
+
+  it('manages sites as the administrator for an account, leaving no live token behind', async () => {
+    const account = JSON.parse((await plumb(['account', 'create', '--name', 'Other', '--email', 'o@other.test', '--timezone', 'Asia/Tokyo', '--json'])).out);
+    const created = await plumb(['site', 'create', '--name', 'Shop', '--account', String(account.id), '--json']);
+    assert.equal(created.code, 0, created.err);
+    const site = JSON.parse(created.out);
+    assert.equal(site.timezone, 'Asia/Tokyo', 'the account\'s time zone is the default');
+    const list = await plumb(['site', 'list', '--account', String(account.id)]);
+    assert.equal(list.out, `${site.id}  Shop  (Asia/Tokyo, sharing: none)`);
+    const tokens = (await t.call(ADMIN_TOKEN, 'GET', `/admin/accounts/${account.id}/tokens`)).body.data;
+    assert.ok(tokens.length > 0 && tokens.every((x: { revoked_at: string | null }) => x.revoked_at !== null));
+  });
+
+  it('prints its version and each command\'s own help', async () => {
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+    assert.deepEqual(await plumb(['--version']), { code: 0, out: `plumb ${pkg.version}`, err: '' });
+    const helps = new Map<string, string>();
+    for (const command of ['account', 'account create', 'account password', 'token create', 'token revoke', 'site', 'site list', 'site create', 'site show', 'import', 'demo']) {
+      const words = command.split(' ');
+      const viaHelp = await plumb(['help', ...words]);
+      const viaFlag = await plumb([...words, '--help']);
+      assert.equal(viaHelp.code, 0, command);
+      assert.equal(viaFlag.code, 0, command);
+      assert.equal(viaHelp.out, viaFlag.out, command);
+      assert.ok(viaHelp.out.startsWith(`plumb ${command}`), `${command}: ${viaHelp.out.slice(0, 60)}`);
+      helps.set(command, viaHelp.out);
+    }
+    assert.equal(new Set(helps.values()).size, helps.size, 'every command has its own text');
+    assert.match(helps.get('demo')!, /--no-share/);
+    const general = await plumb(['help']);
+    assert.equal(general.code, 0);
+    assert.match(general.out, /^Usage: plumb <command>/);
+    const unknown = await plumb(['help', 'frobnicate']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.err, /no command "frobnicate"/);
+    const bare = await plumb(['site'], env);
+    assert.equal(bare.code, 2);
+    assert.match(bare.err, /"site" needs a command/);
   });
 });

@@ -9,6 +9,7 @@ import { newTokenSecret } from '../../src/domain/ids.js';
 import { hashToken } from '../../src/domain/secrets.js';
 import { buildTrackerScript, type TrackerScript } from '../../src/http/tracker-script.js';
 import type { WriteBufferOptions } from '../../src/ingest/write-buffer.js';
+import type { LocalAdminKey } from '../../src/local-admin-key.js';
 import type { QueryGateOptions } from '../../src/report/query-gate.js';
 import type { LimitStore } from '../../src/store/types.js';
 import { freshScaleOut, TEST_STORE } from './scale-out.js';
@@ -45,6 +46,8 @@ export interface TestAppOptions {
   /** The clock reports use for "now" (default: the real one). */
   now?: () => Date;
   requestTimeoutMs?: number;
+  /** The local admin key the server would write for the CLI (src/local-admin-key.ts). */
+  localAdminKey?: LocalAdminKey;
 }
 
 let trackerScript: Promise<TrackerScript> | undefined;
@@ -67,6 +70,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...(options.gate ? { gate: options.gate } : {}),
     trackerScript: await trackerScript,
     ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+    ...(options.localAdminKey ? { localAdminKey: options.localAdminKey } : {}),
   });
   const { app, meta } = plumb;
   await bootstrap(meta, OWNER_TOKEN);

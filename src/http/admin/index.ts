@@ -8,6 +8,7 @@ import { passwordProblem } from '../../domain/passwords.js';
 import { constantTimeEqual, hashPassword, hashToken } from '../../domain/secrets.js';
 import { formatTimestamp, isTimeZone, parseTimestamp } from '../../domain/time.js';
 import type { Ingest } from '../../ingest/live.js';
+import { isLoopback, type LocalAdminKey } from '../../local-admin-key.js';
 import type { UsageMeter } from '../../limits/usage-meter.js';
 import type { Account, AccountPatch, MetaStore, SubscriptionStatus, TokenRecord } from '../../store/types.js';
 import { presentDeleted, presentToken } from '../v1/present.js';
@@ -16,6 +17,8 @@ import { checkAbilities } from '../token-abilities.js';
 
 export interface AdminOptions {
   adminToken: string | undefined;
+  /** Also accepted, over loopback connections only: the key the server wrote for the CLI (src/local-admin-key.ts). */
+  localAdminKey?: LocalAdminKey | undefined;
   meta: MetaStore;
   auth: TokenAuthenticator;
   usage: UsageMeter;
@@ -74,12 +77,14 @@ const presentAdminToken = (t: TokenRecord) => ({
   revoked_at: t.revokedAt ? formatTimestamp(t.revokedAt) : null,
 });
 
-export async function adminApi(app: FastifyInstance, { adminToken, meta, auth, usage, ingest }: AdminOptions): Promise<void> {
+export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey, meta, auth, usage, ingest }: AdminOptions): Promise<void> {
   app.addHook('onRequest', async (request) => {
+    const presented = /^Bearer +(\S+)$/i.exec(request.headers.authorization?.trim() ?? '')?.[1];
+    // The raw socket's address, never X-Forwarded-For: the local key is for this machine's own user.
+    if (presented && localAdminKey && isLoopback(request.raw.socket.remoteAddress) && localAdminKey.matches(presented)) return;
     if (!adminToken) throw notFound('The admin API is disabled: set PLUMB_ADMIN_TOKEN to enable it');
-    const m = /^Bearer +(\S+)$/i.exec(request.headers.authorization?.trim() ?? '');
-    if (!m) throw unauthenticated('Missing admin token: send Authorization: Bearer $PLUMB_ADMIN_TOKEN');
-    if (!constantTimeEqual(m[1]!, adminToken)) throw unauthenticated('Invalid admin token');
+    if (!presented) throw unauthenticated('Missing admin token: send Authorization: Bearer $PLUMB_ADMIN_TOKEN');
+    if (!constantTimeEqual(presented, adminToken)) throw unauthenticated('Invalid admin token');
   });
   app.addHook('preValidation', async (request) => {
     coerceFormBody(request);

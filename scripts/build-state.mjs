@@ -1,0 +1,63 @@
+// Whether the compiled output in dist/ is older than the TypeScript it came from, and the build itself: shared
+// by `npm run build` (and `prepare`, at install), `npm start` and the `plumb` command, so a start compiles only
+// when a source changed since the last build.
+
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** Written after every successful build; its time is the build's. */
+export const STAMP = join('dist', '.build-stamp');
+
+function newestSource(dir, newest = 0) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = newestSource(path, newest);
+    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** True when `root` has no build yet, or a source (src/**.ts, tsconfig, package.json) is newer than it. */
+export function isStale(root = ROOT) {
+  const stamp = join(root, STAMP);
+  if (!existsSync(stamp)) return true;
+  const built = statSync(stamp).mtimeMs;
+  const inputs = ['tsconfig.json', 'tsconfig.build.json', 'package.json']
+    .map((f) => join(root, f))
+    .filter(existsSync)
+    .map((f) => statSync(f).mtimeMs);
+  return Math.max(newestSource(join(root, 'src')), ...inputs) > built;
+}
+
+/** The path of tsc, or undefined when TypeScript is not installed (an install without dev dependencies). */
+export function compiler(root = ROOT) {
+  try {
+    return createRequire(join(root, 'package.json')).resolve('typescript/bin/tsc');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Compiles src/ into dist/ with tsc and writes the stamp; returns false (tsc printed why) when it failed. */
+export function build(root = ROOT) {
+  const tsc = compiler(root);
+  if (!tsc) {
+    console.error('plumb: cannot compile: TypeScript is not installed (install with dev dependencies: npm ci)');
+    return false;
+  }
+  const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
+  if (result.status !== 0) return false;
+  writeFileSync(join(root, STAMP), `${new Date().toISOString()}\n`);
+  return true;
+}
+
+/** Builds only when stale; says so on standard error, since it takes a few seconds. */
+export function buildIfStale(root = ROOT) {
+  if (!isStale(root)) return true;
+  console.error('plumb: compiling (the sources changed since the last build)…');
+  return build(root);
+}

@@ -1,0 +1,138 @@
+// The help text of each `plumb` command, shown by `plumb help COMMAND` and `plumb COMMAND --help`.
+
+const CONNECTION = `Connection:
+  PLUMB_URL          the server (default http://127.0.0.1:8080)`;
+const ADMIN = `${CONNECTION}
+  PLUMB_ADMIN_TOKEN  the admin token the server was started with. Not needed on the server's own machine:
+                     the CLI then reads the local admin key the server writes at every start
+                     (PLUMB_DATA_DIR/local-admin.key, default ./data), as the user that started it`;
+const API_OR_ADMIN = `${ADMIN}
+  PLUMB_API_TOKEN    an API token of the account (from the dashboard's API settings); used instead of the
+                     administrator when set`;
+
+const TEXTS: ReadonlyArray<readonly [string, string]> = [
+  ['account', `plumb account COMMAND: the server's accounts (administrator only)
+
+  account create --name NAME --email EMAIL [--timezone ZONE] [--tier 1-6]
+  account list
+  account update ID [--name NAME] [--email EMAIL] [--timezone ZONE] [--tier 1-6] [--status active|lapsed]
+  account usage ID
+  account password ID [--password-stdin]
+
+Run "plumb help account COMMAND" for one of them.
+
+${ADMIN}`],
+  ['account create', `plumb account create --name NAME --email EMAIL [--timezone ZONE] [--tier 1-6] [--json]
+
+Creates an account. ZONE is a TZ database name (default UTC); the tier sets the API limits (default 1).
+
+${ADMIN}`],
+  ['account list', `plumb account list [--json]
+
+Lists every account of the server with its email, time zone, tier and subscription status.
+
+${ADMIN}`],
+  ['account update', `plumb account update ID [--name NAME] [--email EMAIL] [--timezone ZONE] [--tier 1-6]
+                    [--status active|lapsed] [--json]
+
+Changes an account; a new tier or status applies at once.
+
+${ADMIN}`],
+  ['account usage', `plumb account usage ID [--json]
+
+API requests the account made per month (each counts as a pageview toward its plan).
+
+${ADMIN}`],
+  ['account password', `plumb account password ID [--password-stdin]
+
+Sets the account's dashboard login password (at least 10 characters). On a terminal it asks twice without
+showing what you type; with --password-stdin it reads the password from standard input (one trailing newline
+is dropped). Setting it logs the account out everywhere.
+
+${ADMIN}`],
+  ['token', `plumb token COMMAND: API tokens of an account (administrator only)
+
+  token create --account ID --name NAME --ability ABILITY [--ability ABILITY ...] [--expires-at TIME]
+  token list --account ID
+  token revoke --account ID TOKEN_ID
+
+Run "plumb help token COMMAND" for one of them.
+
+${ADMIN}`],
+  ['token create', `plumb token create --account ID --name NAME --ability ABILITY [--ability ABILITY ...]
+                   [--expires-at "YYYY-MM-DD HH:MM:SS"] [--json]
+
+Creates an API token and prints its secret once. ABILITY is * (everything the account can do),
+all-sites-readonly, read:SITE_ID or manage:SITE_ID.
+
+${ADMIN}`],
+  ['token list', `plumb token list --account ID [--json]
+
+Lists the account's tokens (never their secrets) with abilities, last use, expiry and revocation.
+
+${ADMIN}`],
+  ['token revoke', `plumb token revoke --account ID TOKEN_ID [--json]
+
+Revokes a token: it stops working at once on this server, within 3 s on every other process.
+
+${ADMIN}`],
+  ['site', `plumb site COMMAND: the sites of an account
+
+  site list [--account ID]
+  site create --name NAME [--timezone ZONE] [--account ID]
+  site show SITE_ID [--account ID]
+
+With PLUMB_API_TOKEN these use that token's account through /v1; without it, the administrator acts for
+--account (default 1, the owner). Run "plumb help site COMMAND" for one of them.
+
+${API_OR_ADMIN}`],
+  ['site list', `plumb site list [--account ID] [--json]
+
+Lists the sites: id (the tracking code), name, time zone and sharing.
+
+${API_OR_ADMIN}`],
+  ['site create', `plumb site create --name NAME [--timezone ZONE] [--account ID] [--json]
+
+Creates a site and prints its script tag (with SPA tracking, data-spa="auto") and its report's address.
+ZONE is a TZ database name; the default is the account's time zone.
+
+${API_OR_ADMIN}`],
+  ['site show', `plumb site show SITE_ID [--account ID] [--json]
+
+Shows one site: name, time zone, sharing, its script tag and its report's address.
+
+${API_OR_ADMIN}`],
+  ['import', `plumb import FILE [--json]
+
+Imports hits from an NDJSON file (one JSON object per line: type, site_id, timestamp, url, referrer,
+user_agent, ip, and name/value for events; see docs/collection.md). Hits are sent oldest first in chunks, with
+a progress bar on a terminal. Lines that cannot be imported are listed by line number; exit code 1 when
+nothing could be imported.
+
+${ADMIN}`],
+  ['demo', `plumb demo [--account ID] [--days 30] [--visits-per-day 1000] [--no-share] [--json]
+
+Creates a site called "Demo site" with two goals and a milestone, imports generated traffic for the last
+--days days (today's stops now), and prints the report's address. The demo site is shared publicly
+(read-only, generated data only) so the address opens without logging in; --no-share keeps it private.
+The generated traffic includes crawlers on purpose: Plumb leaves bot hits out, and the summary says how many.
+
+On the server's own machine it needs nothing else (it uses the local admin key); elsewhere set
+PLUMB_ADMIN_TOKEN.
+
+${ADMIN}`],
+  ['help', `plumb help [COMMAND]
+
+Shows the list of commands, or the help of one (also: plumb COMMAND --help).`],
+];
+
+const HELP = new Map<string, string>(TEXTS);
+
+/** The help of the longest known command among the first words (`site create --x` -> "site create"). */
+export function helpFor(words: readonly string[]): string | undefined {
+  for (let n = Math.min(2, words.length); n >= 1; n--) {
+    const text = HELP.get(words.slice(0, n).join(' '));
+    if (text !== undefined) return text;
+  }
+  return undefined;
+}

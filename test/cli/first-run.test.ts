@@ -1,0 +1,93 @@
+// First run as a user does it: `npm start` runs the compiled server without compiling again, and
+// `npx plumb demo` (bin/plumb.js) works against it with nothing set up: no PLUMB_ADMIN_TOKEN, no token at all.
+
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+// @ts-expect-error: a plain ES module of the build scripts, without type declarations
+import { build, isStale, STAMP } from '../../scripts/build-state.mjs';
+
+const stampTime = () => statSync(STAMP).mtimeMs;
+
+describe('first run', () => {
+  let dataDir: string;
+  let server: ReturnType<typeof spawn> | undefined;
+  let output = '';
+  let url = '';
+
+  before(async () => {
+    // The build at install (`prepare`); done here only when the sources changed since the last one.
+    if (isStale()) assert.equal(build(), true, 'the build succeeds');
+    dataDir = mkdtempSync(join(tmpdir(), 'plumb-first-run-'));
+  });
+  after(async () => {
+    if (server && server.exitCode === null) {
+      const exited = new Promise((resolve) => server!.once('exit', resolve));
+      server.kill('SIGTERM');
+      await exited;
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('starts from the compiled output without running the compiler', async () => {
+    const built = stampTime();
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', PLUMB_DATA_DIR: dataDir, PLUMB_LOG_LEVEL: 'warn' };
+    delete env.PLUMB_ADMIN_TOKEN;
+    delete env.NODE_OPTIONS;
+    server = spawn(process.execPath, ['scripts/start.mjs'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = server;
+    url = await new Promise<string>((resolve, reject) => {
+      const take = (d: Buffer) => {
+        output += d.toString();
+        const m = /Plumb listening on (http:\/\/[\d.:]+)/.exec(output);
+        if (m) resolve(m[1]!);
+      };
+      child.stdout!.on('data', take);
+      child.stderr!.on('data', take);
+      child.once('exit', (code) => reject(new Error(`the server exited with ${code}:\n${output}`)));
+    });
+    assert.doesNotMatch(output, /compiling/);
+    assert.equal(stampTime(), built, 'no build ran');
+    assert.equal((await fetch(`${url}/healthz`)).status, 200);
+  });
+
+  it('runs `plumb demo` with nothing set up and prints an address that opens the report', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, PLUMB_URL: url, PLUMB_DATA_DIR: dataDir };
+    delete env.PLUMB_ADMIN_TOKEN;
+    delete env.PLUMB_API_TOKEN;
+    delete env.NODE_OPTIONS;
+    const demo = spawnSync(process.execPath, ['bin/plumb.js', 'demo', '--days', '2', '--visits-per-day', '30'], { env, encoding: 'utf8' });
+    assert.equal(demo.status, 0, demo.stderr);
+    assert.doesNotMatch(demo.stderr, /compiling/);
+    const address = /^Report: (\S+)/m.exec(demo.stdout)?.[1];
+    assert.ok(address?.startsWith(`${url}/share/`), demo.stdout);
+    const page = await fetch(address!);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /Demo site/);
+    // Without the key (another user, or another machine) the admin API stays closed, as before.
+    assert.equal((await fetch(`${url}/admin/accounts`)).status, 404);
+  });
+});
+
+describe('build staleness', () => {
+  it('is stale with no build, fresh after one, stale again once a source changes', () => {
+    const root = mkdtempSync(join(tmpdir(), 'plumb-stale-'));
+    mkdirSync(join(root, 'src', 'deep'), { recursive: true });
+    writeFileSync(join(root, 'src', 'deep', 'a.ts'), 'export {};\n');
+    writeFileSync(join(root, 'package.json'), '{}\n');
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(join(root, 'src', 'deep', 'a.ts'), past, past);
+    utimesSync(join(root, 'package.json'), past, past);
+    assert.equal(isStale(root), true);
+    mkdirSync(join(root, 'dist'));
+    writeFileSync(join(root, STAMP), 'built\n');
+    assert.equal(isStale(root), false);
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(root, 'src', 'deep', 'a.ts'), later, later);
+    assert.equal(isStale(root), true);
+    rmSync(root, { recursive: true, force: true });
+  });
+});
