@@ -52,6 +52,18 @@ function traffic(siteId: string): string {
   ].join('\n');
 }
 
+/** Elements reaching past the right edge of the screen (to name them when a page scrolls sideways). */
+export function sticksOut(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const doc = (globalThis as unknown as { document: { documentElement: { clientWidth: number }; querySelectorAll(s: string): Iterable<{ getBoundingClientRect(): { right: number }; tagName: string; className: unknown }> } }).document;
+    const width = doc.documentElement.clientWidth;
+    return [...doc.querySelectorAll('body *')]
+      .filter((el) => el.getBoundingClientRect().right > width + 0.5)
+      .slice(0, 12)
+      .map((el) => `${el.tagName.toLowerCase()}.${String(el.className)}`);
+  });
+}
+
 describe('dashboard in Chromium', { skip }, () => {
   let t: TestApp;
   let base: string;
@@ -193,23 +205,27 @@ describe('dashboard in Chromium', { skip }, () => {
     await t.flushHits();
 
     await owner.goto(`/sites/${siteId}`);
-    const [totals] = await aggregation({ aggregates: 'visits,uniques,pageviews,avg_duration,bounce_rate' });
+    const [totals] = await aggregation({ aggregates: 'visitors,visits,pageviews,avg_duration,bounce_rate' });
     assert.ok(Number(totals!.visits) >= 5, 'the import is in the range');
     await expectText(owner, '[data-metric="visits"] [data-value]', fmtInt(totals!.visits!));
     await expectText(owner, '[data-metric="pageviews"] [data-value]', fmtInt(totals!.pageviews!));
-    await expectText(owner, '[data-metric="uniques"] [data-value]', fmtInt(totals!.uniques!));
+    await expectText(owner, '[data-metric="visitors"] [data-value]', fmtInt(totals!.visitors!));
     await expectText(owner, '[data-metric="bounce_rate"] [data-value]', fmtPercent(totals!.bounce_rate!));
 
-    const pages = await aggregation({ aggregates: 'visits,pageviews', field_grouping: 'pathname', sort_by: 'visits:desc', limit: '10' });
+    const pages = await aggregation({ aggregates: 'visitors,pageviews', field_grouping: 'pathname', sort_by: 'visitors:desc', limit: '10' });
     const pricing = pages.find((r) => r.pathname === '/pricing')!;
     const row = owner.locator('[data-table="pathname"] tr[data-value="/pricing"]');
     await row.waitFor();
-    assert.deepEqual(await row.locator('td.num').allTextContents(), [fmtInt(pricing.visits!), fmtInt(pricing.pageviews!)]);
+    assert.deepEqual(await row.locator('td.num').allTextContents(), [fmtInt(pricing.visitors!), fmtInt(pricing.pageviews!)]);
+    // Breakdowns sit in tabbed cards (Pages, Sources, Locations, Devices): open each tab to read it.
+    await owner.getByRole('tab', { name: 'Referrers' }).click();
     const referrers = await aggregation({ aggregates: 'visits', field_grouping: 'referrer_hostname' });
     for (const r of referrers.filter((x) => x.referrer_hostname)) {
       await owner.locator(`[data-table="referrer_hostname"] tr[data-value="${r.referrer_hostname}"]`).waitFor();
     }
+    await owner.getByRole('tab', { name: 'UTM campaign' }).click();
     await owner.locator('[data-table="utm_campaign"] tr[data-value="autumn"]').waitFor();
+    await owner.getByRole('tab', { name: 'Devices', exact: true }).click();
     await owner.locator('[data-table="device_type"] tr').filter({ hasText: /phone|mobile/i }).first().waitFor();
 
     await owner.locator('.chart canvas').first().waitFor();
@@ -221,16 +237,16 @@ describe('dashboard in Chromium', { skip }, () => {
 
   it('filters the report by clicking a row', async () => {
     await owner.getByRole('button', { name: 'Filter by Page: /pricing' }).first().click();
-    await owner.locator('[data-filter="pathname"]').filter({ hasText: 'pathname is /pricing' }).waitFor();
+    await owner.locator('[data-filter="pathname"]').filter({ hasText: 'Page is /pricing' }).waitFor();
     const filters = JSON.stringify([{ property: 'pathname', operator: 'is', value: '/pricing' }]);
-    const [filtered] = await aggregation({ aggregates: 'visits,uniques,pageviews,avg_duration,bounce_rate', filters });
+    const [filtered] = await aggregation({ aggregates: 'visits,pageviews,avg_duration,bounce_rate', filters });
     const [all] = await aggregation({ aggregates: 'pageviews' });
     assert.notEqual(filtered!.pageviews, all!.pageviews, 'the filter changes the numbers');
     await expectText(owner, '[data-metric="pageviews"] [data-value]', fmtInt(filtered!.pageviews!));
     await expectText(owner, '[data-metric="visits"] [data-value]', fmtInt(filtered!.visits!));
     assert.match(owner.url(), /filters=/, 'the filter is in the address');
     await shot(owner, 'report-filtered');
-    await owner.getByRole('button', { name: 'Remove filter pathname is /pricing' }).click();
+    await owner.getByRole('button', { name: 'Remove filter Page is /pricing' }).click();
     await expectText(owner, '[data-metric="pageviews"] [data-value]', fmtInt(all!.pageviews!));
   });
 
@@ -244,7 +260,7 @@ describe('dashboard in Chromium', { skip }, () => {
         const root = (globalThis as unknown as PageGlobals).document.documentElement;
         return root.scrollWidth - root.clientWidth;
       });
-      assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px`);
+      assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px: ${(await sticksOut(phone)).join(', ')}`);
       await shot(phone, 'report-phone');
       assert.deepEqual(phone.errors, []);
     } finally {

@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SessionManager } from '../../auth/sessions.js';
 import type { Account, DashboardSession, MetaStore, Site } from '../../store/types.js';
+import { goalCurrencies } from './goal-currencies.js';
 import { ownerSession } from './guard.js';
 import { escapeHtml, messagePage, renderPage, sendPage } from './html.js';
 
@@ -60,7 +61,7 @@ export function pageRoutes(app: FastifyInstance, { meta, sessions }: PageDeps): 
     if (!o) return reply;
     const site = await siteOf(o, request.params.site_id);
     if (!site) return noSite(reply);
-    return shell(reply, o, site.name, 'report', { ...siteData(site), mode: 'owner' });
+    return shell(reply, o, site.name, 'report', { ...siteData(site), mode: 'owner', 'goal-currencies': await goalCurrencies(meta, site.id) });
   });
 
   app.get<{ Params: { site_id: string } }>('/sites/:site_id/settings', async (request, reply) => {
@@ -76,7 +77,7 @@ export function pageRoutes(app: FastifyInstance, { meta, sessions }: PageDeps): 
     if (!o) return reply;
     const site = await siteOf(o, request.params.site_id);
     if (!site) return noSite(reply);
-    return shell(reply, o, `Goals and milestones of ${site.name}`, 'goals', siteData(site));
+    return shell(reply, o, `Goals and milestones of ${site.name}`, 'goals', { ...siteData(site), 'goal-currencies': await goalCurrencies(meta, site.id) });
   });
 
   app.get('/settings/api', async (request, reply) => {

@@ -7,6 +7,7 @@ import { verifyPassword } from '../../domain/secrets.js';
 import type { Limiter } from '../../limits/limiter.js';
 import type { DashboardSession, MetaStore, Site } from '../../store/types.js';
 import { serializeCookie } from '../cookies.js';
+import { goalCurrencies } from './goal-currencies.js';
 import { cookiesOf, field, formToken, isSecure, setCookie, validFormPost } from './guard.js';
 import { escapeHtml, messagePage, renderPage, sendPage } from './html.js';
 import { attemptsLeft, LOGIN_ATTEMPTS, LOGIN_WINDOW_MS, tooManyAttempts } from './login.js';
@@ -40,14 +41,17 @@ export function shareRoutes(app: FastifyInstance, { meta, sessions, limiter }: S
   };
   const nothing = (reply: FastifyReply) => sendPage(reply, 404, messagePage('Not found', 'There is no shared report here.'));
 
-  const report = (reply: FastifyReply, site: Site, session: DashboardSession) =>
+  const report = async (reply: FastifyReply, site: Site, session: DashboardSession) =>
     sendPage(
       reply,
       200,
       renderPage({
         title: `${site.name}: shared report`,
         csrf: session.csrf,
-        data: { page: 'report', mode: 'share', site: site.id, 'site-name': site.name, timezone: site.timezone },
+        data: {
+          page: 'report', mode: 'share', site: site.id, 'site-name': site.name, timezone: site.timezone,
+          'goal-currencies': await goalCurrencies(meta, site.id),
+        },
         withScript: true,
         body: `<h1>${escapeHtml(site.name)}</h1>\n<p class="muted" data-loading>Loading…</p>`,
       }),

@@ -1,0 +1,149 @@
+// The report's one way to ask /v1: a panel's query parameters for a period (range, filters, goal), the headline
+// metrics as totals or per chart bucket, and the hook that runs a panel's loader for the period and, when the
+// viewer compares, once more for the comparison period through the same code.
+
+import { api, ApiError, query } from '../api.js';
+import { buckets, comparisonDates, rangeDates } from '../range.js';
+import { createContext, useContext, useEffect, useState } from '../ui.js';
+import { useReportState } from './state.js';
+
+/** The site the report is about: { id, name, timeZone, owner, goals: [{ id, name, currency }], milestones }. */
+export const SiteContext = createContext(null);
+export const useSite = () => useContext(SiteContext);
+
+export const aggregate = (params) => api('GET', `/v1/aggregations?${query(params)}`);
+
+/** The calendar dates the state's range covers, in the site's time zone. */
+export const periodOf = (state, timeZone) => rangeDates(state.range, timeZone, { from: state.from, to: state.to });
+
+/** The goal the page is filtered to, or undefined. */
+export const goalOf = (site, state) => (state.goal ? site.goals.find((g) => g.id === state.goal) : undefined);
+
+/**
+ * The parameters every query of the page shares: the site, the period as whole site-time days, the filters;
+ * `goalName` asks for that goal's conversions instead of pageviews.
+ */
+export function baseParams(site, period, filters, goalName) {
+  const common = {
+    date_from: `${period.from} 00:00:00`,
+    date_to: `${period.to} 23:59:59`,
+    filters: filters.length ? JSON.stringify(filters) : undefined,
+  };
+  return goalName === undefined
+    ? { entity: 'pageview', entity_id: site.id, ...common }
+    : { entity: 'event', site_id: site.id, entity_name: goalName, ...common };
+}
+
+const num = (v) => Number(v) || 0;
+const round2 = (x) => Math.round(x * 100) / 100;
+
+/** The numbers a row of /v1 answers gives, with the two the page derives from them (views per visit, conversion rate). */
+function derive(row) {
+  const out = { ...row };
+  if ('pageviews' in out) out.views_per_visit = out.visits ? round2(out.pageviews / out.visits) : 0;
+  if ('unique_conversions' in out) out.conversion_rate = out.visitors ? out.unique_conversions / out.visitors : 0;
+  return out;
+}
+
+/**
+ * The headline metrics for a period, as a Map from bucket start (`date_grouping` rows) or 'total' to numbers.
+ * Without a goal: visitors, visits, pageviews, bounce rate, duration, and conversions summed over the site's goals.
+ * With one: its conversions, unique conversions and value, and the visitors they are a rate of.
+ */
+async function metricRows(site, state, period, grouping) {
+  const extra = grouping ? { date_grouping: grouping, sort_by: 'timestamp:asc' } : {};
+  const out = new Map();
+  const add = (rows, fields, sum = false) => {
+    for (const r of rows) {
+      const key = grouping ? r.timestamp : 'total';
+      const row = out.get(key) ?? {};
+      for (const f of fields) row[f] = (sum ? row[f] ?? 0 : 0) + num(r[f]);
+      out.set(key, row);
+    }
+  };
+  const goal = goalOf(site, state);
+  if (goal) {
+    const [events, pages] = await Promise.all([
+      aggregate({ ...baseParams(site, period, state.filters, goal.name), aggregates: 'conversions,unique_conversions,value', ...extra }),
+      aggregate({ ...baseParams(site, period, state.filters), aggregates: 'visitors', ...extra }),
+    ]);
+    add(events, ['conversions', 'unique_conversions', 'value']);
+    add(pages, ['visitors']);
+  } else {
+    const [pages, ...perGoal] = await Promise.all([
+      aggregate({ ...baseParams(site, period, state.filters), aggregates: 'visitors,visits,pageviews,bounce_rate,avg_duration', ...extra }),
+      ...site.goals.map((g) => aggregate({ ...baseParams(site, period, state.filters, g.name), aggregates: 'conversions', ...extra })),
+    ]);
+    add(pages, ['visitors', 'visits', 'pageviews', 'bounce_rate', 'avg_duration']);
+    for (const rows of perGoal) add(rows, ['conversions'], true);
+  }
+  return out;
+}
+
+/** The metric names a row has, given the page's state. */
+export function metricKeys(site, state) {
+  if (goalOf(site, state)) return ['conversions', 'unique_conversions', 'conversion_rate', 'value'];
+  return ['visitors', 'visits', 'pageviews', 'views_per_visit', 'bounce_rate', 'avg_duration', ...(site.goals.length ? ['conversions'] : [])];
+}
+
+const zeros = (site, state) => derive(Object.fromEntries([...metricKeys(site, state), 'visitors', 'visits', 'pageviews', 'unique_conversions'].map((k) => [k, 0])));
+
+/** The headline totals of a period. */
+export async function fetchTotals(site, state, period) {
+  const rows = await metricRows(site, state, period, undefined);
+  return derive({ ...zeros(site, state), ...rows.get('total') });
+}
+
+/**
+ * The headline metrics per chart bucket: [{ start, from, to, values }]. Hours, days and months are one query
+ * (`date_grouping`); the API has no weeks, so a week is a query of its own over its days.
+ */
+export async function fetchSeries(site, state, period, interval) {
+  const list = buckets(period, interval);
+  if (interval === 'week') {
+    const totals = await Promise.all(list.map((b) => fetchTotals(site, state, { from: b.from, to: b.to })));
+    return list.map((b, i) => ({ ...b, values: totals[i] }));
+  }
+  const rows = await metricRows(site, state, period, interval);
+  return list.map((b) => ({ ...b, values: derive({ ...zeros(site, state), ...rows.get(b.start) }) }));
+}
+
+/**
+ * Runs `load(period)` for the report's period and, unless `compare` is false or the viewer compares with
+ * nothing, for the comparison period too; again whenever `deps` change.
+ * Returns { loading, error, data, previous, period, previousPeriod }.
+ */
+export function usePanel(load, deps, { compare = true } = {}) {
+  const site = useSite();
+  const state = useReportState();
+  const [result, setResult] = useState({ loading: true });
+  useEffect(() => {
+    let live = true;
+    const period = periodOf(state, site.timeZone);
+    const previousPeriod = compare ? comparisonDates(period, state.compare) : null;
+    setResult((r) => ({ ...r, loading: true }));
+    Promise.all([load(period), previousPeriod ? load(previousPeriod) : null]).then(
+      ([data, previous]) => live && setResult({ loading: false, data, previous, period, previousPeriod }),
+      (error) => live && setResult({ loading: false, error }),
+    );
+    return () => {
+      live = false;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [state.range, state.from, state.to, state.compare, state.goal, JSON.stringify(state.filters), compare, ...deps]);
+  return result;
+}
+
+/** What went wrong, in words a site owner understands. */
+export function explainError(err) {
+  if (err instanceof ApiError) {
+    if (err.status === 400 && err.body && err.body.errors && Object.hasOwn(err.body.errors, 'filters')) {
+      return 'One of the filters cannot be used (a regular expression that does not read, perhaps). Change or remove it.';
+    }
+    if (err.status === 401) return 'Your session has ended. Log in again to see the report.';
+    if (err.status === 404) return 'This site is gone, or no longer shared.';
+    if (err.status === 429 || err.status === 503) return 'The server is busy. Try again in a moment.';
+    return `The report could not be loaded (the server answered ${err.status}). Try again in a moment.`;
+  }
+  return 'The server could not be reached. Check the connection and reload the page.';
+}

@@ -1,0 +1,43 @@
+// "Export everything": a zip of CSV files for the report's range and filters: the totals, the chart's series,
+// the goals, and every breakdown (up to 1,000 rows each), asked of /v1 through the panels' own queries.
+
+import { strToU8, zipSync } from 'fflate';
+import { download, slug, toCsv } from '../download.js';
+import { autoInterval } from '../range.js';
+import { fetchSeries, fetchTotals, metricKeys, periodOf } from './data.js';
+import { BREAKDOWN_FIELDS, breakdownQuery, columnsOf, DETAILS_LIMIT } from './breakdowns.js';
+import { fetchGoals } from './goals.js';
+import { goalOf } from './data.js';
+
+/** The files of the zip for a state: { name: csvText }. */
+export async function exportFiles(site, state) {
+  const period = periodOf(state, site.timeZone);
+  const keys = metricKeys(site, state);
+  const interval = autoInterval(period);
+  const columns = columnsOf(goalOf(site, state)).map(([k]) => k);
+  const [totals, series, goals, ...tables] = await Promise.all([
+    fetchTotals(site, state, period),
+    fetchSeries(site, state, period, interval),
+    site.goals.length ? fetchGoals(site, state, period) : null,
+    ...BREAKDOWN_FIELDS.map(([field]) => breakdownQuery(site, state, period, field, { limit: DETAILS_LIMIT })),
+  ]);
+  const files = {
+    'totals.csv': toCsv(['date_from', 'date_to', ...keys], [{ date_from: period.from, date_to: period.to, ...totals }]),
+    [`chart-per-${interval}.csv`]: toCsv(['timestamp', ...keys], series.map((b) => ({ timestamp: b.start, ...b.values }))),
+  };
+  if (goals) {
+    files['goals.csv'] = toCsv(['goal', 'currency', 'conversions', 'unique_conversions', 'conversion_rate', 'value'],
+      goals.rows.map((r) => ({ ...r, goal: r.goal.name, currency: r.goal.currency })));
+  }
+  BREAKDOWN_FIELDS.forEach(([field], i) => {
+    files[`${field}.csv`] = toCsv([field, ...columns], tables[i]);
+  });
+  return files;
+}
+
+export async function exportEverything(site, state) {
+  const period = periodOf(state, site.timeZone);
+  const files = await exportFiles(site, state);
+  const zip = zipSync(Object.fromEntries(Object.entries(files).map(([name, text]) => [name, strToU8(text)])), { level: 6 });
+  download(`${slug(site.name)}-${period.from}-to-${period.to}.zip`, zip, 'application/zip');
+}

@@ -1,0 +1,61 @@
+// The filter bar: every filter as a chip in words ("Country is Germany", "Goal is Signup"), each removable, and
+// the filter menu offering every operator SPEC.md allows on every filterable property.
+
+import { html, useState } from '../ui.js';
+import { goalOf, useSite } from './data.js';
+import { describeFilter, OPERATOR_CHOICES, PROPERTIES } from './properties.js';
+import { addFilter, removeFilter, setReport, useReportState } from './state.js';
+
+function FilterMenu({ onDone }) {
+  const [property, setProperty] = useState('pathname');
+  const allowed = PROPERTIES.get(property).operators;
+  const [operator, setOperator] = useState('is');
+  const [value, setValue] = useState('');
+  const op = allowed.includes(operator) ? operator : allowed[0];
+  const submit = (e) => {
+    e.preventDefault();
+    if (!value) return;
+    addFilter({ property, operator: op, value });
+    onDone();
+  };
+  return html`<form class="card filter-menu row wrap" aria-label="Add a filter" onSubmit=${submit}>
+    <label class="inline">Property
+      <select name="property" value=${property} onChange=${(e) => setProperty(e.currentTarget.value)}>
+        ${[...PROPERTIES].map(([key, p]) => html`<option value=${key}>${p.label}</option>`)}
+      </select></label>
+    <label class="inline">Operator
+      <select name="operator" value=${op} onChange=${(e) => setOperator(e.currentTarget.value)}>
+        ${allowed.map((o) => html`<option value=${o}>${OPERATOR_CHOICES.get(o)}</option>`)}
+      </select></label>
+    <label class="inline grow">Value
+      <input name="value" required autocomplete="off" maxlength="1000" value=${value} onInput=${(e) => setValue(e.currentTarget.value)}
+        placeholder=${property === 'country_code' ? 'two letters, e.g. DE' : op.includes('matching') ? 'a regular expression' : ''} /></label>
+    <button type="submit">Apply filter</button>
+    <button type="button" class="secondary" onClick=${onDone}>Cancel</button>
+  </form>`;
+}
+
+export function FilterBar() {
+  const site = useSite();
+  const state = useReportState();
+  const [open, setOpen] = useState(false);
+  const goal = goalOf(site, state);
+  const any = state.filters.length > 0 || goal;
+  return html`<div class="filter-area">
+    <div class="filters" aria-live="polite">
+      ${any ? html`<span class="muted">Filtered by:</span>` : null}
+      ${goal
+        ? html`<span class="chip" data-filter="goal">${`Goal is ${goal.name}`}
+            <button type="button" class="link" aria-label=${`Remove filter Goal is ${goal.name}`} onClick=${() => setReport({ goal: '' })}>×</button></span>`
+        : null}
+      ${state.filters.map((f, i) => {
+        const words = describeFilter(f);
+        return html`<span class="chip" data-filter=${f.property} data-operator=${f.operator}>${words}
+          <button type="button" class="link" aria-label=${`Remove filter ${words}`} onClick=${() => removeFilter(i)}>×</button></span>`;
+      })}
+      <button type="button" class="secondary small" aria-expanded=${open ? 'true' : 'false'} onClick=${() => setOpen(!open)}>+ Add filter</button>
+      ${any ? html`<button type="button" class="link" onClick=${() => setReport({ filters: [], goal: '' })}>Clear all</button>` : null}
+    </div>
+    ${open ? html`<${FilterMenu} onDone=${() => setOpen(false)} />` : null}
+  </div>`;
+}

@@ -1,0 +1,62 @@
+// A site's report page (the owner's and the share page): the live panel, toolbar, filters, headline, chart,
+// goals and breakdowns, each a component of its own reading the shared state (./state.js).
+
+import { listAll } from '../api.js';
+import { html, useEffect, useState } from '../ui.js';
+import { Breakdowns } from './breakdowns.js';
+import { Chart } from './chart.js';
+import { SiteContext } from './data.js';
+import { FilterBar } from './filters.js';
+import { GoalsPanel } from './goals.js';
+import { Headline } from './headline.js';
+import { Realtime } from './realtime.js';
+import { startReportState } from './state.js';
+import { Toolbar } from './toolbar.js';
+
+/** Goal currencies the server wrote into the page ({ goal id: currency }): the API's goal lists leave them out. */
+function currencies(text) {
+  try {
+    const parsed = JSON.parse(text || '{}');
+    return parsed && typeof parsed === 'object' ? new Map(Object.entries(parsed)) : new Map();
+  } catch {
+    return new Map();
+  }
+}
+
+export function ReportPage({ data }) {
+  const [site, setSite] = useState(null);
+  const [failed, setFailed] = useState('');
+  useEffect(() => {
+    const timeZone = data.timezone || 'UTC';
+    startReportState(timeZone);
+    const known = currencies(data.goalCurrencies);
+    Promise.all([listAll(`/v1/sites/${data.site}/events`), listAll(`/v1/sites/${data.site}/milestones`).catch(() => [])]).then(
+      ([events, milestones]) =>
+        setSite({
+          id: data.site,
+          name: data.siteName,
+          timeZone,
+          owner: data.mode === 'owner',
+          goals: events.map((e) => ({ id: e.id, name: e.name, currency: known.get(e.id) ?? e.currency ?? 'dollar' })),
+          milestones,
+        }),
+      () => setFailed('The report could not be loaded. Reload the page to try again.'),
+    );
+  }, []);
+  const heading = html`<h1>${data.siteName}</h1>`;
+  const links = data.mode === 'owner'
+    ? html`<p class="links"><a href=${`/sites/${data.site}/settings`}>Site settings</a> · <a href=${`/sites/${data.site}/goals`}>Goals and milestones</a></p>`
+    : html`<p class="muted">A read-only report shared by the site owner.</p>`;
+  if (failed) return html`${heading}<p class="status error" role="alert">${failed}</p>`;
+  if (!site) return html`${heading}${links}<p class="muted" data-loading>Loading…</p>`;
+  return html`<${SiteContext.Provider} value=${site}>
+    <div class="report-head">${heading}${links}</div>
+    <${Realtime} />
+    <${Toolbar} />
+    <${FilterBar} />
+    <${Headline} />
+    <${Chart} />
+    <${GoalsPanel} />
+    <${Breakdowns} />
+  <//>`;
+}

@@ -1,0 +1,101 @@
+// What can be filtered and broken down (SPEC.md's tables), in words: property names, operators, and how a
+// recorded value reads ("DE" reads "Germany").
+
+export const ALL_OPERATORS = ['is', 'is not', 'is like', 'is not like', 'matching', 'not matching'];
+const EXACT = ['is', 'is not'];
+
+/** How a chip says an operator: "Page contains /blog". */
+export const OPERATOR_WORDS = new Map([
+  ['is', 'is'],
+  ['is not', 'is not'],
+  ['is like', 'contains'],
+  ['is not like', 'does not contain'],
+  ['matching', 'matches'],
+  ['not matching', 'does not match'],
+]);
+
+/** How the filter menu offers them (the API's name in brackets, for those who know it). */
+export const OPERATOR_CHOICES = new Map([
+  ['is', 'is'],
+  ['is not', 'is not'],
+  ['is like', 'contains (is like, * for any text)'],
+  ['is not like', 'does not contain (is not like)'],
+  ['matching', 'matches the regular expression'],
+  ['not matching', 'does not match the regular expression'],
+]);
+
+/** Every filterable property of SPEC.md with its name in words and the operators it allows. */
+export const PROPERTIES = new Map([
+  ['pathname', { label: 'Page', operators: ALL_OPERATORS }],
+  ['entry_page', { label: 'Entry page', operators: ALL_OPERATORS }],
+  ['exit_page', { label: 'Exit page', operators: ALL_OPERATORS }],
+  ['hostname', { label: 'Hostname', operators: ALL_OPERATORS }],
+  ['domain', { label: 'Domain', operators: ALL_OPERATORS }],
+  ['referrer_hostname', { label: 'Referrer', operators: ALL_OPERATORS }],
+  ['referrer_pathname', { label: 'Referrer path', operators: ALL_OPERATORS }],
+  ['referrer_source', { label: 'Source', operators: ALL_OPERATORS }],
+  ['ref', { label: 'Ref', operators: ALL_OPERATORS }],
+  ['utm_source', { label: 'UTM source', operators: ALL_OPERATORS }],
+  ['utm_medium', { label: 'UTM medium', operators: ALL_OPERATORS }],
+  ['utm_campaign', { label: 'UTM campaign', operators: ALL_OPERATORS }],
+  ['utm_content', { label: 'UTM content', operators: ALL_OPERATORS }],
+  ['utm_term', { label: 'UTM term', operators: ALL_OPERATORS }],
+  ['country_code', { label: 'Country', operators: EXACT }],
+  ['state', { label: 'State', operators: EXACT }],
+  ['region', { label: 'Region', operators: EXACT }],
+  ['city', { label: 'City', operators: EXACT }],
+  ['browser', { label: 'Browser', operators: EXACT }],
+  ['operating_system', { label: 'Operating system', operators: EXACT }],
+  ['device_type', { label: 'Device', operators: EXACT }],
+]);
+
+export const propertyLabel = (property) => PROPERTIES.get(property)?.label ?? property.replace(/_/g, ' ');
+
+/** Whether { property, operator, value } is a filter the API takes. */
+export function validFilter(f) {
+  return (
+    f !== null && typeof f === 'object' && typeof f.property === 'string' && typeof f.operator === 'string' &&
+    typeof f.value === 'string' && f.value !== '' && PROPERTIES.has(f.property) && PROPERTIES.get(f.property).operators.includes(f.operator)
+  );
+}
+
+let regionNames;
+try {
+  regionNames = new Intl.DisplayNames([navigator.language || 'en', 'en'], { type: 'region' });
+} catch {
+  regionNames = undefined;
+}
+
+/** A recorded value as a person reads it: country codes as names, '' as what it means for that property. */
+export function displayValue(property, value) {
+  if (value === '' || value === undefined || value === null) return EMPTY.get(property) ?? '(none)';
+  if (property === 'country_code' && regionNames && /^[A-Z]{2}$/.test(value)) {
+    try {
+      return regionNames.of(value) ?? value;
+    } catch {
+      return value;
+    }
+  }
+  return value;
+}
+
+const EMPTY = new Map([
+  ['referrer_hostname', 'Direct / none'],
+  ['referrer_pathname', 'Direct / none'],
+  ['referrer_source', 'Direct / none'],
+  ['utm_source', '(no UTM source)'],
+  ['utm_medium', '(no UTM medium)'],
+  ['utm_campaign', '(no campaign)'],
+  ['utm_content', '(no UTM content)'],
+  ['utm_term', '(no UTM term)'],
+  ['country_code', 'Unknown'],
+  ['region', 'Unknown'],
+  ['state', 'Unknown'],
+  ['city', 'Unknown'],
+  ['browser', 'Unknown'],
+  ['operating_system', 'Unknown'],
+  ['device_type', 'Unknown'],
+]);
+
+/** "Country is Germany": a filter in words. */
+export const describeFilter = (f) => `${propertyLabel(f.property)} ${OPERATOR_WORDS.get(f.operator) ?? f.operator} ${f.property === 'country_code' && (f.operator === 'is' || f.operator === 'is not') ? displayValue(f.property, f.value) : f.value}`;

@@ -1,0 +1,84 @@
+// The dashboard's shell: mounts the page the server named in <main id="app" data-page>, the theme switch in the
+// top bar, and the "logged out" handling.
+//
+// How a page plugs in: one entry in PAGES below, keyed by the server's data-page value (src/http/dashboard/
+// pages.ts and share.ts write it).
+//   * A component page, `{ component: ReportPage }`: a Preact component (write it with `html` and hooks from
+//     ./ui.js). The shell renders it into <main> with one prop, `data`: the data-* attributes of <main> as a
+//     plain object (`data.site`, `data.siteName`, `data.timezone`, `data.mode`, ...). State shared between a
+//     page's panels lives in a store (./store.js; the report's is ./report/state.js). Talk to the server only
+//     through ./api.js.
+//   * A legacy page, `{ legacy: sitesPage }`: an async function that fills <main> itself with ./dom.js helpers.
+//     Converting one to a component means changing its entry here from `legacy` to `component`; nothing else.
+// A page that throws (or rejects) is replaced by a message in words, never a blank page.
+
+import { whenLoggedOut } from './api.js';
+import { goalsPage } from './goals.js';
+import { ReportPage } from './report/page.js';
+import { siteSettingsPage } from './site-settings.js';
+import { sitesPage } from './sites.js';
+import { startTheme, ThemeSwitch } from './theme.js';
+import { tokensPage } from './tokens.js';
+import { Component, html, render } from './ui.js';
+
+export const PAGES = {
+  report: { component: ReportPage },
+  sites: { legacy: sitesPage },
+  'site-settings': { legacy: siteSettingsPage },
+  goals: { legacy: goalsPage },
+  tokens: { legacy: tokensPage },
+};
+
+const explain = (err) => (err && err.message ? err.message : String(err));
+
+function Failure({ message }) {
+  return html`<h1>This page could not be shown</h1>
+    <p class="status error" role="alert">${message}</p>
+    <p><a href="">Reload the page</a> to try again.</p>`;
+}
+
+/** Catches a component page's render errors so the viewer gets a message, not an empty page. */
+class Boundary extends Component {
+  constructor() {
+    super();
+    this.state = { error: null };
+  }
+  componentDidCatch(error) {
+    this.setState({ error });
+  }
+  render() {
+    return this.state.error ? html`<${Failure} message=${explain(this.state.error)} />` : this.props.children;
+  }
+}
+
+function mountThemeSwitch() {
+  const nav = document.querySelector('nav.top');
+  if (!nav) return;
+  const slot = document.createElement('span');
+  slot.className = 'theme-slot';
+  nav.append(slot);
+  render(html`<${ThemeSwitch} />`, slot);
+}
+
+export async function start() {
+  startTheme();
+  mountThemeSwitch();
+  const root = document.getElementById('app');
+  const page = root && Object.hasOwn(PAGES, root.dataset.page) ? PAGES[root.dataset.page] : undefined;
+  if (!page) return;
+  if (root.dataset.mode !== 'share') {
+    // The session ended (logout elsewhere, expiry): log in again and come back here.
+    whenLoggedOut(() => location.assign(`/login?next=${encodeURIComponent(location.pathname)}`));
+  }
+  if (page.component) {
+    root.replaceChildren();
+    render(html`<${Boundary}><${page.component} data=${{ ...root.dataset }} /><//>`, root);
+    return;
+  }
+  try {
+    await page.legacy();
+  } catch (err) {
+    root.replaceChildren();
+    render(html`<${Failure} message=${explain(err)} />`, root);
+  }
+}
