@@ -24,6 +24,7 @@ import type { OpenTransport } from './store/clickhouse/transport.js';
 import { DuckDatabase } from './store/duckdb/database.js';
 import { DuckEventStore } from './store/duckdb/event-store.js';
 import { SqlMetaStore } from './store/sql-meta-store.js';
+import { SqlTeamStore } from './store/sql-team-store.js';
 import { migrate } from './store/duckdb/migrations.js';
 import { MemoryLimitStore } from './store/memory/limit-store.js';
 import { PgDatabase } from './store/postgres/database.js';
@@ -76,6 +77,8 @@ export interface AssembleOptions {
 export interface Plumb {
   app: FastifyInstance;
   meta: SqlMetaStore;
+  /** Users, memberships, invitations, two-factor state, report subscriptions (same database as `meta`). */
+  team: SqlTeamStore;
   events: EventStore;
   ingest: Ingest;
   reports: ReportEngine;
@@ -91,6 +94,7 @@ export interface Plumb {
 /** The stores of one mode, and how to release what only that mode holds. */
 interface Stores {
   meta: SqlMetaStore;
+  team: SqlTeamStore;
   events: EventStore;
   dialect: SqlDialect;
   limitsUrl: string | undefined;
@@ -108,6 +112,7 @@ async function embeddedStores(o: AssembleOptions, readers: number): Promise<Stor
   await migrate(db);
   return {
     meta: new SqlMetaStore(db),
+    team: new SqlTeamStore(db),
     events: await DuckEventStore.open(db, readers),
     dialect: new SqlDialect(),
     limitsUrl: o.redisUrl,
@@ -135,6 +140,7 @@ async function scaleOutStores(s: ScaleOutOptions, redisPrefix: string | undefine
     });
     return {
       meta: new SqlMetaStore(pg),
+      team: new SqlTeamStore(pg),
       events,
       // The SQL the connected release needs or runs best, decided once from its version().
       dialect: new ClickHouseDialect(events.features),
@@ -156,7 +162,7 @@ async function scaleOutStores(s: ScaleOutOptions, redisPrefix: string | undefine
 export async function assemble(o: AssembleOptions): Promise<Plumb> {
   const gate = new QueryGate(o.gate);
   const stores = o.scaleOut ? await scaleOutStores(o.scaleOut, o.redisPrefix) : await embeddedStores(o, gate.maxConcurrent);
-  const { meta, events } = stores;
+  const { meta, team, events } = stores;
   const reports = new ReportEngine(events, new ReportCompiler(stores.dialect), gate, o.reportsNow);
   const metrics = new Metrics({ processMetrics: o.processMetrics ?? false });
   // Ingest starts before the app (it resumes recent visits); its errors reach the app's logger once that exists.
@@ -175,6 +181,7 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
   const usage = new UsageMeter(meta);
   const app = await buildApp({
     meta,
+    team,
     events,
     ingest,
     reports,
@@ -192,7 +199,7 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
   logError = (err, message) => app.log.error({ err }, message);
 
   return {
-    app, meta, events, ingest, reports, metrics, auth, usage,
+    app, meta, team, events, ingest, reports, metrics, auth, usage,
     exclusive: (work) => stores.exclusive(work),
     async close() {
       await app.close();

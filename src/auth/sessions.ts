@@ -1,11 +1,14 @@
 // Dashboard and share-page sessions: issued at login (or share-password entry), kept in the MetaStore as a
 // SHA-256 of their id so any process can check them, and turned into a /v1 principal when the page's script
-// presents the session cookie together with the session's anti-CSRF value in a header.
+// presents the session cookie together with the session's anti-CSRF value in a header. A login session acts with
+// its member's role in the account it is switched to, read from the shared store on every request, so a removed
+// member or a changed role takes effect at once on every process.
 
 import { createHash, randomBytes } from 'node:crypto';
-import { unauthenticated } from '../domain/errors.js';
+import { badRequest, unauthenticated } from '../domain/errors.js';
 import { Scopes } from '../domain/scopes.js';
 import { constantTimeEqual, hashToken } from '../domain/secrets.js';
+import type { Membership, TeamStore, User } from '../store/team-types.js';
 import type { Account, DashboardSession, MetaStore, Site, TokenRecord } from '../store/types.js';
 import type { Principal } from './token-authenticator.js';
 
@@ -17,11 +20,35 @@ export const CSRF_HEADER = 'x-plumb-csrf';
 
 export const OWNER_SESSION_MS = 14 * 24 * 3_600_000;
 export const SHARE_SESSION_MS = 24 * 3_600_000;
+/** Between a right password and the second factor. */
+export const PENDING_SESSION_MS = 10 * 60_000;
 
 /** A principal from a session rather than an API token. */
 export interface SessionPrincipal extends Principal {
   session: DashboardSession;
+  /** Login sessions: who, and with which role. */
+  member?: Member | undefined;
 }
+
+/** A logged-in person in the account their session is switched to. */
+export interface Member {
+  session: DashboardSession;
+  user: User;
+  account: Account;
+  membership: Membership;
+  /** The account requires two-factor authentication and this user has not turned it on: only the account page works. */
+  needsTwoFactor: boolean;
+}
+
+/** What a role may do through /v1: owners and admins everything, viewers read all sites or their chosen ones. */
+export function abilitiesOf(m: Pick<Membership, 'role' | 'siteIds'>): string[] {
+  if (m.role !== 'viewer') return ['*'];
+  return m.siteIds === null ? ['all-sites-readonly'] : m.siteIds.map((id) => `read:${id}`);
+}
+
+const RANK = { viewer: 1, admin: 2, owner: 3 } as const;
+/** Whether a role is at least `min` (owner > admin > viewer). */
+export const roleAtLeast = (role: Membership['role'], min: Membership['role']) => RANK[role] >= RANK[min];
 
 export interface IssuedSession {
   /** The cookie value (never stored). */
@@ -39,11 +66,31 @@ const randomValue = () => randomBytes(32).toString('base64url');
 export class SessionManager {
   constructor(
     private readonly meta: MetaStore,
+    private readonly team: TeamStore,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  async startOwner(accountId: number): Promise<IssuedSession> {
-    return this.issue({ kind: 'owner', accountId, siteId: null, binding: null }, OWNER_SESSION_MS);
+  /** A login session of `userId`, acting in `accountId`. */
+  async startMember(userId: number, accountId: number, userAgent?: string): Promise<IssuedSession> {
+    return this.issue({ kind: 'owner', accountId, siteId: null, binding: null, userId, userAgent: shortAgent(userAgent) }, OWNER_SESSION_MS);
+  }
+
+  /** The password was right; the second factor is still to come. */
+  async startPending(userId: number, accountId: number, userAgent?: string): Promise<IssuedSession> {
+    return this.issue({ kind: 'pending', accountId, siteId: null, binding: null, userId, userAgent: shortAgent(userAgent) }, PENDING_SESSION_MS);
+  }
+
+  /** The member a login session stands for, or undefined when it is not one or the membership is gone. */
+  async member(session: DashboardSession | undefined): Promise<Member | undefined> {
+    if (!session || session.kind !== 'owner' || session.userId === null) return undefined;
+    const [membership, user, account] = await Promise.all([
+      this.team.getMembership(session.accountId, session.userId),
+      this.team.getUser(session.userId),
+      this.meta.getAccount(session.accountId),
+    ]);
+    if (!membership || !user || !account) return undefined;
+    const needsTwoFactor = !user.twoFactorEnabled && (await this.team.getRequireTwoFactor(account.id));
+    return { session, user, account, membership, needsTwoFactor };
   }
 
   async startShare(site: Site): Promise<IssuedSession> {
@@ -84,17 +131,27 @@ export class SessionManager {
       .slice(0, 8);
     for (const [, id] of candidates) {
       const session = await this.find(id);
-      if (!session || !constantTimeEqual(session.csrf, csrf)) continue;
+      if (!session || session.kind === 'pending' || !constantTimeEqual(session.csrf, csrf)) continue;
+      if (session.kind === 'owner') {
+        const member = await this.member(session);
+        if (!member) break;
+        if (member.needsTwoFactor) {
+          throw badRequest('This account requires two-factor authentication: turn it on on your account page (/account) first');
+        }
+        const abilities = abilitiesOf(member.membership);
+        const { account } = member;
+        return { session, member, account, scopes: new Scopes(abilities), token: this.pseudoToken(session, account, abilities) };
+      }
       const account = await this.meta.getAccount(session.accountId);
       if (!account) break;
-      const abilities = session.kind === 'owner' ? ['*'] : [`read:${session.siteId}`];
+      const abilities = [`read:${session.siteId}`];
       return { session, account, scopes: new Scopes(abilities), token: this.pseudoToken(session, account, abilities) };
     }
     throw unauthenticated('The dashboard session has ended or does not match: log in again');
   }
 
   private async issue(
-    fields: Pick<DashboardSession, 'kind' | 'accountId' | 'siteId' | 'binding'>,
+    fields: Pick<DashboardSession, 'kind' | 'accountId' | 'siteId' | 'binding'> & Partial<Pick<DashboardSession, 'userId' | 'userAgent'>>,
     ttlMs: number,
   ): Promise<IssuedSession> {
     const now = this.now();
@@ -126,4 +183,10 @@ export class SessionManager {
       updatedAt: session.createdAt,
     };
   }
+}
+
+/** Enough of a User-Agent to tell sessions apart in a list, never the whole header. */
+function shortAgent(agent: string | undefined): string | null {
+  if (!agent) return null;
+  return agent.replace(/[^\x20-\x7e]/g, '').slice(0, 200) || null;
 }

@@ -1,5 +1,6 @@
 // Builds the Fastify application: parsers, validation, errors, the OpenAPI document, /v1, /admin and the dashboard.
 
+import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
@@ -12,6 +13,7 @@ import type { LocalAdminKey } from '../local-admin-key.js';
 import type { UsageMeter } from '../limits/usage-meter.js';
 import type { Metrics } from '../metrics.js';
 import type { ReportEngine } from '../report/engine.js';
+import type { TeamStore } from '../store/team-types.js';
 import type { EventStore, MetaStore } from '../store/types.js';
 import { adminApi } from './admin/index.js';
 import { collector } from './collector.js';
@@ -24,6 +26,7 @@ import { v1Api } from './v1/index.js';
 
 export interface AppDeps {
   meta: MetaStore;
+  team: TeamStore;
   events: EventStore;
   ingest: Ingest;
   reports: ReportEngine;
@@ -70,6 +73,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     parseJson(request, String(text), done);
   });
   await app.register(formbody);
+  // Cookies (the dashboard's sessions and form values) are read and written by @fastify/cookie everywhere.
+  await app.register(cookie);
   // Security headers on every answer. Resources may be loaded cross-origin (sites embed /script.js and send to
   // the collector from anywhere), so CORP is cross-origin; nothing here is meant to be framed or sniffed.
   addSecurityHeaders(app, {
@@ -127,9 +132,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(collector, { ingest, metrics });
   await app.register(trackerScriptRoute, deps.trackerScript);
   // Dashboard sessions live in the MetaStore, so every process of a scale-out deployment knows them.
-  const sessions = new SessionManager(meta);
+  const sessions = new SessionManager(meta, deps.team);
   await app.register(v1Api, { prefix: '/v1', meta, auth, limiter, usage, siteData, reports: deps.reports, sessions });
   await app.register(adminApi, { prefix: '/admin', meta, auth, usage, adminToken, localAdminKey: deps.localAdminKey, ingest });
-  await app.register(dashboard, { meta, auth, sessions, limiter });
+  await app.register(dashboard, { meta, team: deps.team, auth, sessions, limiter });
   return app;
 }

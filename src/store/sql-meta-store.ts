@@ -128,41 +128,75 @@ export class SqlMetaStore implements MetaStore {
 
   // ---- dashboard logins and sessions
 
-  async getPasswordHash(accountId: number): Promise<string | undefined> {
-    const rows = await this.db.serial((q) =>
-      q.rows<{ password_hash: string }>('SELECT password_hash FROM account_passwords WHERE account_id = ?', [accountId]),
+  /** The account's first owner: the lowest user id with that role. */
+  private async ownerUserId(q: Querier, accountId: number): Promise<number | undefined> {
+    const [row] = await q.rows<{ user_id: number }>(
+      "SELECT min(user_id) AS user_id FROM memberships WHERE account_id = ? AND role = 'owner'",
+      [accountId],
     );
-    return rows[0]?.password_hash;
+    return row?.user_id === null || row?.user_id === undefined ? undefined : Number(row.user_id);
+  }
+
+  async getPasswordHash(accountId: number): Promise<string | undefined> {
+    return this.db.serial(async (q) => {
+      const userId = await this.ownerUserId(q, accountId);
+      if (userId === undefined) return undefined;
+      const [row] = await q.rows<{ password_hash: string | null }>('SELECT password_hash FROM users WHERE id = ?', [userId]);
+      return row?.password_hash ?? undefined;
+    });
   }
 
   async setPasswordHash(accountId: number, hash: string): Promise<void> {
-    await this.db.serial((q) =>
-      q.exec(
-        `INSERT INTO account_passwords VALUES (?, ?, ?)
-         ON CONFLICT (account_id) DO UPDATE SET password_hash = excluded.password_hash, updated_at = excluded.updated_at`,
-        [accountId, hash, new Date()],
-      ),
-    );
+    await this.db.transaction(async (q) => {
+      const now = new Date();
+      let userId = await this.ownerUserId(q, accountId);
+      if (userId === undefined) {
+        const [account] = await q.rows<{ email: string }>('SELECT email FROM accounts WHERE id = ?', [accountId]);
+        if (!account) return;
+        const key = account.email.trim().toLowerCase();
+        const [user] = await q.rows<{ id: number }>('SELECT id FROM users WHERE email_key = ?', [key]);
+        userId = user
+          ? Number(user.id)
+          : Number(
+              (
+                await q.rows<{ id: number }>(
+                  'INSERT INTO users (email, email_key, password_hash, created_at, updated_at) VALUES (?, ?, NULL, ?, ?) RETURNING id',
+                  [account.email.trim(), key, now, now],
+                )
+              )[0]!.id,
+            );
+        await q.exec(
+          `INSERT INTO memberships (account_id, user_id, role, site_ids, created_at) VALUES (?, ?, 'owner', NULL, ?)
+           ON CONFLICT (account_id, user_id) DO UPDATE SET role = 'owner', site_ids = NULL`,
+          [accountId, userId, now],
+        );
+      }
+      await q.exec('UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?', [hash, now, userId]);
+    });
   }
 
   async findLogin(email: string): Promise<Login | undefined> {
-    const rows = await this.db.serial((q) =>
-      q.rows(
-        `SELECT a.*, p.password_hash AS login_password_hash FROM accounts a JOIN account_passwords p ON p.account_id = a.id
-         WHERE lower(a.email) = lower(?) ORDER BY a.id LIMIT 1`,
-        [email],
-      ),
-    );
-    const row = rows[0];
-    return row && { account: toAccount(row), passwordHash: row.login_password_hash as string };
+    return this.db.serial(async (q) => {
+      const [user] = await q.rows<{ id: number; password_hash: string | null }>(
+        'SELECT id, password_hash FROM users WHERE email_key = ?',
+        [email.trim().toLowerCase()],
+      );
+      if (!user?.password_hash) return undefined;
+      const [account] = await q.rows(
+        'SELECT a.* FROM memberships m JOIN accounts a ON a.id = m.account_id WHERE m.user_id = ? ORDER BY a.id LIMIT 1',
+        [user.id],
+      );
+      return { userId: Number(user.id), account: account && toAccount(account), passwordHash: user.password_hash };
+    });
   }
 
   createSession(input: NewDashboardSession): Promise<DashboardSession> {
     return this.db.serial(async (q) => {
       const [row] = await q.rows(
-        `INSERT INTO dashboard_sessions (id_hash, kind, account_id, site_id, csrf, binding, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-        [input.idHash, input.kind, input.accountId, input.siteId, input.csrf, input.binding, new Date(), input.expiresAt],
+        `INSERT INTO dashboard_sessions (id_hash, kind, account_id, site_id, csrf, binding, created_at, expires_at, user_id, user_agent)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        [input.idHash, input.kind, input.accountId, input.siteId, input.csrf, input.binding, new Date(), input.expiresAt,
+          input.userId ?? null, input.userAgent ?? null],
       );
       return toSession(row!);
     });
@@ -319,6 +353,8 @@ export class SqlMetaStore implements MetaStore {
       await q.exec('DELETE FROM milestones WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM dashboard_sessions WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM site_domains WHERE site_id = ?', [id]);
+      await q.exec('DELETE FROM report_deliveries WHERE subscription_id IN (SELECT id FROM report_subscriptions WHERE site_id = ?)', [id]);
+      await q.exec('DELETE FROM report_subscriptions WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM sites WHERE id = ?', [id]);
     });
   }

@@ -73,4 +73,6 @@ export const toSession = (r: Row): DashboardSession => ({
   binding: (r.binding as string | null) ?? null,
   createdAt: r.created_at as Date,
   expiresAt: r.expires_at as Date,
+  userId: r.user_id === null || r.user_id === undefined ? null : Number(r.user_id),
+  userAgent: (r.user_agent as string | null) ?? null,
 });

@@ -103,8 +103,11 @@ export type GoalPatch = Partial<Pick<Goal, 'name' | 'currency'>>;
 export type NewMilestone = Pick<Milestone, 'siteId' | 'name' | 'milestoneDate'>;
 export type MilestonePatch = Pick<Milestone, 'name' | 'milestoneDate'>;
 
-/** `owner`: a logged-in account owner; `share`: a visitor of one site's share page (read-only on that site). */
-export type SessionKind = 'owner' | 'share';
+/**
+ * `owner`: a logged-in member (any role: the name predates roles); `share`: a visitor of one site's share page
+ * (read-only on that site); `pending`: a password accepted, the second factor not yet given (grants nothing).
+ */
+export type SessionKind = 'owner' | 'share' | 'pending';
 
 /** A dashboard or share-page session; the cookie carries the id, the store only its SHA-256. */
 export interface DashboardSession {
@@ -118,12 +121,18 @@ export interface DashboardSession {
   binding: string | null;
   createdAt: Date;
   expiresAt: Date;
+  /** The person logged in (owner and pending sessions); null for share sessions. */
+  userId: number | null;
+  /** The browser that opened it (shortened User-Agent), for the account page's list of sessions. */
+  userAgent: string | null;
 }
-export type NewDashboardSession = Omit<DashboardSession, 'createdAt'>;
+export type NewDashboardSession = Omit<DashboardSession, 'createdAt' | 'userId' | 'userAgent'> &
+  Partial<Pick<DashboardSession, 'userId' | 'userAgent'>>;
 
-/** An account that can log in to the dashboard, with its password hash. */
+/** A user with a password, found by email, and the first account they belong to (if any). */
 export interface Login {
-  account: Account;
+  userId: number;
+  account: Account | undefined;
   passwordHash: string;
 }
 
@@ -158,17 +167,21 @@ export interface MetaStore {
   /** Deletes salts of days before `day`; returns how many. */
   deleteSaltsBefore(day: string): Promise<number>;
 
-  /** The account's dashboard password hash, undefined when it has none. */
+  /** The password hash of the account's first owner (a user), undefined when there is none or it has none. */
   getPasswordHash(accountId: number): Promise<string | undefined>;
+  /**
+   * Sets the password of the account's first owner; an account without one gets the user of its email (made
+   * if missing) as owner. The admin API, the CLI and first-run setup set logins this way.
+   */
   setPasswordHash(accountId: number, hash: string): Promise<void>;
-  /** The lowest-id account with this email (compared case-insensitively) that has a password. */
+  /** The user with this email (compared case-insensitively) if they have a password, with their first account. */
   findLogin(email: string): Promise<Login | undefined>;
 
   createSession(input: NewDashboardSession): Promise<DashboardSession>;
   /** The session with this id hash, expired or not (the caller judges expiry). */
   findSession(idHash: string): Promise<DashboardSession | undefined>;
   deleteSession(idHash: string): Promise<void>;
-  /** Ends every session of the account (a password change); returns how many. */
+  /** Ends every session in the account (an owner password set by the operator); returns how many. */
   deleteAccountSessions(accountId: number): Promise<number>;
   /** Removes sessions that expired before `now`; returns how many. */
   deleteExpiredSessions(now: Date): Promise<number>;

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { hashPassword } from '../../src/domain/secrets.js';
+import type { Role, TeamStore } from '../../src/store/team-types.js';
 import type { MetaStore } from '../../src/store/types.js';
 
 export const PASSWORD = 'correct horse battery';
@@ -103,4 +104,19 @@ export async function logIn(browser: Browser, email = EMAIL, password = PASSWORD
   const page = await browser.get('/sites');
   assert.equal(page.statusCode, 200);
   return pageCsrf(page.body);
+}
+
+let members = 0;
+/** A new user with PASSWORD who belongs to `accountId` with this role (and, for viewers, maybe some sites only). */
+export async function addMember(
+  team: TeamStore,
+  accountId: number,
+  role: Role,
+  siteIds: string[] | null = null,
+): Promise<{ userId: number; email: string }> {
+  members += 1;
+  const email = `member${members}.${process.pid}@example.test`;
+  const user = await team.createUser(email, await hashPassword(PASSWORD));
+  await team.putMembership(accountId, user.id, role, siteIds);
+  return { userId: user.id, email };
 }

@@ -28,6 +28,7 @@ describe('/admin', () => {
   it('is off (404) when PLUMB_ADMIN_TOKEN is unset', async () => {
     const app = await buildApp({
       meta: t.meta,
+      team: t.team,
       events: t.events,
       ingest: t.ingest,
       reports: t.reports,

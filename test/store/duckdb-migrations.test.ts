@@ -1,12 +1,14 @@
 // DuckDB migrations that change recorded data: version 7 gives every hit and visit of history its visit's
 // first-touch attribution, as new hits get it; version 8 moves visits to a table without a primary key, and
-// writes then replace a visit's row instead of adding a second.
+// writes then replace a visit's row instead of adding a second; version 10 turns each account's login into a user.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
 import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
 import { migrate } from '../../src/store/duckdb/migrations.js';
+import { SqlMetaStore } from '../../src/store/sql-meta-store.js';
+import { SqlTeamStore } from '../../src/store/sql-team-store.js';
 
 describe('DuckDB migration 7: attribution belongs to the visit', () => {
   it("rewrites recorded hits and visits with their visit's first hit's attribution", async () => {
@@ -56,7 +58,7 @@ describe('DuckDB migration 7: attribution belongs to the visit', () => {
                 referrer_hostname, referrer_pathname, paths_exact, utm_source)
               VALUES (1, 'S', 9, TIMESTAMP '2026-01-01 10:00:00', TIMESTAMP '2026-01-01 10:05:00', '/a', '/b', 'https://e.test', 2, 0, '', '', true, 'hn')`),
     );
-    assert.deepEqual((await migrate(db))[0], 8);
+    assert.deepEqual(await migrate(db, 8), [8]);
     const store = await DuckEventStore.open(db);
     const [before] = await store.listVisits('S');
     assert.deepEqual([before?.visitId, before?.pageviews, before?.utmSource], [1n, 2, 'hn']);
@@ -67,6 +69,38 @@ describe('DuckDB migration 7: attribution belongs to the visit', () => {
     const after = await store.listVisits('S');
     assert.deepEqual(after.map((v) => [v.visitId, v.pageviews, v.startedAt.toISOString()]), [[1n, 4, '2026-01-01T09:59:00.000Z']]);
     await store.close();
+    await db.close();
+  });
+});
+
+describe('DuckDB migration 10: people', () => {
+  it("makes each account's login its first user, owner of the account, and keeps open sessions open", async () => {
+    const db = await DuckDatabase.open(':memory:');
+    await migrate(db, 8);
+    await db.serial(async (q) => {
+      const at = new Date('2026-11-01T10:00:00Z');
+      const account = (id: number, email: string) =>
+        q.exec('INSERT INTO accounts VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [id, `A${id}`, email, 'UTC', 1, 'active', at, at]);
+      await account(1, 'Owner@Example.test');
+      await account(2, 'owner@example.test'); // the same person, by email
+      await account(3, 'other@example.test');
+      await account(4, 'nologin@example.test');
+      for (const [id, hash] of [[1, 'scrypt$one'], [2, 'scrypt$two'], [3, 'scrypt$three']] as const) {
+        await q.exec('INSERT INTO account_passwords VALUES (?, ?, ?)', [id, hash, at]);
+      }
+      await q.exec("INSERT INTO dashboard_sessions VALUES ('h1', 'owner', 3, NULL, 'c', NULL, ?, ?)", [at, new Date('2030-01-01T00:00:00Z')]);
+    });
+    await migrate(db);
+    const store = new SqlMetaStore(db);
+    const team = new SqlTeamStore(db);
+    const owner = await store.findLogin('OWNER@example.test');
+    assert.deepEqual([owner?.account?.id, owner?.passwordHash], [1, 'scrypt$one'], 'the lowest id wins, as it logged in before');
+    assert.deepEqual((await team.listMemberships(owner!.userId)).map((m) => [m.accountId, m.role]), [[1, 'owner'], [2, 'owner']]);
+    const other = await store.findLogin('other@example.test');
+    assert.equal(other?.passwordHash, 'scrypt$three');
+    assert.equal(await store.getPasswordHash(4), undefined, 'no password, no user');
+    const session = await store.findSession('h1');
+    assert.equal(session?.userId, other?.userId, 'the open session is its owner');
     await db.close();
   });
 });

@@ -150,19 +150,22 @@ for (const backend of backends) {
       assert.equal(await store.findSalt('2026-11-21'), 'today');
     });
 
-    it('keeps one password hash per account and finds logins by email, case-insensitively', async () => {
+    it("keeps the password of each account's owner (a user) and finds logins by email, case-insensitively", async () => {
       const unique = `Owner.${Date.now()}.${Math.random().toString(36).slice(2)}@Example.test`;
       const a = await store.createAccount({ name: 'P', email: unique, timezone: 'UTC', tier: 1, subscriptionStatus: 'active' });
       const b = await store.createAccount({ name: 'Q', email: unique, timezone: 'UTC', tier: 1, subscriptionStatus: 'active' });
       assert.equal(await store.getPasswordHash(a.id), undefined);
       assert.equal(await store.findLogin(unique), undefined, 'no password, no login');
       await store.setPasswordHash(b.id, 'scrypt$b');
-      assert.equal((await store.findLogin(unique.toLowerCase()))?.account.id, b.id);
+      assert.equal((await store.findLogin(unique.toLowerCase()))?.account?.id, b.id);
       await store.setPasswordHash(a.id, 'scrypt$first');
       await store.setPasswordHash(a.id, 'scrypt$second');
       assert.equal(await store.getPasswordHash(a.id), 'scrypt$second');
+      // The same email is the same person: one user, owner of both accounts, landing in the lowest id.
       const login = await store.findLogin(unique.toUpperCase());
-      assert.deepEqual(login, { account: await store.getAccount(a.id), passwordHash: 'scrypt$second' }, 'the lowest id wins');
+      assert.deepEqual(login?.account, await store.getAccount(a.id), 'the lowest id wins');
+      assert.equal(login?.passwordHash, 'scrypt$second');
+      assert.equal(await store.getPasswordHash(b.id), 'scrypt$second', 'one user, one password');
       assert.equal(await store.findLogin(`x${unique}`), undefined);
     });
 

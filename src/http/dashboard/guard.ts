@@ -1,64 +1,79 @@
-// Who is asking: the owner session of a dashboard request, anti-CSRF checks for form posts and script calls,
-// and the cookies that carry them.
+// Who is asking: the logged-in member of a dashboard request and their role, anti-CSRF checks for form posts
+// (@fastify/csrf-protection, plus an Origin check) and for script calls (the session's value in a header), and the
+// cookies (@fastify/cookie) that carry them.
 
-import { randomBytes } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { CSRF_HEADER, OWNER_COOKIE, OWNER_SESSION_MS, type SessionManager } from '../../auth/sessions.js';
-import { unauthenticated } from '../../domain/errors.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
+import { CSRF_HEADER, OWNER_COOKIE, OWNER_SESSION_MS, roleAtLeast, type Member, type SessionManager } from '../../auth/sessions.js';
+import { badRequest, unauthenticated } from '../../domain/errors.js';
 import { constantTimeEqual } from '../../domain/secrets.js';
+import type { Role } from '../../store/team-types.js';
 import type { DashboardSession } from '../../store/types.js';
-import { parseCookies, serializeCookie } from '../cookies.js';
+import { messagePage, sendPage } from './html.js';
 
-/** Anonymous forms (login, setup, share password) get a random value in a cookie and in a hidden field. */
+/** Anonymous forms (login, setup, share password, reset): the CSRF secret lives in this cookie. */
 export const FORM_COOKIE = 'plumb_form';
-const FORM_COOKIE_SECONDS = 3600;
+/** Between the password and the second factor: the pending session's cookie. */
+export const PENDING_COOKIE = 'plumb_pending';
 
 /** Secure whenever the client reached us over https (Fastify reads X-Forwarded-Proto only from trusted proxies). */
 export const isSecure = (request: FastifyRequest) => request.protocol === 'https';
 
-export function cookiesOf(request: FastifyRequest): Map<string, string> {
-  return parseCookies(request.headers.cookie);
-}
-
-export function setCookie(reply: FastifyReply, cookie: string): void {
-  const existing = reply.getHeader('set-cookie');
-  const list = existing === undefined ? [] : Array.isArray(existing) ? existing.map(String) : [String(existing)];
-  void reply.header('set-cookie', [...list, cookie]);
+/** Every Plumb cookie: HttpOnly (none is for scripts), path-wide, Secure over https. */
+export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, name: string, id: string, maxAgeSeconds: number): void {
+  void reply.setCookie(name, id, { path: '/', httpOnly: true, sameSite: 'lax', secure: isSecure(request), maxAge: maxAgeSeconds });
 }
 
 export function setOwnerCookie(request: FastifyRequest, reply: FastifyReply, id: string): void {
-  setCookie(reply, serializeCookie(OWNER_COOKIE, id, { secure: isSecure(request), sameSite: 'Lax', maxAge: OWNER_SESSION_MS / 1000 }));
+  setSessionCookie(request, reply, OWNER_COOKIE, id, OWNER_SESSION_MS / 1000);
 }
 
 export function clearCookie(request: FastifyRequest, reply: FastifyReply, name: string): void {
-  setCookie(reply, serializeCookie(name, '', { secure: isSecure(request), sameSite: 'Lax', maxAge: 0 }));
+  void reply.setCookie(name, '', { path: '/', httpOnly: true, sameSite: 'lax', secure: isSecure(request), maxAge: 0 });
 }
 
-/** The live owner session of a dashboard request, or undefined. */
+/** The live login session of a dashboard request, or undefined. */
 export async function ownerSession(request: FastifyRequest, sessions: SessionManager): Promise<DashboardSession | undefined> {
-  const session = await sessions.find(cookiesOf(request).get(OWNER_COOKIE));
+  const session = await sessions.find(request.cookies[OWNER_COOKIE]);
   return session?.kind === 'owner' ? session : undefined;
 }
 
-/** For the dashboard's JSON routes: the owner session, proven by the anti-CSRF header as on /v1. */
-export async function ownerSessionForApi(request: FastifyRequest, sessions: SessionManager): Promise<DashboardSession> {
+/** The member a dashboard request is logged in as (still a member of the session's account), or undefined. */
+export async function currentMember(request: FastifyRequest, sessions: SessionManager): Promise<Member | undefined> {
+  return sessions.member(await ownerSession(request, sessions));
+}
+
+export interface ApiAccess {
+  /** The lowest role allowed (default: any member). */
+  role?: Role;
+  /** Routes of the account page work before two-factor authentication is set up, when the account requires it. */
+  beforeTwoFactor?: boolean;
+}
+
+/**
+ * For the dashboard's JSON routes: the member, proven by the anti-CSRF header as on /v1, with at least the role
+ * asked for. No session (or a removed member's): 401. A role too low: 400, as /v1 answers a missing permission.
+ */
+export async function memberForApi(request: FastifyRequest, sessions: SessionManager, access: ApiAccess = {}): Promise<Member> {
   const session = await ownerSession(request, sessions);
   const header = request.headers[CSRF_HEADER];
   if (!session) throw unauthenticated('Not logged in');
   if (typeof header !== 'string' || !constantTimeEqual(header, session.csrf)) {
     throw unauthenticated(`Missing or wrong ${CSRF_HEADER} header`);
   }
-  return session;
+  const member = await sessions.member(session);
+  if (!member) throw unauthenticated('You are no longer a member of this account: log in again');
+  if (member.needsTwoFactor && !access.beforeTwoFactor) {
+    throw badRequest('This account requires two-factor authentication: turn it on on your account page (/account) first');
+  }
+  if (access.role && !roleAtLeast(member.membership.role, access.role)) {
+    throw badRequest(`Your role (${member.membership.role}) does not allow this`);
+  }
+  return member;
 }
 
-/** The form value of this browser, made (and its cookie set) when it has none yet. */
-export function formToken(request: FastifyRequest, reply: FastifyReply): string {
-  const existing = cookiesOf(request).get(FORM_COOKIE);
-  if (existing && /^[\w-]{20,100}$/.test(existing)) return existing;
-  const value = randomBytes(24).toString('base64url');
-  // Strict: the form cookie is only ever needed by a post from our own pages.
-  setCookie(reply, serializeCookie(FORM_COOKIE, value, { secure: isSecure(request), sameSite: 'Strict', maxAge: FORM_COOKIE_SECONDS }));
-  return value;
+/** The form value of this browser (@fastify/csrf-protection: a token over the secret in the form cookie). */
+export function formToken(reply: FastifyReply): string {
+  return reply.generateCsrf();
 }
 
 /** A post from another site: its Origin (when the browser sends one) is not ours. */
@@ -68,10 +83,23 @@ export function crossOrigin(request: FastifyRequest): boolean {
   return origin !== `${request.protocol}://${request.host}`;
 }
 
-/** Whether an anonymous form post carries this browser's form value and comes from our own origin. */
-export function validFormPost(request: FastifyRequest, field: unknown): boolean {
-  const cookie = cookiesOf(request).get(FORM_COOKIE);
-  return !crossOrigin(request) && typeof field === 'string' && cookie !== undefined && field.length > 0 && constantTimeEqual(field, cookie);
+export const refusedForm = (reply: FastifyReply) =>
+  sendPage(reply, 403, messagePage('Form expired', "This form was not sent from this server's own page, or it expired. Go back, reload the page and try again."));
+
+/**
+ * preHandler hooks of an anonymous form post: our own Origin, then the form value against the form cookie
+ * (@fastify/csrf-protection; its refusal is rendered as the "Form expired" page by the dashboard's error handler).
+ */
+export function formPost(app: FastifyInstance): preHandlerHookHandler[] {
+  const sameOrigin: preHandlerHookHandler = async (request, reply) => {
+    if (crossOrigin(request)) return refusedForm(reply);
+  };
+  return [sameOrigin, app.csrfProtection];
+}
+
+/** Whether a logged-in form post (logout, switching account) carries the session's own value, from our origin. */
+export function validSessionForm(request: FastifyRequest, session: DashboardSession): boolean {
+  return !crossOrigin(request) && constantTimeEqual(field(request.body, 'csrf'), session.csrf);
 }
 
 /** A body field of a form post as a string ('' when missing or not a string). */

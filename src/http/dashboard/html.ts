@@ -26,8 +26,8 @@ export interface Layout {
   title: string;
   /** Trusted HTML (built with escapeHtml around every value). */
   body: string;
-  /** The nav bar: `owner` (sites, API settings, log out), or none. */
-  nav?: { csrf: string; email: string } | undefined;
+  /** The nav bar of a logged-in member (sites, members and API settings for admins, account, log out), or none. */
+  nav?: { csrf: string; email: string; role?: string } | undefined;
   /** data-* attributes of <main>, telling the page script what to show. */
   data?: Record<string, string>;
   /** The session's anti-CSRF value, for the page script's /v1 calls. */
@@ -43,7 +43,8 @@ export function renderPage(l: Layout): string {
     ? `<nav class="top" aria-label="Main">
   <a class="brand" href="/sites">Plumb</a>
   <a href="/sites">Sites</a>
-  <a href="/settings/api">API settings</a>
+  ${l.nav.role === 'viewer' ? '' : '<a href="/settings/members">Members</a>\n  <a href="/settings/api">API settings</a>'}
+  <a href="/account">Account</a>
   <form method="post" action="/logout" class="logout">
     <input type="hidden" name="csrf" value="${escapeHtml(l.nav.csrf)}">
     <button type="submit" class="link" title="Log out ${escapeHtml(l.nav.email)}">Log out</button>

@@ -1,11 +1,15 @@
-// The dashboard: owner login, the owner's pages, API settings and share pages, with their script and styles.
+// The dashboard: login, the members' pages, people and account security, API settings and share pages, with
+// their script and styles.
 
-import type { FastifyInstance } from 'fastify';
+import csrfProtection from '@fastify/csrf-protection';
+import type { FastifyError, FastifyInstance } from 'fastify';
 import type { SessionManager } from '../../auth/sessions.js';
 import type { TokenAuthenticator } from '../../auth/token-authenticator.js';
 import type { Limiter } from '../../limits/limiter.js';
+import type { TeamStore } from '../../store/team-types.js';
 import type { MetaStore } from '../../store/types.js';
 import { assetRoutes, dashboardAssets } from './assets.js';
+import { FORM_COOKIE, field, refusedForm } from './guard.js';
 import { loginRoutes } from './login.js';
 import { pageRoutes } from './pages.js';
 import { shareRoutes } from './share.js';
@@ -13,12 +17,27 @@ import { tokenRoutes } from './tokens.js';
 
 export interface DashboardOptions {
   meta: MetaStore;
+  team: TeamStore;
   auth: TokenAuthenticator;
   sessions: SessionManager;
   limiter: Limiter;
 }
 
+const FORM_COOKIE_SECONDS = 3600;
+
 export async function dashboard(app: FastifyInstance, deps: DashboardOptions): Promise<void> {
+  // Anonymous forms: a secret in the SameSite=Strict form cookie, a token derived from it in the form's hidden
+  // `csrf` field (docs/dashboard.md, "CSRF").
+  await app.register(csrfProtection, {
+    cookieKey: FORM_COOKIE,
+    cookieOpts: { path: '/', sameSite: 'strict', httpOnly: true, secure: 'auto', maxAge: FORM_COOKIE_SECONDS },
+    getToken: (request) => field(request.body, 'csrf'),
+  });
+  // A refused form value is a page, not JSON; every other error goes on to the app's handler.
+  app.setErrorHandler((err: FastifyError, _request, reply) => {
+    if (err.code === 'FST_CSRF_MISSING_SECRET' || err.code === 'FST_CSRF_INVALID_TOKEN') return refusedForm(reply);
+    throw err;
+  });
   assetRoutes(app, await dashboardAssets());
   loginRoutes(app, deps);
   pageRoutes(app, deps);

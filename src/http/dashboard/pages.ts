@@ -1,10 +1,12 @@
-// The owner's pages: each is a shell the page script (src/web/) fills through /v1 with the session.
+// The members' pages: each is a shell the page script (src/web/) fills through /v1 with the session. The role is
+// checked here too: a viewer never gets a page for changing things, a site-limited viewer no page of another site.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { SessionManager } from '../../auth/sessions.js';
-import type { Account, DashboardSession, MetaStore, Site } from '../../store/types.js';
+import { roleAtLeast, type Member, type SessionManager } from '../../auth/sessions.js';
+import type { Role } from '../../store/team-types.js';
+import type { MetaStore, Site } from '../../store/types.js';
 import { goalCurrencies } from './goal-currencies.js';
-import { ownerSession } from './guard.js';
+import { currentMember } from './guard.js';
 import { escapeHtml, messagePage, renderPage, sendPage } from './html.js';
 
 export interface PageDeps {
@@ -12,21 +14,36 @@ export interface PageDeps {
   sessions: SessionManager;
 }
 
-interface Owner {
-  session: DashboardSession;
-  account: Account;
+type Owner = Member;
+
+/** Whether the member may see this site's report (viewers of chosen sites see only those). */
+export function canSeeSite(m: Member, siteId: string): boolean {
+  return m.membership.siteIds === null || m.membership.siteIds.includes(siteId);
 }
 
 const loading = '<p class="muted" data-loading>Loading…</p>';
 
 export function pageRoutes(app: FastifyInstance, { meta, sessions }: PageDeps): void {
-  /** The logged-in owner, or undefined after sending the browser to the login page. */
-  const owner = async (request: FastifyRequest, reply: FastifyReply): Promise<Owner | undefined> => {
-    const session = await ownerSession(request, sessions);
-    const account = session && (await meta.getAccount(session.accountId));
-    if (session && account) return { session, account };
-    void reply.redirect(`/login?next=${encodeURIComponent(request.url.split('?')[0]!)}`, 303);
-    return undefined;
+  /**
+   * The logged-in member with at least `role`, or undefined after answering: the login page without a session,
+   * the account page while the account requires two-factor authentication the member has not set up, a 403
+   * page for a role too low.
+   */
+  const owner = async (request: FastifyRequest, reply: FastifyReply, role: Role = 'viewer', beforeTwoFactor = false): Promise<Owner | undefined> => {
+    const member = await currentMember(request, sessions);
+    if (!member) {
+      void reply.redirect(`/login?next=${encodeURIComponent(request.url.split('?')[0]!)}`, 303);
+      return undefined;
+    }
+    if (member.needsTwoFactor && !beforeTwoFactor) {
+      void reply.redirect('/account', 303);
+      return undefined;
+    }
+    if (!roleAtLeast(member.membership.role, role)) {
+      void sendPage(reply, 403, messagePage('Not allowed', `Your role in this account (${member.membership.role}) does not allow this page.`));
+      return undefined;
+    }
+    return member;
   };
 
   const shell = (reply: FastifyReply, o: Owner, title: string, page: string, data: Record<string, string> = {}, heading = title) =>
@@ -36,8 +53,8 @@ export function pageRoutes(app: FastifyInstance, { meta, sessions }: PageDeps): 
       renderPage({
         title,
         csrf: o.session.csrf,
-        nav: { csrf: o.session.csrf, email: o.account.email },
-        data: { page, ...data },
+        nav: { csrf: o.session.csrf, email: o.user.email, role: o.membership.role },
+        data: { page, role: o.membership.role, ...data },
         withScript: true,
         body: `<h1>${escapeHtml(heading)}</h1>\n${loading}`,
       }),
@@ -45,7 +62,7 @@ export function pageRoutes(app: FastifyInstance, { meta, sessions }: PageDeps): 
 
   const siteOf = async (o: Owner, id: string): Promise<Site | undefined> => {
     const site = await meta.getSite(id);
-    return site && site.accountId === o.account.id ? site : undefined;
+    return site && site.accountId === o.account.id && canSeeSite(o, site.id) ? site : undefined;
   };
   const noSite = (reply: FastifyReply) => sendPage(reply, 404, messagePage('Site not found', 'There is no such site in your account.'));
   const siteData = (s: Site) => ({ site: s.id, 'site-name': s.name, timezone: s.timezone });
@@ -65,7 +82,7 @@ export function pageRoutes(app: FastifyInstance, { meta, sessions }: PageDeps): 
   });
 
   app.get<{ Params: { site_id: string } }>('/sites/:site_id/settings', async (request, reply) => {
-    const o = await owner(request, reply);
+    const o = await owner(request, reply, 'admin');
     if (!o) return reply;
     const site = await siteOf(o, request.params.site_id);
     if (!site) return noSite(reply);
@@ -73,7 +90,7 @@ export function pageRoutes(app: FastifyInstance, { meta, sessions }: PageDeps): 
   });
 
   app.get<{ Params: { site_id: string } }>('/sites/:site_id/goals', async (request, reply) => {
-    const o = await owner(request, reply);
+    const o = await owner(request, reply, 'admin');
     if (!o) return reply;
     const site = await siteOf(o, request.params.site_id);
     if (!site) return noSite(reply);
@@ -81,8 +98,20 @@ export function pageRoutes(app: FastifyInstance, { meta, sessions }: PageDeps): 
   });
 
   app.get('/settings/api', async (request, reply) => {
-    const o = await owner(request, reply);
+    const o = await owner(request, reply, 'admin');
     if (!o) return reply;
     return shell(reply, o, 'API settings', 'tokens');
+  });
+
+  app.get('/settings/members', async (request, reply) => {
+    const o = await owner(request, reply, 'admin');
+    if (!o) return reply;
+    return shell(reply, o, 'Members', 'members');
+  });
+
+  app.get('/account', async (request, reply) => {
+    const o = await owner(request, reply, 'viewer', true);
+    if (!o) return reply;
+    return shell(reply, o, 'Your account', 'account');
   });
 }

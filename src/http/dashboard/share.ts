@@ -6,9 +6,8 @@ import { shareCookieName, SHARE_SESSION_MS, type SessionManager } from '../../au
 import { verifyPassword } from '../../domain/secrets.js';
 import type { Limiter } from '../../limits/limiter.js';
 import type { DashboardSession, MetaStore, Site } from '../../store/types.js';
-import { serializeCookie } from '../cookies.js';
 import { goalCurrencies } from './goal-currencies.js';
-import { cookiesOf, field, formToken, isSecure, setCookie, validFormPost } from './guard.js';
+import { field, formPost, formToken, setSessionCookie } from './guard.js';
 import { escapeHtml, messagePage, renderPage, sendPage } from './html.js';
 import { attemptsLeft, LOGIN_ATTEMPTS, LOGIN_WINDOW_MS, tooManyAttempts } from './login.js';
 
@@ -59,29 +58,23 @@ export function shareRoutes(app: FastifyInstance, { meta, sessions, limiter }: S
 
   const grant = async (request: FastifyRequest, reply: FastifyReply, site: Site) => {
     const issued = await sessions.startShare(site);
-    setCookie(
-      reply,
-      serializeCookie(shareCookieName(site.id), issued.id, { secure: isSecure(request), sameSite: 'Lax', maxAge: SHARE_SESSION_MS / 1000 }),
-    );
+    setSessionCookie(request, reply, shareCookieName(site.id), issued.id, SHARE_SESSION_MS / 1000);
     return issued.session;
   };
 
   app.get<{ Params: { site_id: string } }>('/share/:site_id', async (request, reply) => {
     const site = await shared(request.params.site_id);
     if (!site) return nothing(reply);
-    const existing = await sessions.find(cookiesOf(request).get(shareCookieName(site.id)));
+    const existing = await sessions.find(request.cookies[shareCookieName(site.id)]);
     if (existing?.kind === 'share' && existing.siteId === site.id) return report(reply, site, existing);
     if (site.sharing === 'public') return report(reply, site, await grant(request, reply, site));
-    return sendPage(reply, 200, passwordForm(site, formToken(request, reply)));
+    return sendPage(reply, 200, passwordForm(site, formToken(reply)));
   });
 
-  app.post<{ Params: { site_id: string } }>('/share/:site_id', async (request, reply) => {
+  app.post<{ Params: { site_id: string } }>('/share/:site_id', { preHandler: formPost(app) }, async (request, reply) => {
     const site = await shared(request.params.site_id);
     if (!site) return nothing(reply);
     if (site.sharing === 'public') return reply.redirect(`/share/${site.id}`, 303);
-    if (!validFormPost(request, field(request.body, 'csrf'))) {
-      return sendPage(reply, 403, passwordForm(site, formToken(request, reply), 'The form expired: please try again.'));
-    }
     // Per address, and a looser cap per site against guessing from many addresses (looser so that one
     // stranger cannot lock everyone else out).
     const wait = Math.max(
@@ -91,7 +84,7 @@ export function shareRoutes(app: FastifyInstance, { meta, sessions, limiter }: S
     if (wait > 0) return tooManyAttempts(reply, wait);
     const password = field(request.body, 'password').slice(0, 1024);
     const ok = site.sharePasswordHash !== null && (await verifyPassword(password, site.sharePasswordHash));
-    if (!ok) return sendPage(reply, 401, passwordForm(site, formToken(request, reply), 'Wrong password.'));
+    if (!ok) return sendPage(reply, 401, passwordForm(site, formToken(reply), 'Wrong password.'));
     await grant(request, reply, site);
     return reply.redirect(`/share/${site.id}`, 303);
   });

@@ -1,5 +1,6 @@
 // The API settings page's JSON routes: list, create and revoke the account's tokens (SPEC.md section 5 says the
-// owner makes them in the API settings; /v1 has no endpoint for it). Owner session plus anti-CSRF header only.
+// owner makes them in the API settings; /v1 has no endpoint for it). An owner's or admin's session plus the
+// anti-CSRF header only.
 
 import type { FastifyInstance } from 'fastify';
 import type { SessionManager } from '../../auth/sessions.js';
@@ -10,7 +11,7 @@ import { hashToken } from '../../domain/secrets.js';
 import { formatTimestamp } from '../../domain/time.js';
 import { checkAbilities } from '../token-abilities.js';
 import type { MetaStore, TokenRecord } from '../../store/types.js';
-import { ownerSessionForApi } from './guard.js';
+import { memberForApi } from './guard.js';
 
 export interface TokenDeps {
   meta: MetaStore;
@@ -42,9 +43,9 @@ const createBody = {
 
 export function tokenRoutes(app: FastifyInstance, { meta, auth, sessions }: TokenDeps): void {
   app.get('/dashboard/api/tokens', async (request) => {
-    const session = await ownerSessionForApi(request, sessions);
+    const { account } = await memberForApi(request, sessions, { role: 'admin' });
     await auth.flushLastUsed(); // so "last used" is current
-    const tokens = await meta.listTokens(session.accountId);
+    const tokens = await meta.listTokens(account.id);
     return { object: 'list', data: tokens.map(present) };
   });
 
@@ -52,18 +53,18 @@ export function tokenRoutes(app: FastifyInstance, { meta, auth, sessions }: Toke
     schema: { body: createBody },
     // The session is checked before the body is judged, so a stranger learns nothing from validation errors.
     preValidation: async (request) => {
-      await ownerSessionForApi(request, sessions);
+      await memberForApi(request, sessions, { role: 'admin' });
     },
     handler: async (request) => {
-      const session = await ownerSessionForApi(request, sessions);
+      const { account } = await memberForApi(request, sessions, { role: 'admin' });
       const { name, abilities } = request.body;
       const errors = new FieldErrorCollector();
       if (name.trim() === '') errors.add('name', 'must not be blank');
-      await checkAbilities(meta, session.accountId, abilities, errors);
+      await checkAbilities(meta, account.id, abilities, errors);
       errors.throwIfAny();
       const secret = newTokenSecret();
       const token = await meta.createToken({
-        accountId: session.accountId,
+        accountId: account.id,
         name: name.trim(),
         abilities: [...new Set(abilities)],
         hash: hashToken(secret),
@@ -74,8 +75,8 @@ export function tokenRoutes(app: FastifyInstance, { meta, auth, sessions }: Toke
   });
 
   app.delete<{ Params: { token_id: string } }>('/dashboard/api/tokens/:token_id', async (request) => {
-    const session = await ownerSessionForApi(request, sessions);
-    if (!(await meta.revokeToken(session.accountId, request.params.token_id))) throw notFound('Token not found or already revoked');
+    const { account } = await memberForApi(request, sessions, { role: 'admin' });
+    if (!(await meta.revokeToken(account.id, request.params.token_id))) throw notFound('Token not found or already revoked');
     auth.forgetToken(request.params.token_id);
     return { id: request.params.token_id, object: 'token', deleted: true };
   });

@@ -7,7 +7,6 @@ import { badRequest, forbidden, notFound } from '../../domain/errors.js';
 import { RateLimited, type Admission, type LimitClass, type Limiter } from '../../limits/limiter.js';
 import type { UsageMeter } from '../../limits/usage-meter.js';
 import type { MetaStore, Site } from '../../store/types.js';
-import { parseCookies } from '../cookies.js';
 import { coerceFormBody } from '../validation.js';
 
 /**
@@ -63,6 +62,13 @@ export async function readableSite(meta: MetaStore, { account, scopes }: Princip
   return site;
 }
 
+/** The request's cookies (parsed by @fastify/cookie) as a map of those with a value. */
+export function cookieMap(request: FastifyRequest): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const [name, value] of Object.entries(request.cookies)) if (typeof value === 'string') map.set(name, value);
+  return map;
+}
+
 export function installAccessControl(app: FastifyInstance, { meta, auth, limiter, usage, sessions }: AccessDeps): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('site', null);
@@ -77,7 +83,7 @@ export function installAccessControl(app: FastifyInstance, { meta, auth, limiter
     // total (docs/dashboard.md); the report engine's bounded queue still protects the server. Share pages,
     // open to anyone, get a window of their own.
     // A request with a token never reads cookies: only token-less requests may authenticate by session.
-    const cookies = request.headers.authorization === undefined ? parseCookies(request.headers.cookie) : undefined;
+    const cookies = request.headers.authorization === undefined ? cookieMap(request) : undefined;
     if (cookies && sessions.hasSessionCookie(cookies)) {
       const csrf = request.headers[CSRF_HEADER];
       const principal = await sessions.principal(cookies, typeof csrf === 'string' ? csrf : undefined);

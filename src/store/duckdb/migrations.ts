@@ -255,6 +255,100 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 10,
+    name: 'people: users, memberships and roles, invitations, one-time links, two-factor, report subscriptions',
+    sql: `
+      -- A person logs in as a user and belongs to accounts with a role (docs/dashboard.md, "People and roles").
+      CREATE SEQUENCE user_ids START 1;
+      CREATE TABLE users (
+        id INTEGER PRIMARY KEY DEFAULT nextval('user_ids'),
+        email VARCHAR NOT NULL,
+        email_key VARCHAR NOT NULL UNIQUE, -- lower-cased: addresses match case-insensitively
+        password_hash VARCHAR, -- scrypt$N$r$p$salt$hash
+        totp_secret VARCHAR, -- base32, set while two-factor authentication is on
+        totp_pending_secret VARCHAR,
+        totp_last_step BIGINT, -- the last TOTP time step used (no replays)
+        created_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL
+      );
+      CREATE TABLE memberships (
+        account_id INTEGER NOT NULL,
+        user_id INTEGER NOT NULL,
+        role VARCHAR NOT NULL, -- owner | admin | viewer
+        site_ids VARCHAR, -- viewers of some sites only: JSON array of site ids
+        created_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (account_id, user_id)
+      );
+      -- Each account's login becomes its first user, the owner; accounts sharing an email share one user, with
+      -- the password of the lowest id (the one that logged in so far).
+      INSERT INTO users (email, email_key, password_hash, created_at, updated_at)
+        SELECT arg_min(a.email, a.id), lower(a.email), arg_min(p.password_hash, a.id), min(p.updated_at), max(p.updated_at)
+        FROM accounts a JOIN account_passwords p ON p.account_id = a.id GROUP BY lower(a.email);
+      INSERT INTO memberships (account_id, user_id, role, site_ids, created_at)
+        SELECT a.id, u.id, 'owner', NULL, p.updated_at
+        FROM accounts a JOIN account_passwords p ON p.account_id = a.id JOIN users u ON u.email_key = lower(a.email);
+      DROP TABLE account_passwords;
+      -- Login sessions belong to a user; those already open stay open, as their account's owner.
+      ALTER TABLE dashboard_sessions ADD COLUMN user_id INTEGER;
+      ALTER TABLE dashboard_sessions ADD COLUMN user_agent VARCHAR;
+      UPDATE dashboard_sessions SET user_id = (
+        SELECT min(m.user_id) FROM memberships m WHERE m.account_id = dashboard_sessions.account_id AND m.role = 'owner'
+      ) WHERE kind = 'owner';
+      DELETE FROM dashboard_sessions WHERE kind = 'owner' AND user_id IS NULL;
+      CREATE TABLE account_security (
+        account_id INTEGER PRIMARY KEY,
+        require_two_factor BOOLEAN NOT NULL,
+        updated_at TIMESTAMP NOT NULL
+      );
+      CREATE TABLE invitations (
+        id VARCHAR PRIMARY KEY,
+        token_hash VARCHAR NOT NULL UNIQUE, -- SHA-256 of the link's secret
+        account_id INTEGER NOT NULL,
+        email VARCHAR NOT NULL,
+        role VARCHAR NOT NULL,
+        site_ids VARCHAR,
+        invited_by INTEGER NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        expires_at TIMESTAMP NOT NULL,
+        accepted_at TIMESTAMP
+      );
+      -- Single-use emailed links: password reset, email change confirmation.
+      CREATE TABLE login_links (
+        token_hash VARCHAR PRIMARY KEY,
+        purpose VARCHAR NOT NULL, -- reset | email
+        user_id INTEGER NOT NULL,
+        email VARCHAR,
+        created_at TIMESTAMP NOT NULL,
+        expires_at TIMESTAMP NOT NULL,
+        used_at TIMESTAMP
+      );
+      CREATE TABLE recovery_codes (
+        user_id INTEGER NOT NULL,
+        code_hash VARCHAR NOT NULL, -- SHA-256 of the code
+        used_at TIMESTAMP,
+        PRIMARY KEY (user_id, code_hash)
+      );
+      CREATE TABLE report_subscriptions (
+        id VARCHAR PRIMARY KEY,
+        user_id INTEGER NOT NULL,
+        account_id INTEGER NOT NULL,
+        site_id VARCHAR NOT NULL,
+        frequency VARCHAR NOT NULL, -- weekly | monthly
+        created_at TIMESTAMP NOT NULL
+      );
+      -- One row per report sent (or being sent): the lease that makes each one go out once.
+      CREATE TABLE report_deliveries (
+        subscription_id VARCHAR NOT NULL,
+        period VARCHAR NOT NULL, -- the period's first day, YYYY-MM-DD
+        lease_owner VARCHAR NOT NULL,
+        lease_until TIMESTAMP NOT NULL,
+        sent_at TIMESTAMP,
+        unsubscribe_hash VARCHAR, -- SHA-256 of the email's unsubscribe secret
+        PRIMARY KEY (subscription_id, period)
+      );
+    `,
+  },
 ];
 
 /**

@@ -125,6 +125,97 @@ export const PG_MIGRATIONS: Migration[] = [
       CREATE INDEX site_domains_by_site ON site_domains (site_id);
     `,
   },
+  {
+    version: 4,
+    name: 'people: users, memberships and roles, invitations, one-time links, two-factor, report subscriptions',
+    sql: `
+      CREATE TABLE users (
+        id SERIAL PRIMARY KEY,
+        email TEXT NOT NULL,
+        email_key TEXT NOT NULL UNIQUE,
+        password_hash TEXT,
+        totp_secret TEXT,
+        totp_pending_secret TEXT,
+        totp_last_step BIGINT,
+        created_at TIMESTAMPTZ NOT NULL,
+        updated_at TIMESTAMPTZ NOT NULL
+      );
+      CREATE TABLE memberships (
+        account_id INTEGER NOT NULL,
+        user_id INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        site_ids TEXT,
+        created_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (account_id, user_id)
+      );
+      CREATE INDEX memberships_by_user ON memberships (user_id);
+      INSERT INTO users (email, email_key, password_hash, created_at, updated_at)
+        SELECT DISTINCT ON (lower(a.email)) a.email, lower(a.email), p.password_hash, p.updated_at, p.updated_at
+        FROM accounts a JOIN account_passwords p ON p.account_id = a.id ORDER BY lower(a.email), a.id;
+      INSERT INTO memberships (account_id, user_id, role, site_ids, created_at)
+        SELECT a.id, u.id, 'owner', NULL, p.updated_at
+        FROM accounts a JOIN account_passwords p ON p.account_id = a.id JOIN users u ON u.email_key = lower(a.email);
+      DROP TABLE account_passwords;
+      ALTER TABLE dashboard_sessions ADD COLUMN user_id INTEGER;
+      ALTER TABLE dashboard_sessions ADD COLUMN user_agent TEXT;
+      UPDATE dashboard_sessions SET user_id = (
+        SELECT min(m.user_id) FROM memberships m WHERE m.account_id = dashboard_sessions.account_id AND m.role = 'owner'
+      ) WHERE kind = 'owner';
+      DELETE FROM dashboard_sessions WHERE kind = 'owner' AND user_id IS NULL;
+      CREATE INDEX dashboard_sessions_by_user ON dashboard_sessions (user_id);
+      CREATE TABLE account_security (
+        account_id INTEGER PRIMARY KEY,
+        require_two_factor BOOLEAN NOT NULL,
+        updated_at TIMESTAMPTZ NOT NULL
+      );
+      CREATE TABLE invitations (
+        id TEXT PRIMARY KEY,
+        token_hash TEXT NOT NULL UNIQUE,
+        account_id INTEGER NOT NULL,
+        email TEXT NOT NULL,
+        role TEXT NOT NULL,
+        site_ids TEXT,
+        invited_by INTEGER NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        expires_at TIMESTAMPTZ NOT NULL,
+        accepted_at TIMESTAMPTZ
+      );
+      CREATE TABLE login_links (
+        token_hash TEXT PRIMARY KEY,
+        purpose TEXT NOT NULL,
+        user_id INTEGER NOT NULL,
+        email TEXT,
+        created_at TIMESTAMPTZ NOT NULL,
+        expires_at TIMESTAMPTZ NOT NULL,
+        used_at TIMESTAMPTZ
+      );
+      CREATE TABLE recovery_codes (
+        user_id INTEGER NOT NULL,
+        code_hash TEXT NOT NULL,
+        used_at TIMESTAMPTZ,
+        PRIMARY KEY (user_id, code_hash)
+      );
+      CREATE TABLE report_subscriptions (
+        id TEXT PRIMARY KEY,
+        user_id INTEGER NOT NULL,
+        account_id INTEGER NOT NULL,
+        site_id TEXT NOT NULL,
+        frequency TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        UNIQUE (user_id, site_id, frequency)
+      );
+      CREATE TABLE report_deliveries (
+        subscription_id TEXT NOT NULL,
+        period TEXT NOT NULL,
+        lease_owner TEXT NOT NULL,
+        lease_until TIMESTAMPTZ NOT NULL,
+        sent_at TIMESTAMPTZ,
+        unsubscribe_hash TEXT,
+        PRIMARY KEY (subscription_id, period)
+      );
+      CREATE INDEX report_deliveries_by_unsubscribe ON report_deliveries (unsubscribe_hash);
+    `,
+  },
 ];
 
 // Any constant shared by every Plumb process: the key of the migration lock.
