@@ -17,6 +17,9 @@ import type { TeamStore } from '../store/team-types.js';
 import type { EventStore, MetaStore } from '../store/types.js';
 import { adminApi } from './admin/index.js';
 import { collector } from './collector.js';
+import { peerScriptRoutes } from './peer-scripts.js';
+import { plausibleEvents } from './plausible-events.js';
+import { umamiSend } from './umami-send.js';
 import { addSecurityHeaders } from './security-headers.js';
 import { dashboard } from './dashboard/index.js';
 import { trackerScriptRoute, type TrackerScript } from './tracker-script.js';
@@ -131,6 +134,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   await app.register(collector, { ingest, metrics });
   await app.register(trackerScriptRoute, deps.trackerScript);
+  // Plausible's and Umami's trackers and collection endpoints (switching without re-tagging; docs/collection.md).
+  await app.register(peerScriptRoutes);
+  await app.register(plausibleEvents, { ingest, metrics, siteKeys });
+  await app.register(umamiSend, { ingest, metrics, siteKeys });
   // Dashboard sessions live in the MetaStore, so every process of a scale-out deployment knows them.
   const sessions = new SessionManager(meta, deps.team);
   await app.register(v1Api, { prefix: '/v1', meta, auth, limiter, usage, siteData, reports: deps.reports, sessions });

@@ -11,13 +11,21 @@
  *   data-canonical         "false": ignore <link rel="canonical"> (by default its URL is the page URL)
  *   data-included-domains  comma-separated hostnames; track only on these (alias: data-allowed-domains)
  *   data-excluded-domains  comma-separated hostnames; never track on these
+ *   data-outbound-links    "true": clicks on links to other hosts send the event "Outbound Link: Click"
+ *   data-file-downloads    "true": clicks on links to files (pdf, zip, ...) send the event "File Download"
+ *   data-track-404         "true" (on the tag of a site's "not found" page): also send the event "404"
+ * (the link's URL goes as `url` in the event's payload).
+ *
+ * A tag with Umami's data-website-id (and no data-site) is Umami's: the Umami-compatible script /js/umami.js is
+ * loaded in its place with the tag's data- attributes.
  *
  * Hits go to the script's own origin: pageviews as GET /?h=&p=&r=&qs=&sid=&cid= (an Image request),
  * events and goals as POST /?name=&payload=... or /?gcode=&gval=... (sendBeacon, else fetch keepalive).
  * window.fathom offers trackPageview, trackEvent, trackGoal, setSite, blockTrackingForMe and
  * enableTrackingForMe, and replays calls queued in window.fathom.q before the script loaded.
  *
- * Plain ES2017, no build step: the server minifies it with esbuild at startup (must stay under 2 KB gzipped).
+ * Plain ES2017, no build step: the server minifies it with esbuild at startup (must stay under 2.25 KB gzipped:
+ * 2 KB until outbound-link, file-download and 404 tracking and the Umami hand-over joined it).
  */
 (function () {
   var w = window;
@@ -35,6 +43,9 @@
   function attr(name) {
     return script.getAttribute('data-' + name) || script.getAttribute(name);
   }
+  function on(name) {
+    return attr(name) === 'true';
+  }
   function list(name) {
     var v = attr(name);
     return v ? v.split(',').map(function (s) { return s.trim().toLowerCase(); }).filter(Boolean) : [];
@@ -42,8 +53,18 @@
 
   var endpoint = new URL(script.src, loc.href).origin + '/';
   var siteId = attr('site');
+
+  if (!siteId && attr('website-id')) {
+    var dir = script.src.replace(/\/[^/]*$/, '');
+    var umami = d.createElement('script');
+    for (var i = 0, a; (a = script.attributes[i++]); ) umami.setAttribute(a.name, a.value);
+    // Umami sends to the script's folder unless told otherwise: this one's, not /js/'s.
+    umami.getAttribute('data-host-url') || umami.setAttribute('data-host-url', dir);
+    umami.src = dir + '/js/umami.js';
+    return d.head.appendChild(umami);
+  }
   var spa = attr('spa');
-  var honorDnt = attr('honor-dnt') === 'true';
+  var honorDnt = on('honor-dnt');
   var canonical = attr('canonical') !== 'false';
   var included = list('included-domains');
   if (!included.length) included = list('allowed-domains');
@@ -230,5 +251,22 @@
     api.apply(null, [].slice.call(args));
   });
 
+  // Outbound links and file downloads: events with the link's URL, sent by beacon so a navigation cannot cut them off.
+  var outbound = on('outbound-links');
+  var downloads = on('file-downloads');
+  function clicked(e) {
+    var a = e.target.closest && e.target.closest('a[href]');
+    var name = !a || !a.host ? ''
+      : outbound && a.host !== loc.host ? 'Outbound Link: Click'
+      : downloads && /\.(pdf|docx?|xlsx?|pptx?|csv|txt|zip|gz|7z|rar|dmg|exe|pkg|mp[34]|mov|wav)$/i.test(a.pathname) ? 'File Download' : '';
+    if (name) event({ name: name, payload: JSON.stringify({ url: a.href }) });
+  }
+  if (outbound || downloads) {
+    ['click', 'auxclick'].forEach(function (type) {
+      d.addEventListener(type, clicked);
+    });
+  }
+
   if (attr('auto') !== 'false') setTimeout(navigated);
+  if (on('track-404')) event({ name: '404' });
 })();

@@ -211,11 +211,11 @@ describe('tracker (script.js) in Chromium against a recording collector', { skip
     for (const page of pages) await closePage(page).catch(() => {});
   });
 
-  test('the minified, gzipped script is under 2 KB', async () => {
+  test('the minified, gzipped script is under 2.25 KB', async () => {
     const min = await minifiedTracker();
     const size = gzipSync(min, { level: 9 }).length;
-    assert.ok(size < 2048, `gzipped size ${size} bytes`);
-    assert.ok(gzipSync(min).length < 2048);
+    assert.ok(size < 2304, `gzipped size ${size} bytes`);
+    assert.ok(gzipSync(min).length < 2304);
   });
 
   test('automatic pageview: h with scheme, p, external r, qs with only the kept parameters, sid, cid', async () => {
@@ -623,13 +623,13 @@ describe('tracker against the real Plumb collector: stored hits', { skip }, () =
     return page;
   }
 
-  test('/script.js is the tracker, minified and under 2 KB gzipped', async () => {
+  test('/script.js is the tracker, minified and under 2.25 KB gzipped', async () => {
     const res = await fetch(`${plumbUrl}/script.js`, { headers: { 'accept-encoding': 'gzip' } });
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /javascript/);
     const body = await res.text();
     assert.match(body, /blockFathomTracking/);
-    assert.ok(gzipSync(body).length < 2048);
+    assert.ok(gzipSync(body).length < 2304);
   });
 
   test('pageviews, events and legacy goals from the page are stored with the expected fields', async () => {
