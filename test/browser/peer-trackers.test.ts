@@ -1,0 +1,204 @@
+// Switching without re-tagging, in real Chromium against a real Plumb: pages tagged as for Plausible (its script
+// path on Plumb's host, data-domain) and as for Umami (Plumb's /script.js with data-website-id) are counted, with
+// their events, client-side navigations, outbound links and file downloads; and Plumb's own tracker's
+// outbound-link, file-download and 404 options.
+//
+// A node:http server plays the website on http://a.localhost:PORT (Chromium resolves *.localhost to loopback).
+
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Browser, Page } from 'playwright-core';
+import type { StoredHit } from '../../src/domain/hits.js';
+import { OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
+import { browserSkipReason, closePage, desktopChromeUserAgent, launchBrowser, openPage } from './browser.js';
+
+const skip = browserSkipReason();
+const UMAMI_ID = '3f8a2c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5b';
+
+describe('Plausible and Umami tags pointed at Plumb, in Chromium', { skip }, () => {
+  let plumb: TestApp;
+  let plumbUrl: string;
+  let website: Server;
+  let siteOrigin: string;
+  let browser: Browser;
+  const pages = new Map<string, string>();
+  const opened: Page[] = [];
+
+  before(async () => {
+    plumb = await startTestApp();
+    await plumb.app.listen({ port: 0, host: '127.0.0.1' });
+    plumbUrl = `http://127.0.0.1:${(plumb.app.server.address() as AddressInfo).port}`;
+    website = createServer((req, res) => {
+      const html = pages.get(new URL(req.url ?? '/', 'http://x').pathname);
+      if (html === undefined) res.writeHead(404, { 'content-type': 'text/html' }).end('<!doctype html><title>404</title>');
+      else res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
+    });
+    await new Promise<void>((resolve) => website.listen(0, '127.0.0.1', resolve));
+    siteOrigin = `http://a.localhost:${(website.address() as AddressInfo).port}`;
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    for (const page of opened) await closePage(page).catch(() => {});
+    await browser?.close();
+    await plumb?.close();
+    website?.closeAllConnections();
+    await new Promise((resolve) => website?.close(resolve));
+  });
+
+  async function newSite(body: object): Promise<string> {
+    const res = await plumb.call(OWNER_TOKEN, 'POST', '/v1/sites', body);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body.id as string;
+  }
+
+  /** Flushes Plumb's write buffer until `site` has `count` stored hits (or 5 s pass), then once more after a pause. */
+  async function storedHits(site: string, count: number): Promise<StoredHit[]> {
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      await plumb.flushHits();
+      if ((await plumb.events.listHits(site)).length >= count || Date.now() > deadline) break;
+      await sleep(25);
+    }
+    await sleep(200);
+    await plumb.flushHits();
+    return plumb.events.listHits(site);
+  }
+
+  /** Opens `path` (HTML given) as a desktop Chrome would, from an external referrer. */
+  async function browse(path: string, html: string, initScript?: string): Promise<Page & { errors: string[] }> {
+    pages.set(path.split('?')[0]!.split('#')[0]!, html);
+    const page = await openPage(browser, { userAgent: desktopChromeUserAgent(browser), ...(initScript ? { initScript } : {}) });
+    opened.push(page);
+    await page.goto(siteOrigin + path, { referer: 'https://news.ycombinator.com/item?id=7' });
+    return page;
+  }
+
+  const summary = (hits: StoredHit[]) => hits.map((h) => [h.type, h.pathname, h.eventName, h.value]);
+
+  test('a Plausible tag (script path with extensions, data-domain) is counted with its events, hash routes and link clicks', async () => {
+    const site = await newSite({ name: 'Plausible tag', domain: 'a.localhost' });
+    const html =
+      '<!doctype html><html><head><meta charset="utf-8"><title>P</title>' +
+      `<script defer data-domain="a.localhost" src="${plumbUrl}/js/script.hash.outbound-links.file-downloads.revenue.tagged-events.js"></script>` +
+      '<script>window.plausible = window.plausible || function () { (window.plausible.q = window.plausible.q || []).push(arguments) }</script>' +
+      "<script>plausible('Queued', { props: { early: 'yes' } })</script>" +
+      '</head><body><a id="out" href="https://example.org/elsewhere" target="_blank">out</a>' +
+      '<a id="file" href="/files/report.pdf" download>pdf</a>' +
+      '<button id="tagged" class="plausible-event-name=Clicked+Button">tagged</button></body></html>';
+    // Plausible's script (and Plumb's compatible one) sends nothing from automated browsers unless told it is a test.
+    const page = await browse('/?utm_source=hn', html, 'window.__plausible = true');
+    await page.waitForFunction('typeof window.plausible === "function" && !window.plausible.q');
+    await storedHits(site, 2);
+    await page.evaluate(`plausible('Purchase', { revenue: { amount: 19.9, currency: 'EUR' }, props: { plan: 'pro' } })`);
+    await storedHits(site, 3);
+    await page.evaluate(`location.hash = '#/settings'`);
+    await storedHits(site, 4);
+    await page.click('#tagged');
+    await storedHits(site, 5);
+    await page.click('#file');
+    await storedHits(site, 6);
+    await page.click('#out');
+    const hits = await storedHits(site, 7);
+    assert.deepEqual(page.errors, []);
+    // Events after the hash route changed belong to that page.
+    assert.deepEqual(summary(hits).sort(), [
+      ['event', '/#/settings', 'Clicked Button', 0],
+      ['event', '/#/settings', 'File Download', 0],
+      ['event', '/#/settings', 'Outbound Link: Click', 0],
+      ['event', '/', 'Purchase', 1990],
+      ['event', '/', 'Queued', 0],
+      ['pageview', '/', '', 0],
+      ['pageview', '/#/settings', '', 0],
+    ].sort());
+    assert.equal(new Set(hits.map((h) => h.visitId)).size, 1, 'one visit');
+    assert.deepEqual([...new Set(hits.map((h) => `${h.utmSource} ${h.referrerSource} ${h.browser}`))], ['hn Hacker News Chrome']);
+  });
+
+  test('a page of a Plausible tag naming two domains counts for both sites', async () => {
+    const first = await newSite({ name: 'Rollup A', domain: 'rollup-a.example' });
+    const second = await newSite({ name: 'Rollup B', domain: 'rollup-b.example' });
+    const html = `<!doctype html><title>R</title><script defer data-domain="rollup-a.example,rollup-b.example" src="${plumbUrl}/js/script.js"></script>`;
+    await browse('/rollup', html, 'window.__plausible = true');
+    assert.deepEqual(summary(await storedHits(first, 1)), [['pageview', '/rollup', '', 0]]);
+    assert.deepEqual(summary(await storedHits(second, 1)), [['pageview', '/rollup', '', 0]]);
+  });
+
+  test('without the test flag an automated browser sends nothing, as with Plausible', async () => {
+    const site = await newSite({ name: 'Webdriver', domain: 'webdriver.example' });
+    const page = await browse('/webdriver', `<!doctype html><title>W</title><script defer data-domain="webdriver.example" src="${plumbUrl}/js/script.js"></script>`);
+    await page.waitForFunction('typeof window.plausible === "function"');
+    await page.evaluate(`plausible('Before')`);
+    // The control: with the flag set, the next event is sent; the pageview and event before it were not.
+    await page.evaluate(`window.__plausible = true; plausible('After')`);
+    assert.deepEqual(summary(await storedHits(site, 1)), [['event', '/webdriver', 'After', 0]]);
+  });
+
+  test("an Umami tag on Plumb's /script.js is counted, with umami.track, SPA navigations and data-umami-event", async () => {
+    const site = await newSite({ name: 'Umami tag', umami_website_id: UMAMI_ID });
+    const html =
+      '<!doctype html><html><head><meta charset="utf-8"><title>U</title>' +
+      `<script defer src="${plumbUrl}/script.js" data-website-id="${UMAMI_ID}" data-domains="a.localhost"></script>` +
+      '</head><body><button id="signup" data-umami-event="Signup" data-umami-event-plan="pro">Sign up</button></body></html>';
+    const page = await browse('/blog?utm_campaign=spring', html);
+    await page.waitForFunction('window.umami && typeof window.umami.track === "function"');
+    await storedHits(site, 1);
+    await page.evaluate(`umami.track('Subscribe', { revenue: 3, currency: 'USD' })`);
+    await storedHits(site, 2);
+    await page.evaluate(`history.pushState({}, '', '/blog/next')`);
+    await storedHits(site, 3);
+    await page.click('#signup');
+    const hits = await storedHits(site, 4);
+    assert.deepEqual(page.errors, []);
+    assert.deepEqual(summary(hits), [
+      ['pageview', '/blog', '', 0],
+      ['event', '/blog', 'Subscribe', 300],
+      ['pageview', '/blog/next', '', 0],
+      ['event', '/blog/next', 'Signup', 0],
+    ]);
+    assert.equal(new Set(hits.map((h) => h.visitId)).size, 1);
+    assert.deepEqual([...new Set(hits.map((h) => h.utmCampaign))], ['spring']);
+    // Reports count it like any pageview.
+    const report = await plumb.call(OWNER_TOKEN, 'GET', `/v1/aggregations?entity=pageview&entity_id=${site}&aggregates=pageviews,visits&date_from=2000-01-01`);
+    assert.deepEqual(report.body, [{ pageviews: '2', visits: '1' }]);
+  });
+
+  test('an Umami tag whose data-domains leave this host out sends nothing', async () => {
+    const id = '3f8a2c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5c';
+    const site = await newSite({ name: 'Umami elsewhere', umami_website_id: id });
+    const tag = (domains: string) => `<!doctype html><title>E</title><script defer src="${plumbUrl}/script.js" data-website-id="${id}" data-domains="${domains}"></script>`;
+    const page = await browse('/umami-elsewhere', tag('example.com'));
+    await page.waitForFunction('window.umami && typeof window.umami.track === "function"');
+    await page.evaluate(`umami.track('Nope')`);
+    // The control: the same site's tag listing this host is counted; nothing came from the first page.
+    await browse('/umami-here', tag('example.com,a.localhost'));
+    assert.deepEqual(summary(await storedHits(site, 1)), [['pageview', '/umami-here', '', 0]]);
+  });
+
+  test("Plumb's own tracker: outbound-link, file-download and 404 options send events", async () => {
+    const site = await newSite({ name: 'Own options' });
+    const html =
+      `<!doctype html><html><head><title>Not found</title><script defer src="${plumbUrl}/script.js" data-site="${site}" ` +
+      'data-outbound-links="true" data-file-downloads="true" data-track-404="true"></script></head><body>' +
+      '<a id="out" href="https://example.org/" target="_blank">out</a><a id="file" href="/price-list.xlsx" download>xlsx</a>' +
+      '<a id="same" href="#top">same page</a></body></html>';
+    const page = await browse('/missing-page', html);
+    await page.waitForFunction('typeof window.fathom === "function"');
+    await storedHits(site, 2);
+    await page.click('#same');
+    await page.click('#file');
+    await storedHits(site, 3);
+    await page.click('#out');
+    const hits = await storedHits(site, 4);
+    assert.deepEqual(page.errors, []);
+    assert.deepEqual(summary(hits).sort(), [
+      ['event', '/missing-page', '404', 0],
+      ['event', '/missing-page', 'File Download', 0],
+      ['event', '/missing-page', 'Outbound Link: Click', 0],
+      ['pageview', '/missing-page', '', 0],
+    ].sort());
+  });
+});
