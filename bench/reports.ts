@@ -33,7 +33,7 @@ const DAY = 86_400_000;
  * as the pipeline flags it. Visit ids are random 64-bit numbers (a hash of the row number), as the pipeline's are:
  * sequential ids would keep ClickHouse's parts of visits apart and spare FINAL most of its merging.
  */
-async function load(db: DuckDatabase, siteId: string, pageviews: number, end: Date): Promise<{ visits: number }> {
+export async function load(db: DuckDatabase, siteId: string, pageviews: number, end: Date): Promise<{ visits: number }> {
   const visits = Math.round(pageviews / 2.1); // 45% bounce, the rest 2-4 pageviews: 2.1 on average
   const start = end.getTime() - 30 * DAY;
   await db.transaction(async (q) => {
@@ -129,7 +129,7 @@ interface Result {
 }
 
 /** The report set, for one site over the 30 days before `end`. */
-function reportCases(site: string, end: Date): Case[] {
+export function reportCases(site: string, end: Date): Case[] {
   const from = local(new Date(end.getTime() - 30 * DAY));
   const to = local(new Date(end.getTime() - 1000));
   const week = local(new Date(end.getTime() - 7 * DAY));

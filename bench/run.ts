@@ -1,13 +1,15 @@
-// `npm run bench [section ...]`: Plumb's benchmarks. Sections: collector, import, reports.
+// `npm run bench [section ...]`: Plumb's benchmarks. Sections: collector, import, reports, overhead.
 
 import { benchCollector } from './collector.js';
 import { benchImport } from './import.js';
+import { benchOverhead } from './overhead.js';
 import { benchReports } from './reports.js';
 
 const sections: Record<string, () => Promise<void>> = {
   collector: () => benchCollector(Number(process.env.BENCH_SECONDS ?? 15)),
   import: () => benchImport(Number(process.env.BENCH_IMPORT_HITS ?? 1_000_000)),
   reports: () => benchReports(Number(process.env.BENCH_PAGEVIEWS ?? 10_000_000)),
+  overhead: () => benchOverhead(Number(process.env.BENCH_OVERHEAD_PAGEVIEWS ?? 20_000)),
 };
 
 const chosen = process.argv.slice(2);

@@ -33,7 +33,8 @@ export class TokenAuthenticator {
   private readonly tokens = new Map<string, Cached<TokenRecord>>();
   private readonly accounts = new Map<number, Cached<Account>>();
   private readonly pendingTouches = new Map<string, Date>();
-  private readonly cacheMs: number;
+  /** How long a lookup is trusted; other caches of access facts (sites) use the same. */
+  readonly cacheMs: number;
   private readonly now: () => Date;
   private readonly timer: NodeJS.Timeout;
 

@@ -6,6 +6,7 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { SessionManager } from '../auth/sessions.js';
 import type { TokenAuthenticator } from '../auth/token-authenticator.js';
+import { SiteCache } from './v1/site-cache.js';
 import type { Ingest } from '../ingest/live.js';
 import { SiteKeyDirectory } from '../ingest/site-directory.js';
 import type { Limiter } from '../limits/limiter.js';
@@ -119,13 +120,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // Sites by domain and Umami website id, for the Plausible and Umami formats.
   const siteKeys = new SiteKeyDirectory(meta);
+  const sites = new SiteCache(meta, auth.cacheMs);
   const siteData = {
     changed: (siteId: string) => {
+      sites.forget(siteId);
       ingest.forgetSite(siteId);
       siteKeys.forget();
     },
     // Hits of the site still in the write buffer are written first, so none outlive the deletion.
     delete: async (siteId: string) => {
+      sites.forget(siteId);
       ingest.forgetSite(siteId);
       siteKeys.forget();
       await ingest.buffer.flush();
@@ -140,7 +144,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(umamiSend, { ingest, metrics, siteKeys });
   // Dashboard sessions live in the MetaStore, so every process of a scale-out deployment knows them.
   const sessions = new SessionManager(meta, deps.team);
-  await app.register(v1Api, { prefix: '/v1', meta, auth, limiter, usage, siteData, reports: deps.reports, sessions });
+  await app.register(v1Api, { prefix: '/v1', meta, sites, auth, limiter, usage, siteData, reports: deps.reports, sessions });
   await app.register(adminApi, { prefix: '/admin', meta, auth, usage, adminToken, localAdminKey: deps.localAdminKey, ingest });
   await app.register(dashboard, { meta, team: deps.team, auth, sessions, limiter });
   return app;

@@ -8,6 +8,7 @@ import { RateLimited, type Admission, type LimitClass, type Limiter } from '../.
 import type { UsageMeter } from '../../limits/usage-meter.js';
 import type { MetaStore, Site } from '../../store/types.js';
 import { coerceFormBody } from '../validation.js';
+import type { SiteLookup } from './site-cache.js';
 
 /**
  * What a route requires, one value per row of SPEC.md's scope table:
@@ -46,6 +47,8 @@ export function siteOf(request: FastifyRequest): Site {
 
 export interface AccessDeps {
   meta: MetaStore;
+  /** Site lookups for access checks (a SiteCache in the server). */
+  sites: SiteLookup;
   auth: TokenAuthenticator;
   limiter: Limiter;
   usage: UsageMeter;
@@ -56,8 +59,8 @@ export interface AccessDeps {
 export const SHARE_REQUESTS_PER_MINUTE = 120;
 
 /** The site if the token may read it; another account's site and one outside the token's scopes are 404 too. */
-export async function readableSite(meta: MetaStore, { account, scopes }: Principal, siteId: string): Promise<Site> {
-  const site = await meta.getSite(siteId);
+export async function readableSite(sites: SiteLookup, { account, scopes }: Principal, siteId: string): Promise<Site> {
+  const site = await sites.getSite(siteId);
   if (!site || site.accountId !== account.id || !scopes.canReadSite(site.id)) throw notFound('Site not found');
   return site;
 }
@@ -69,7 +72,7 @@ export function cookieMap(request: FastifyRequest): Map<string, string> {
   return map;
 }
 
-export function installAccessControl(app: FastifyInstance, { meta, auth, limiter, usage, sessions }: AccessDeps): void {
+export function installAccessControl(app: FastifyInstance, { sites, auth, limiter, usage, sessions }: AccessDeps): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('site', null);
   app.decorateRequest('admission', null);
@@ -128,7 +131,7 @@ export function installAccessControl(app: FastifyInstance, { meta, auth, limiter
     if (access === 'full' && !scopes.isFullAccess) throw forbidden();
     if (access === 'list-sites' && !scopes.canListSites) throw forbidden();
     if (access === 'read-site' || access === 'manage-site' || access === 'full-site') {
-      const site = await readableSite(meta, principalOf(request), (request.params as { site_id?: string }).site_id ?? '');
+      const site = await readableSite(sites, principalOf(request), (request.params as { site_id?: string }).site_id ?? '');
       if (access === 'manage-site' && !scopes.canManageSite(site.id)) throw forbidden();
       if (access === 'full-site' && !scopes.isFullAccess) throw forbidden();
       request.site = site;

@@ -27,5 +27,5 @@ export async function v1Api(app: FastifyInstance, deps: V1Options): Promise<void
   siteRoutes(app, meta, deps.siteData);
   eventRoutes(app, meta);
   milestoneRoutes(app, meta);
-  reportRoutes(app, meta, deps.reports);
+  reportRoutes(app, meta, deps.sites, deps.reports);
 }

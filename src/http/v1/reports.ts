@@ -6,6 +6,7 @@ import type { ReportEngine } from '../../report/engine.js';
 import { parseEntity, parseReportRequest } from '../../report/parse.js';
 import type { MetaStore } from '../../store/types.js';
 import { principalOf, readableSite } from './access.js';
+import type { SiteLookup } from './site-cache.js';
 
 const tags = ['Reports'];
 const text = { type: 'string' } as const;
@@ -62,7 +63,7 @@ const currentVisitorsQuery = {
   required: ['site_id'],
 } as const;
 
-export function reportRoutes(app: FastifyInstance, meta: MetaStore, engine: ReportEngine): void {
+export function reportRoutes(app: FastifyInstance, meta: MetaStore, sites: SiteLookup, engine: ReportEngine): void {
   app.get('/aggregations', {
     config: { access: 'token', limit: 'minute' },
     // The query schema documents the parameters; checking them is parseReportRequest's job, with messages
@@ -72,7 +73,7 @@ export function reportRoutes(app: FastifyInstance, meta: MetaStore, engine: Repo
     handler: async (request) => {
       const query = request.query as Record<string, unknown>;
       const { siteId } = parseEntity(query);
-      const site = await readableSite(meta, principalOf(request), siteId);
+      const site = await readableSite(sites, principalOf(request), siteId);
       // The raw query string too: the order of the filters[][…] form is lost in the parsed object.
       const url = request.raw.url ?? '';
       const at = url.indexOf('?');
@@ -96,7 +97,7 @@ export function reportRoutes(app: FastifyInstance, meta: MetaStore, engine: Repo
       if (typeof detailedText !== 'string' || !['true', 'false', '1', '0', ''].includes(detailedText)) {
         throw ValidationError.of('detailed', 'must be true or false');
       }
-      const site = await readableSite(meta, principalOf(request), siteId);
+      const site = await readableSite(sites, principalOf(request), siteId);
       return engine.currentVisitors(site.id, detailedText === 'true' || detailedText === '1');
     },
   });
