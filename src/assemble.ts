@@ -5,6 +5,7 @@
 import { dirname, join } from 'node:path';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { TokenAuthenticator } from './auth/token-authenticator.js';
+import { NO_MAILER, SmtpMailer, type Mailer } from './mail/mailer.js';
 import { buildApp } from './http/app.js';
 import { buildTrackerScript, type TrackerScript } from './http/tracker-script.js';
 import { Ingest } from './ingest/live.js';
@@ -72,6 +73,10 @@ export interface AssembleOptions {
   gate?: QueryGateOptions;
   trackerScript?: TrackerScript;
   requestTimeoutMs?: number;
+  /** Outgoing mail (PLUMB_SMTP_URL, PLUMB_MAIL_FROM); without it, features that need mail say so. */
+  mail?: { smtpUrl: string; from: string } | undefined;
+  /** PLUMB_PUBLIC_URL: where links in emails point. */
+  publicUrl?: string | undefined;
 }
 
 export interface Plumb {
@@ -85,6 +90,7 @@ export interface Plumb {
   metrics: Metrics;
   auth: TokenAuthenticator;
   usage: UsageMeter;
+  mailer: Mailer;
   /** Runs `work` while no other process of this installation runs exclusive work (first-start bootstrap). */
   exclusive<T>(work: () => Promise<T>): Promise<T>;
   /** Stops taking requests, finishes those in flight, writes everything buffered, closes the stores. */
@@ -179,6 +185,7 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
     o.limitStore ?? (stores.limitsUrl ? new RedisLimitStore(stores.limitsUrl, o.redisPrefix) : new MemoryLimitStore());
   const limiter = new Limiter(limits, { enabled: o.rateLimits, ...(o.limiterNow ? { now: o.limiterNow } : {}) });
   const usage = new UsageMeter(meta);
+  const mailer: Mailer = o.mail ? new SmtpMailer(o.mail.smtpUrl, o.mail.from) : NO_MAILER;
   const app = await buildApp({
     meta,
     team,
@@ -190,6 +197,8 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
     limiter,
     usage,
     trackerScript: o.trackerScript ?? (await buildTrackerScript()),
+    mailer,
+    publicUrl: o.publicUrl,
     adminToken: o.adminToken,
     localAdminKey: o.localAdminKey,
     trustProxy: o.trustProxy,
@@ -199,7 +208,7 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
   logError = (err, message) => app.log.error({ err }, message);
 
   return {
-    app, meta, team, events, ingest, reports, metrics, auth, usage,
+    app, meta, team, events, ingest, reports, metrics, auth, usage, mailer,
     exclusive: (work) => stores.exclusive(work),
     async close() {
       await app.close();
@@ -207,6 +216,7 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
       await auth.close();
       await usage.close();
       await limits.close();
+      mailer.close();
       await events.close();
       await meta.close();
       await stores.release();

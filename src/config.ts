@@ -25,6 +25,10 @@ export interface Config {
   redisUrl: string | undefined;
   /** Key prefix in Redis, so several Plumb installations can share one Redis. */
   redisPrefix: string;
+  /** Outgoing mail (invitations, password resets, email reports): PLUMB_SMTP_URL and PLUMB_MAIL_FROM. */
+  mail: { smtpUrl: string; from: string } | undefined;
+  /** PLUMB_PUBLIC_URL: the address people reach this server at, for links in emails (never taken from a request). */
+  publicUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -127,6 +131,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const limitsText = (text('PLUMB_RATE_LIMITS') ?? 'on').toLowerCase();
   if (!['on', 'off'].includes(limitsText)) problems.push(`PLUMB_RATE_LIMITS must be "on" or "off" (got "${limitsText}")`);
 
+  // Mail: the SMTP server, the sender, and the public address links in messages point to. The last is not taken
+  // from requests: a forged Host header would otherwise send password-reset links to another site.
+  const smtpUrl = url('PLUMB_SMTP_URL', ['smtp', 'smtps']);
+  const mailFrom = text('PLUMB_MAIL_FROM');
+  const publicUrl = url('PLUMB_PUBLIC_URL', ['http', 'https'])?.replace(/\/+$/, '');
+  if (mailFrom !== undefined && !/^([^<>]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/.test(mailFrom)) {
+    problems.push(`PLUMB_MAIL_FROM must be an address (plumb@example.com) or a name and address ("Plumb <plumb@example.com>")`);
+  }
+  if (smtpUrl !== undefined && mailFrom === undefined) problems.push('PLUMB_SMTP_URL needs PLUMB_MAIL_FROM, the sender address of outgoing mail');
+  if (smtpUrl !== undefined && publicUrl === undefined) {
+    problems.push('PLUMB_SMTP_URL needs PLUMB_PUBLIC_URL, the address (https://plumb.example.com) links in emails point to');
+  }
+  if (smtpUrl === undefined && mailFrom !== undefined) problems.push('PLUMB_MAIL_FROM is set but PLUMB_SMTP_URL is not: set both to send mail');
+
   const config: Config = {
     port,
     host: text('HOST') ?? '0.0.0.0',
@@ -141,6 +159,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clickhouseUrl,
     redisUrl,
     redisPrefix: text('PLUMB_REDIS_PREFIX') ?? 'plumb:',
+    mail: smtpUrl !== undefined && mailFrom !== undefined ? { smtpUrl, from: mailFrom } : undefined,
+    publicUrl,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

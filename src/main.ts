@@ -35,6 +35,8 @@ async function main(): Promise<void> {
     redisPrefix: config.redisPrefix,
     excludedHosts: config.excludedHosts,
     trustProxy: config.trustProxy,
+    mail: config.mail,
+    publicUrl: config.publicUrl,
     logger: { level: config.logLevel },
     processMetrics: true,
   });

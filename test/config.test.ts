@@ -19,6 +19,22 @@ describe('config', () => {
     assert.deepEqual([c.port, c.host, c.dataDir, c.adminToken, c.bootstrapToken, c.logLevel], [9000, '127.0.0.1', '/tmp/x', 'a'.repeat(24), 'b'.repeat(30), 'warn']);
   });
 
+  it('takes mail as PLUMB_SMTP_URL with PLUMB_MAIL_FROM and PLUMB_PUBLIC_URL, and refuses a partial or bad mix', () => {
+    assert.equal(loadConfig({}).mail, undefined);
+    const ok = loadConfig({ PLUMB_SMTP_URL: 'smtp://u:p@mail.example:587', PLUMB_MAIL_FROM: 'Plumb <plumb@example.com>', PLUMB_PUBLIC_URL: 'https://plumb.example.com/' });
+    assert.deepEqual(ok.mail, { smtpUrl: 'smtp://u:p@mail.example:587', from: 'Plumb <plumb@example.com>' });
+    assert.equal(ok.publicUrl, 'https://plumb.example.com');
+    const refused: [Record<string, string>, RegExp][] = [
+      [{ PLUMB_SMTP_URL: 'smtp://mail.example', PLUMB_PUBLIC_URL: 'https://p.example' }, /needs PLUMB_MAIL_FROM/],
+      [{ PLUMB_SMTP_URL: 'smtp://mail.example', PLUMB_MAIL_FROM: 'a@b.example' }, /needs PLUMB_PUBLIC_URL/],
+      [{ PLUMB_MAIL_FROM: 'a@b.example' }, /PLUMB_SMTP_URL is not/],
+      [{ PLUMB_SMTP_URL: 'http://mail.example', PLUMB_MAIL_FROM: 'a@b.example', PLUMB_PUBLIC_URL: 'https://p.example' }, /PLUMB_SMTP_URL must start with smtp/],
+      [{ PLUMB_SMTP_URL: 'smtp://mail.example', PLUMB_MAIL_FROM: 'not an address', PLUMB_PUBLIC_URL: 'https://p.example' }, /PLUMB_MAIL_FROM must be an address/],
+      [{ PLUMB_SMTP_URL: 'smtp://mail.example', PLUMB_MAIL_FROM: 'a@b.example', PLUMB_PUBLIC_URL: 'ftp://p.example' }, /PLUMB_PUBLIC_URL must start with http/],
+    ];
+    for (const [env, message] of refused) assert.throws(() => loadConfig(env), message, JSON.stringify(env));
+  });
+
   it('lists every problem at once', () => {
     try {
       loadConfig({ PORT: 'eighty', PLUMB_ADMIN_TOKEN: 'short', PLUMB_LOG_LEVEL: 'loud', REDIS_URL: 'http://x' });

@@ -14,6 +14,7 @@ import type { LocalAdminKey } from '../local-admin-key.js';
 import type { UsageMeter } from '../limits/usage-meter.js';
 import type { Metrics } from '../metrics.js';
 import type { ReportEngine } from '../report/engine.js';
+import { NO_MAILER, type Mailer } from '../mail/mailer.js';
 import type { TeamStore } from '../store/team-types.js';
 import type { EventStore, MetaStore } from '../store/types.js';
 import { adminApi } from './admin/index.js';
@@ -31,6 +32,10 @@ import { v1Api } from './v1/index.js';
 export interface AppDeps {
   meta: MetaStore;
   team: TeamStore;
+  /** Outgoing mail; absent or unconfigured, invitation links are only shown and mail-only features say so. */
+  mailer?: Mailer;
+  /** Where links in emails point (PLUMB_PUBLIC_URL). */
+  publicUrl?: string | undefined;
   events: EventStore;
   ingest: Ingest;
   reports: ReportEngine;
@@ -146,6 +151,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const sessions = new SessionManager(meta, deps.team);
   await app.register(v1Api, { prefix: '/v1', meta, sites, auth, limiter, usage, siteData, reports: deps.reports, sessions });
   await app.register(adminApi, { prefix: '/admin', meta, auth, usage, adminToken, localAdminKey: deps.localAdminKey, ingest });
-  await app.register(dashboard, { meta, team: deps.team, auth, sessions, limiter });
+  await app.register(dashboard, {
+    meta, team: deps.team, auth, sessions, limiter, mailer: deps.mailer ?? NO_MAILER, publicUrl: deps.publicUrl,
+  });
   return app;
 }

@@ -48,6 +48,8 @@ export interface TestAppOptions {
   requestTimeoutMs?: number;
   /** The local admin key the server would write for the CLI (src/local-admin-key.ts). */
   localAdminKey?: LocalAdminKey;
+  /** Outgoing mail to a test SMTP server (test/helpers/mail.ts), with PLUMB_PUBLIC_URL. */
+  mail?: { smtpUrl: string; publicUrl: string };
 }
 
 let trackerScript: Promise<TrackerScript> | undefined;
@@ -71,6 +73,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     trackerScript: await trackerScript,
     ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
     ...(options.localAdminKey ? { localAdminKey: options.localAdminKey } : {}),
+    ...(options.mail ? { mail: { smtpUrl: options.mail.smtpUrl, from: 'Plumb <plumb@example.test>' }, publicUrl: options.mail.publicUrl } : {}),
   });
   const { app, meta } = plumb;
   await bootstrap(meta, OWNER_TOKEN);

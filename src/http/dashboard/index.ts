@@ -6,12 +6,15 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import type { SessionManager } from '../../auth/sessions.js';
 import type { TokenAuthenticator } from '../../auth/token-authenticator.js';
 import type { Limiter } from '../../limits/limiter.js';
+import type { Mailer } from '../../mail/mailer.js';
 import type { TeamStore } from '../../store/team-types.js';
 import type { MetaStore } from '../../store/types.js';
 import { assetRoutes, dashboardAssets } from './assets.js';
 import { FORM_COOKIE, field, refusedForm } from './guard.js';
+import { inviteRoutes } from './invite.js';
 import { loginRoutes } from './login.js';
 import { pageRoutes } from './pages.js';
+import { peopleRoutes } from './people.js';
 import { shareRoutes } from './share.js';
 import { tokenRoutes } from './tokens.js';
 
@@ -21,6 +24,8 @@ export interface DashboardOptions {
   auth: TokenAuthenticator;
   sessions: SessionManager;
   limiter: Limiter;
+  mailer: Mailer;
+  publicUrl: string | undefined;
 }
 
 const FORM_COOKIE_SECONDS = 3600;
@@ -43,4 +48,6 @@ export async function dashboard(app: FastifyInstance, deps: DashboardOptions): P
   pageRoutes(app, deps);
   shareRoutes(app, deps);
   tokenRoutes(app, deps);
+  peopleRoutes(app, deps);
+  inviteRoutes(app, deps);
 }
