@@ -79,7 +79,7 @@ ${ADMIN}`],
   ['site', `plumb site COMMAND: the sites of an account
 
   site list [--account ID]
-  site create --name NAME [--timezone ZONE] [--account ID]
+  site create --name NAME [--timezone ZONE] [--domain HOSTS] [--account ID]
   site show SITE_ID [--account ID]
 
 With PLUMB_API_TOKEN these use that token's account through /v1; without it, the administrator acts for
@@ -91,10 +91,12 @@ ${API_OR_ADMIN}`],
 Lists the sites: id (the tracking code), name, time zone and sharing.
 
 ${API_OR_ADMIN}`],
-  ['site create', `plumb site create --name NAME [--timezone ZONE] [--account ID] [--json]
+  ['site create', `plumb site create --name NAME [--timezone ZONE] [--domain HOSTS] [--account ID] [--json]
 
 Creates a site and prints its script tag (with SPA tracking, data-spa="auto") and its report's address.
-ZONE is a TZ database name; the default is the account's time zone.
+ZONE is a TZ database name; the default is the account's time zone. HOSTS are the site's hostnames,
+comma-separated (example.com,www.example.com): tags of other trackers (Plausible's data-domain) find the site
+by them.
 
 ${API_OR_ADMIN}`],
   ['site show', `plumb site show SITE_ID [--account ID] [--json]

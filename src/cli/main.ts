@@ -29,7 +29,7 @@ Commands:
   token list --account ID
   token revoke --account ID TOKEN_ID
   site list [--account ID]
-  site create --name NAME [--timezone ZONE] [--account ID]
+  site create --name NAME [--timezone ZONE] [--domain HOSTS] [--account ID]
   site show SITE_ID [--account ID]
   import FILE             import NDJSON hits (one JSON object per line; see the README)
   demo [--account ID] [--days 30] [--visits-per-day 1000] [--no-share]
@@ -97,6 +97,7 @@ const OPTIONS = {
   json: { type: 'boolean' },
   'password-stdin': { type: 'boolean' },
   'no-share': { type: 'boolean' },
+  domain: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -245,7 +246,7 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: Out, err:
         return 0;
       }
       case 'site create': {
-        const body = { name: need(o.name, '--name'), ...(o.timezone ? { timezone: o.timezone } : {}) };
+        const body = { name: need(o.name, '--name'), ...(o.timezone ? { timezone: o.timezone } : {}), ...(o.domain ? { domain: o.domain } : {}) };
         const site = await siteCall((call) => call<SiteJson>('POST', '/v1/sites', body));
         show(
           site,

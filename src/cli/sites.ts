@@ -8,6 +8,7 @@ export interface SiteJson {
   sharing: string;
   timezone: string;
   created_at: string;
+  domain?: string | null;
 }
 
 interface SiteList {
@@ -39,6 +40,7 @@ export function describeSite(url: string, s: SiteJson): string {
   return [
     `site ${s.id}: ${s.name}`,
     `  time zone  ${s.timezone}`,
+    ...(s.domain ? [`  domains    ${s.domain}`] : []),
     `  sharing    ${s.sharing}${s.sharing === 'none' ? '' : ` (${shareUrl(url, s.id)})`}`,
     `  created    ${s.created_at}`,
     `  report     ${reportUrl(url, s.id)}`,

@@ -202,7 +202,7 @@ describe('plumb CLI', () => {
   it('lists, creates and shows sites with an API token, as far as the token allows', async () => {
     const manage = await t.token(['*']);
     const readOnly = await t.token(['all-sites-readonly']);
-    const created = await plumb(['site', 'create', '--name', 'Blog', '--timezone', 'Europe/Berlin'], { PLUMB_URL: address, PLUMB_API_TOKEN: manage, PLUMB_DATA_DIR: emptyDir });
+    const created = await plumb(['site', 'create', '--name', 'Blog', '--timezone', 'Europe/Berlin', '--domain', 'blog.example.test'], { PLUMB_URL: address, PLUMB_API_TOKEN: manage, PLUMB_DATA_DIR: emptyDir });
     assert.equal(created.code, 0, created.err);
     const id = /^created site ([A-Z]{8}) \("Blog"\), time zone Europe\/Berlin$/m.exec(created.out)?.[1];
     assert.ok(id, created.out);
@@ -218,7 +218,7 @@ describe('plumb CLI', () => {
     assert.match(text.out, new RegExp(`^${id}  Blog  \\(Europe/Berlin, sharing: none\\)$`, 'm'));
     const shown = await plumb(['site', 'show', id], readEnv);
     assert.equal(shown.code, 0, shown.err);
-    assert.match(shown.out, new RegExp(`^site ${id}: Blog\\n  time zone  Europe/Berlin\\n  sharing    none\\n`));
+    assert.match(shown.out, new RegExp(`^site ${id}: Blog\\n  time zone  Europe/Berlin\\n  domains    blog.example.test\\n  sharing    none\\n`));
     // The read-only token may not create: the server's refusal is passed on.
     const refused = await plumb(['site', 'create', '--name', 'Nope'], readEnv);
     assert.equal(refused.code, 1);
