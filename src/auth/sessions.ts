@@ -17,6 +17,13 @@ const SHARE_COOKIE_PREFIX = 'plumb_share_';
 export const shareCookieName = (siteId: string) => `${SHARE_COOKIE_PREFIX}${siteId}`;
 /** The header the dashboard's script sends with every /v1 call: the session's anti-CSRF value. */
 export const CSRF_HEADER = 'x-plumb-csrf';
+/**
+ * An embedded share page (in another site's iframe) gets no cookies: browsers do not send SameSite=Lax cookies
+ * to a framed cross-site page. Its page carries its share session instead and sends it in this header.
+ */
+export const SHARE_SESSION_HEADER = 'x-plumb-share-session';
+/** The name under which a header-borne share session joins the request's session cookies. */
+export const EMBEDDED_SHARE_COOKIE = 'plumb_share_embedded';
 
 export const OWNER_SESSION_MS = 14 * 24 * 3_600_000;
 export const SHARE_SESSION_MS = 24 * 3_600_000;

@@ -355,8 +355,26 @@ export class SqlMetaStore implements MetaStore {
       await q.exec('DELETE FROM site_domains WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM report_deliveries WHERE subscription_id IN (SELECT id FROM report_subscriptions WHERE site_id = ?)', [id]);
       await q.exec('DELETE FROM report_subscriptions WHERE site_id = ?', [id]);
+      await q.exec('DELETE FROM site_embedding WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM sites WHERE id = ?', [id]);
     });
+  }
+
+  async getEmbedOrigins(siteId: string): Promise<string[]> {
+    const rows = await this.db.serial((q) => q.rows<{ origins: string }>('SELECT origins FROM site_embedding WHERE site_id = ?', [siteId]));
+    return rows[0] ? rows[0].origins.split(' ').filter((o) => o !== '') : [];
+  }
+
+  async setEmbedOrigins(siteId: string, origins: readonly string[]): Promise<void> {
+    await this.db.serial((q) =>
+      origins.length === 0
+        ? q.exec('DELETE FROM site_embedding WHERE site_id = ?', [siteId])
+        : q.exec(
+            `INSERT INTO site_embedding (site_id, origins, updated_at) VALUES (?, ?, ?)
+             ON CONFLICT (site_id) DO UPDATE SET origins = excluded.origins, updated_at = excluded.updated_at`,
+            [siteId, origins.join(' '), new Date()],
+          ),
+    );
   }
 
   /**

@@ -208,6 +208,10 @@ export interface MetaStore {
   updateSite(id: string, patch: SitePatch): Promise<Site>;
   /** Deletes the site with its events, milestones and share sessions. */
   deleteSite(id: string): Promise<void>;
+  /** Origins that may frame the site's embedded share page, in the owner's order (none: not embeddable). */
+  getEmbedOrigins(siteId: string): Promise<string[]>;
+  /** Replaces them; an empty list makes the share page non-embeddable again. */
+  setEmbedOrigins(siteId: string, origins: readonly string[]): Promise<void>;
 
   createGoal(input: NewGoal): Promise<Goal>;
   getGoal(siteId: string, id: string): Promise<Goal | undefined>;

@@ -2,6 +2,8 @@
 // few calls in flight at a time, and waits (as Retry-After says) when the server answers 429 or 503.
 
 const csrf = document.querySelector('meta[name="plumb-csrf"]')?.getAttribute('content') || '';
+// An embedded share page gets no cookies inside another site's frame: it sends its share session itself.
+const shareSession = document.querySelector('meta[name="plumb-share-session"]')?.getAttribute('content') || '';
 const MAX_IN_FLIGHT = 4;
 const MAX_RETRIES = 5;
 
@@ -63,6 +65,7 @@ export async function api(method, path, body) {
         headers: {
           accept: 'application/json',
           'x-plumb-csrf': csrf,
+          ...(shareSession ? { 'x-plumb-share-session': shareSession } : {}),
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),

@@ -169,6 +169,23 @@ for (const backend of backends) {
       assert.equal(await store.findLogin(`x${unique}`), undefined);
     });
 
+    it('keeps the origins that may embed a site, replaces them, and forgets them with the site', async () => {
+      const a = await account();
+      const s = await site(a.id);
+      const other = await site(a.id);
+      assert.deepEqual(await store.getEmbedOrigins(s.id), []);
+      await store.setEmbedOrigins(s.id, ['https://blog.example.test', 'https://*.example.org']);
+      assert.deepEqual(await store.getEmbedOrigins(s.id), ['https://blog.example.test', 'https://*.example.org']);
+      await store.setEmbedOrigins(s.id, ['http://localhost:3000']);
+      assert.deepEqual(await store.getEmbedOrigins(s.id), ['http://localhost:3000']);
+      assert.deepEqual(await store.getEmbedOrigins(other.id), [], 'per site');
+      await store.setEmbedOrigins(other.id, ['https://other.example.test']);
+      await store.setEmbedOrigins(s.id, []);
+      assert.deepEqual(await store.getEmbedOrigins(s.id), []);
+      await store.deleteSite(other.id);
+      assert.deepEqual(await store.getEmbedOrigins(other.id), []);
+    });
+
     it('stores sessions by id hash, ends them per account, per site and on expiry', async () => {
       const a = await account();
       const s = await site(a.id);

@@ -33,6 +33,10 @@ export interface Layout {
   /** The session's anti-CSRF value, for the page script's /v1 calls. */
   csrf?: string | undefined;
   withScript?: boolean;
+  /** Without the top bar (an embedded share page shows the report alone). Default true. */
+  chrome?: boolean;
+  /** An embedded share page's own session, sent by its script in a header (it gets no cookies in a frame). */
+  shareSession?: string | undefined;
 }
 
 export function renderPage(l: Layout): string {
@@ -58,12 +62,13 @@ export function renderPage(l: Layout): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin">
 ${l.csrf ? `<meta name="plumb-csrf" content="${escapeHtml(l.csrf)}">` : ''}
+${l.shareSession ? `<meta name="plumb-share-session" content="${escapeHtml(l.shareSession)}">` : ''}
 <title>${escapeHtml(l.title)} · Plumb</title>
 <link rel="stylesheet" href="/dashboard/app.css">
 ${l.withScript ? '<script src="/dashboard/app.js" defer></script>' : ''}
 </head>
-<body>
-<header>${nav}</header>
+<body${l.chrome === false ? ' class="embedded"' : ''}>
+${l.chrome === false ? '' : `<header>${nav}</header>`}
 <main id="app"${data}>
 ${l.body}
 </main>
@@ -72,10 +77,13 @@ ${l.body}
 `;
 }
 
-export function sendPage(reply: FastifyReply, status: number, html: string): FastifyReply {
+/** The dashboard's CSP with another `frame-ancestors` (an embeddable share page). */
+export const cspWithFrameAncestors = (directive: string) => DASHBOARD_CSP.replace("frame-ancestors 'none'", directive);
+
+export function sendPage(reply: FastifyReply, status: number, html: string, csp = DASHBOARD_CSP): FastifyReply {
   return reply
     .code(status)
-    .header('content-security-policy', DASHBOARD_CSP)
+    .header('content-security-policy', csp)
     .header('cache-control', 'no-store')
     .type('text/html; charset=utf-8')
     .send(html);

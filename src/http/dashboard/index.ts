@@ -10,6 +10,7 @@ import type { Mailer } from '../../mail/mailer.js';
 import type { TeamStore } from '../../store/team-types.js';
 import type { MetaStore } from '../../store/types.js';
 import { assetRoutes, dashboardAssets } from './assets.js';
+import { embeddingRoutes } from './embedding.js';
 import { FORM_COOKIE, field, refusedForm } from './guard.js';
 import { inviteRoutes } from './invite.js';
 import { loginRoutes } from './login.js';
@@ -50,4 +51,5 @@ export async function dashboard(app: FastifyInstance, deps: DashboardOptions): P
   tokenRoutes(app, deps);
   peopleRoutes(app, deps);
   inviteRoutes(app, deps);
+  embeddingRoutes(app, deps);
 }

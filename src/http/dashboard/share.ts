@@ -1,14 +1,18 @@
 // /share/{site_id}: a site's read-only report for anyone (`public`), behind its share password (`private`), or
 // nothing at all (`none`). The page reads /v1 with a share session good for that one site only.
+// `?embed=true`: the same report without the top bar, for an iframe on the origins the owner allowed (CSP
+// frame-ancestors; none allowed: no framing at all). Public reports only: a framed page gets no cookies, so it
+// carries its share session itself, and a password cannot be asked for inside another site's page.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { shareCookieName, SHARE_SESSION_MS, type SessionManager } from '../../auth/sessions.js';
+import { frameAncestors } from '../../domain/embed-origins.js';
 import { verifyPassword } from '../../domain/secrets.js';
 import type { Limiter } from '../../limits/limiter.js';
 import type { DashboardSession, MetaStore, Site } from '../../store/types.js';
 import { goalCurrencies } from './goal-currencies.js';
 import { field, formPost, formToken, setSessionCookie } from './guard.js';
-import { escapeHtml, messagePage, renderPage, sendPage } from './html.js';
+import { cspWithFrameAncestors, escapeHtml, messagePage, renderPage, sendPage } from './html.js';
 import { attemptsLeft, LOGIN_ATTEMPTS, LOGIN_WINDOW_MS, tooManyAttempts } from './login.js';
 
 export interface ShareDeps {
@@ -40,7 +44,7 @@ export function shareRoutes(app: FastifyInstance, { meta, sessions, limiter }: S
   };
   const nothing = (reply: FastifyReply) => sendPage(reply, 404, messagePage('Not found', 'There is no shared report here.'));
 
-  const report = async (reply: FastifyReply, site: Site, session: DashboardSession) =>
+  const report = async (reply: FastifyReply, site: Site, session: DashboardSession, embedded?: { sessionId: string; csp: string }) =>
     sendPage(
       reply,
       200,
@@ -50,11 +54,29 @@ export function shareRoutes(app: FastifyInstance, { meta, sessions, limiter }: S
         data: {
           page: 'report', mode: 'share', site: site.id, 'site-name': site.name, timezone: site.timezone,
           'goal-currencies': await goalCurrencies(meta, site.id),
+          ...(embedded ? { embed: 'true' } : {}),
         },
         withScript: true,
+        chrome: !embedded,
+        shareSession: embedded?.sessionId,
         body: `<h1>${escapeHtml(site.name)}</h1>\n<p class="muted" data-loading>Loading…</p>`,
       }),
+      embedded?.csp,
     );
+
+  /** The embedded report: framed only by the site's allowed origins (helmet's X-Frame-Options would forbid all). */
+  const embed = async (reply: FastifyReply, site: Site) => {
+    const csp = cspWithFrameAncestors(frameAncestors(await meta.getEmbedOrigins(site.id)));
+    void reply.removeHeader('x-frame-options');
+    if (site.sharing !== 'public') {
+      const link = `<a href="/share/${escapeHtml(site.id)}" target="_blank" rel="noopener">open it in its own window</a>`;
+      const body = `<section class="card narrow"><h1>This report is password protected</h1>
+<p>A report with a share password cannot be shown inside another page. You can ${link} and enter the password there.</p></section>`;
+      return sendPage(reply, 200, renderPage({ title: 'Shared report', chrome: false, body }), csp);
+    }
+    const issued = await sessions.startShare(site);
+    return report(reply, site, issued.session, { sessionId: issued.id, csp });
+  };
 
   const grant = async (request: FastifyRequest, reply: FastifyReply, site: Site) => {
     const issued = await sessions.startShare(site);
@@ -62,9 +84,10 @@ export function shareRoutes(app: FastifyInstance, { meta, sessions, limiter }: S
     return issued.session;
   };
 
-  app.get<{ Params: { site_id: string } }>('/share/:site_id', async (request, reply) => {
+  app.get<{ Params: { site_id: string }; Querystring: { embed?: unknown } }>('/share/:site_id', async (request, reply) => {
     const site = await shared(request.params.site_id);
     if (!site) return nothing(reply);
+    if (request.query.embed === 'true') return embed(reply, site);
     const existing = await sessions.find(request.cookies[shareCookieName(site.id)]);
     if (existing?.kind === 'share' && existing.siteId === site.id) return report(reply, site, existing);
     if (site.sharing === 'public') return report(reply, site, await grant(request, reply, site));

@@ -1,7 +1,7 @@
 // Authentication and the scope table of SPEC.md section 5, applied to every /v1 route from its `access` config.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { CSRF_HEADER, type SessionManager } from '../../auth/sessions.js';
+import { CSRF_HEADER, EMBEDDED_SHARE_COOKIE, SHARE_SESSION_HEADER, type SessionManager } from '../../auth/sessions.js';
 import type { Principal, TokenAuthenticator } from '../../auth/token-authenticator.js';
 import { badRequest, forbidden, notFound } from '../../domain/errors.js';
 import { RateLimited, type Admission, type LimitClass, type Limiter } from '../../limits/limiter.js';
@@ -87,6 +87,8 @@ export function installAccessControl(app: FastifyInstance, { sites, auth, limite
     // open to anyone, get a window of their own.
     // A request with a token never reads cookies: only token-less requests may authenticate by session.
     const cookies = request.headers.authorization === undefined ? cookieMap(request) : undefined;
+    const embedded = request.headers[SHARE_SESSION_HEADER];
+    if (cookies && typeof embedded === 'string') cookies.set(EMBEDDED_SHARE_COOKIE, embedded);
     if (cookies && sessions.hasSessionCookie(cookies)) {
       const csrf = request.headers[CSRF_HEADER];
       const principal = await sessions.principal(cookies, typeof csrf === 'string' ? csrf : undefined);

@@ -347,6 +347,18 @@ export const MIGRATIONS: Migration[] = [
         unsubscribe_hash VARCHAR, -- SHA-256 of the email's unsubscribe secret
         PRIMARY KEY (subscription_id, period)
       );
+      `,
+  },
+  {
+    version: 11,
+    name: 'origins allowed to embed a site\'s share page',
+    sql: `
+      -- Space-separated origins (CSP source expressions) that may frame /share/{id}?embed=true; no row: none may.
+      CREATE TABLE site_embedding (
+        site_id VARCHAR PRIMARY KEY,
+        origins VARCHAR NOT NULL,
+        updated_at TIMESTAMP NOT NULL
+      );
     `,
   },
 ];

@@ -214,6 +214,17 @@ export const PG_MIGRATIONS: Migration[] = [
         PRIMARY KEY (subscription_id, period)
       );
       CREATE INDEX report_deliveries_by_unsubscribe ON report_deliveries (unsubscribe_hash);
+      `,
+  },
+  {
+    version: 5,
+    name: 'origins allowed to embed a site\'s share page',
+    sql: `
+      CREATE TABLE site_embedding (
+        site_id TEXT PRIMARY KEY,
+        origins TEXT NOT NULL,
+        updated_at TIMESTAMPTZ NOT NULL
+      );
     `,
   },
 ];
