@@ -2,6 +2,7 @@
 // origin (uPlot included): no CDN, nothing fetched from elsewhere at run time.
 
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
@@ -18,6 +19,7 @@ export interface Asset {
 export interface DashboardAssets {
   js: Asset;
   css: Asset;
+  icon: Asset;
 }
 
 function asset(body: string, type: string): Asset {
@@ -40,7 +42,12 @@ async function bundle(): Promise<DashboardAssets> {
   const js = result.outputFiles.find((f) => f.path.endsWith('.js'));
   const css = result.outputFiles.find((f) => f.path.endsWith('.css'));
   if (!js || !css) throw new Error('dashboard bundle is missing its script or stylesheet');
-  return { js: asset(js.text, 'application/javascript; charset=utf-8'), css: asset(css.text, 'text/css; charset=utf-8') };
+  const icon = await readFile(join(web, 'favicon.svg'), 'utf8');
+  return {
+    js: asset(js.text, 'application/javascript; charset=utf-8'),
+    css: asset(css.text, 'text/css; charset=utf-8'),
+    icon: asset(icon, 'image/svg+xml'),
+  };
 }
 
 // Every app built in this process (tests build many) shares one bundle; a failed build is retried next time.
@@ -66,4 +73,5 @@ export function assetRoutes(app: FastifyInstance, assets: DashboardAssets): void
   });
   app.get('/dashboard/app.js', serve(assets.js));
   app.get('/dashboard/app.css', serve(assets.css));
+  app.get('/dashboard/favicon.svg', serve(assets.icon));
 }

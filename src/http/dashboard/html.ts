@@ -64,6 +64,7 @@ export function renderPage(l: Layout): string {
 ${l.csrf ? `<meta name="plumb-csrf" content="${escapeHtml(l.csrf)}">` : ''}
 ${l.shareSession ? `<meta name="plumb-share-session" content="${escapeHtml(l.shareSession)}">` : ''}
 <title>${escapeHtml(l.title)} · Plumb</title>
+<link rel="icon" href="/dashboard/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/dashboard/app.css">
 ${l.withScript ? '<script src="/dashboard/app.js" defer></script>' : ''}
 </head>

@@ -5,6 +5,7 @@
 
 import { download, slug, toCsv } from '../download.js';
 import { fmtInt } from '../format.js';
+import { Field } from '../field.js';
 import { html, useEffect, useRef, useState } from '../ui.js';
 import { aggregate, baseParams, explainError, goalOf, usePanel, useSite } from './data.js';
 import { displayValue, PROPERTIES, propertyLabel } from './properties.js';
@@ -117,9 +118,8 @@ function Details({ field, label, onClose }) {
       <button type="button" class="secondary small" onClick=${() => dialog.current.close()}>Close</button>
     </div>
     <div class="row wrap details-tools">
-      <label class="inline grow">Search
-        <input type="search" name="search" value=${typed} onInput=${(e) => setTyped(e.currentTarget.value)} autocomplete="off" />
-      </label>
+      <${Field} label="Search" class="grow"><input type="search" name="search" value=${typed} onInput=${(e) => setTyped(e.currentTarget.value)} autocomplete="off" />
+      <//>
       <button type="button" class="secondary small" disabled=${!data}
         onClick=${() => download(csvName(site, field, period), toCsv([field, ...columns.map(([k]) => k)], rows), 'text/csv;charset=utf-8')}>Export CSV</button>
     </div>

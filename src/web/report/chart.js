@@ -7,8 +7,9 @@ import uPlot from 'uplot';
 import { theme } from '../theme.js';
 import { useStore } from '../store.js';
 import { autoInterval, intervalsFor, nowIn, wallSeconds } from '../range.js';
+import { Field } from '../field.js';
 import { html, useEffect, useRef } from '../ui.js';
-import { explainError, fetchSeries, goalOf, metricKeys, usePanel, useSite } from './data.js';
+import { explainError, fetchSeries, goalOf, metricKeys, periodOf, usePanel, useSite } from './data.js';
 import { METRICS, metricLabel } from './metrics.js';
 import { setReport, useReportState } from './state.js';
 
@@ -67,6 +68,9 @@ function milestonePlugin(milestones, colour) {
         ctx.lineWidth = Math.max(1, px);
         ctx.setLineDash([4 * px, 4 * px]);
         ctx.font = `${11 * px}px system-ui, sans-serif`;
+        // uPlot leaves its axis text settings on the context: set ours.
+        ctx.textAlign = 'left';
+        ctx.textBaseline = 'alphabetic';
         milestones.forEach((m, i) => {
           const x = Math.round(u.valToPos(wallSeconds(m.milestone_date), 'x', true));
           if (x < left - 1 || x > left + width + 1) return;
@@ -210,7 +214,7 @@ export function Chart() {
     async (p) => {
       const allowed = intervalsFor(p);
       const interval = state.interval !== 'auto' && allowed.includes(state.interval) ? state.interval : autoInterval(p);
-      return { interval, allowed, series: await fetchSeries(site, state, p, interval) };
+      return { interval, series: await fetchSeries(site, state, p, interval) };
     },
     [state.interval],
   );
@@ -223,12 +227,11 @@ export function Chart() {
     <div class="chart-head">
       <h2 id="chart-h">${metricLabel(metric, goal)} over time</h2>
       <div class="row wrap chart-controls">
-        <label class="inline">Per
-          <select name="interval" value=${state.interval} onChange=${(e) => setReport({ interval: e.currentTarget.value })}>
+        <${Field} label="Per"><select name="interval" value=${state.interval} onChange=${(e) => setReport({ interval: e.currentTarget.value })}>
             <option value="auto">${`Auto${data ? ` (${INTERVAL_WORDS[data.interval].toLowerCase()})` : ''}`}</option>
-            ${(data ? data.allowed : ['day']).map((i) => html`<option value=${i}>${INTERVAL_WORDS[i]}</option>`)}
+            ${intervalsFor(periodOf(state, site.timeZone)).map((i) => html`<option value=${i}>${INTERVAL_WORDS[i]}</option>`)}
           </select>
-        </label>
+        <//>
         <div class="segmented" role="group" aria-label="Chart type">
           ${['area', 'bar'].map((t) => html`<button type="button" class="secondary small" aria-pressed=${state.chart === t ? 'true' : 'false'}
             onClick=${() => setReport({ chart: t })}>${t === 'area' ? 'Area' : 'Bars'}</button>`)}
@@ -236,6 +239,12 @@ export function Chart() {
       </div>
     </div>
     ${error ? html`<p class="status error" role="alert">${explainError(error)}</p>` : null}
+    ${data
+      ? html`<p class="chart-legend muted small">
+          <span class="key current" aria-hidden="true"></span>${`${shown.from} to ${shown.to}`}
+          ${prevSeries ? html`<span class="key previous" aria-hidden="true"></span>${`compared with ${previousPeriod.from} to ${previousPeriod.to}`}` : null}
+        </p>`
+      : null}
     ${data
       ? html`<${Plot} series=${data.series} previous=${prevSeries} metric=${metric} goal=${goal} interval=${data.interval} type=${state.chart}
           milestones=${inRange} timeZone=${site.timeZone} previousPeriod=${previousPeriod} />`

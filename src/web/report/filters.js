@@ -1,6 +1,7 @@
 // The filter bar: every filter as a chip in words ("Country is Germany", "Goal is Signup"), each removable, and
 // the filter menu offering every operator SPEC.md allows on every filterable property.
 
+import { Field } from '../field.js';
 import { html, useState } from '../ui.js';
 import { goalOf, useSite } from './data.js';
 import { describeFilter, OPERATOR_CHOICES, PROPERTIES } from './properties.js';
@@ -19,17 +20,14 @@ function FilterMenu({ onDone }) {
     onDone();
   };
   return html`<form class="card filter-menu row wrap" aria-label="Add a filter" onSubmit=${submit}>
-    <label class="inline">Property
-      <select name="property" value=${property} onChange=${(e) => setProperty(e.currentTarget.value)}>
+    <${Field} label="Property"><select name="property" value=${property} onChange=${(e) => setProperty(e.currentTarget.value)}>
         ${[...PROPERTIES].map(([key, p]) => html`<option value=${key}>${p.label}</option>`)}
-      </select></label>
-    <label class="inline">Operator
-      <select name="operator" value=${op} onChange=${(e) => setOperator(e.currentTarget.value)}>
+      </select><//>
+    <${Field} label="Operator"><select name="operator" value=${op} onChange=${(e) => setOperator(e.currentTarget.value)}>
         ${allowed.map((o) => html`<option value=${o}>${OPERATOR_CHOICES.get(o)}</option>`)}
-      </select></label>
-    <label class="inline grow">Value
-      <input name="value" required autocomplete="off" maxlength="1000" value=${value} onInput=${(e) => setValue(e.currentTarget.value)}
-        placeholder=${property === 'country_code' ? 'two letters, e.g. DE' : op.includes('matching') ? 'a regular expression' : ''} /></label>
+      </select><//>
+    <${Field} label="Value" class="grow"><input name="value" required autocomplete="off" maxlength="1000" value=${value} onInput=${(e) => setValue(e.currentTarget.value)}
+        placeholder=${property === 'country_code' ? 'two letters, e.g. DE' : op.includes('matching') ? 'a regular expression' : ''} /><//>
     <button type="submit">Apply filter</button>
     <button type="button" class="secondary" onClick=${onDone}>Cancel</button>
   </form>`;

@@ -44,10 +44,10 @@ export function GoalsPanel() {
             <td class="label"><button type="button" class="row-filter" aria-pressed=${selected ? 'true' : 'false'}
               aria-label=${selected ? `Show every goal again (now only ${r.goal.name})` : `Filter by goal: ${r.goal.name}`}
               onClick=${() => setReport({ goal: selected ? '' : r.goal.id })}>${r.goal.name}</button></td>
-            <td class="num" data-column="conversions">${fmtInt(r.conversions)}</td>
-            <td class="num" data-column="unique_conversions">${fmtInt(r.unique_conversions)}</td>
-            <td class="num" data-column="conversion_rate">${fmtPercent(r.conversion_rate)}</td>
-            <td class="num" data-column="value">${fmtValue(r.value, r.goal.currency)}</td>
+            <td class="num" data-column="conversions" data-label="Conversions">${fmtInt(r.conversions)}</td>
+            <td class="num" data-column="unique_conversions" data-label="Unique">${fmtInt(r.unique_conversions)}</td>
+            <td class="num" data-column="conversion_rate" data-label="Conv. rate">${fmtPercent(r.conversion_rate)}</td>
+            <td class="num" data-column="value" data-label="Value">${fmtValue(r.value, r.goal.currency)}</td>
           </tr>`;
         })}
       </tbody>

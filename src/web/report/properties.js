@@ -69,6 +69,8 @@ try {
 /** A recorded value as a person reads it: country codes as names, '' as what it means for that property. */
 export function displayValue(property, value) {
   if (value === '' || value === undefined || value === null) return EMPTY.get(property) ?? '(none)';
+  // Hostnames are recorded with their scheme; the https:// every one of them has says nothing.
+  if ((property === 'hostname' || property === 'referrer_hostname') && value.startsWith('https://')) return value.slice(8);
   if (property === 'country_code' && regionNames && /^[A-Z]{2}$/.test(value)) {
     try {
       return regionNames.of(value) ?? value;

@@ -2,6 +2,7 @@
 // the "export everything" button.
 
 import { RANGES } from '../range.js';
+import { Field } from '../field.js';
 import { html, useState } from '../ui.js';
 import { periodOf, useSite } from './data.js';
 import { exportEverything } from './export.js';
@@ -32,24 +33,22 @@ export function Toolbar() {
     }
   };
   return html`<div class="toolbar">
-    <label class="inline">Date range
-      <select name="range" value=${state.range} onChange=${onRange} aria-describedby="range-note">
+    <${Field} label="Date range"><select name="range" value=${state.range} onChange=${onRange} aria-describedby="range-note">
         ${RANGES.map(([k, text]) => html`<option value=${k}>${text}</option>`)}
-      </select></label>
+      </select><//>
     ${state.range === 'custom'
       ? html`<form class="row custom" onSubmit=${(e) => {
           e.preventDefault();
           setReport({ from, to });
         }}>
-          <label class="inline">From <input type="date" name="from" value=${from} onInput=${(e) => setFrom(e.currentTarget.value)} required /></label>
-          <label class="inline">To <input type="date" name="to" value=${to} onInput=${(e) => setTo(e.currentTarget.value)} required /></label>
+          <${Field} label="From"><input type="date" name="from" value=${from} onInput=${(e) => setFrom(e.currentTarget.value)} required /><//>
+          <${Field} label="To"><input type="date" name="to" value=${to} onInput=${(e) => setTo(e.currentTarget.value)} required /><//>
           <button type="submit">Apply</button>
         </form>`
       : null}
-    <label class="inline">Compare with
-      <select name="compare" value=${state.compare} onChange=${(e) => setReport({ compare: e.currentTarget.value })}>
+    <${Field} label="Compare with"><select name="compare" value=${state.compare} onChange=${(e) => setReport({ compare: e.currentTarget.value })}>
         ${COMPARISONS.map(([k, text]) => html`<option value=${k}>${text}</option>`)}
-      </select></label>
+      </select><//>
     <button type="button" class="secondary" onClick=${exportAll} disabled=${exporting === 'Preparing the zip…'}>Export everything (zip)</button>
     <span class="muted small" role="status" aria-live="polite">${exporting}</span>
     <small id="range-note" class="muted range-note">${`${period.from} to ${period.to}, in the site's time zone (${site.timeZone}).`}</small>

@@ -1,0 +1,676 @@
+// The report page in real headless Chromium against a real Plumb server with a month of generated traffic (plus
+// the same weeks of last year, goals in every currency, visitors on the site right now). Every number the page
+// shows is compared with what /v1 answers for the same question: headline and comparisons, the chart in every
+// granularity, each breakdown, details with search and sort, the CSV and zip exports, every operator of the
+// filter menu, the goals panel and goal filter, the live panel; then dark mode, a 360 px screen and the
+// keyboard. Screenshots go to test-artifacts/screenshots/report-*.png.
+
+import assert from 'node:assert/strict';
+import { mkdir, readFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { strFromU8, unzipSync } from 'fflate';
+import type { Browser, Page } from 'playwright-core';
+import { hashPassword } from '../../src/domain/secrets.js';
+import { formatTimestamp } from '../../src/domain/time.js';
+import { demoTraffic } from '../../src/ingest/demo-traffic.js';
+import { projectRoot } from '../../src/project-root.js';
+import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
+import { browserSkipReason, closePage, launchBrowser, openPage } from './browser.js';
+
+const skip = browserSkipReason();
+const SHOTS = join(projectRoot(), 'test-artifacts', 'screenshots');
+const EMAIL = 'reports@example.test';
+const PASSWORD = 'a long report password';
+const ZONE = 'Europe/Berlin';
+const DAY = 86_400_000;
+const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+
+type Row = Record<string, string>;
+type Watched = Page & { errors: string[] };
+
+// ---- what the page shows, computed here from /v1's answers (en-US, as the browser contexts below)
+const fmtInt = (v: string | number) => new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 }).format(Number(v) || 0);
+const fmtDecimal = (v: number) => new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 }).format(v);
+const fmtPercent = (rate: number) => `${fmtDecimal(Math.round(rate * 1000) / 10)}%`;
+function fmtDuration(v: string | number) {
+  const s = Math.round(Number(v) || 0);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  return m < 60 ? `${m}m ${s % 60}s` : `${Math.floor(m / 60)}h ${m % 60}m`;
+}
+const round2 = (x: number) => Math.round(x * 100) / 100;
+
+// ---- dates in the site's zone
+function todayIn(zone: string, at = new Date()) {
+  return new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
+}
+const addDays = (date: string, n: number) => new Date(Date.parse(`${date}T00:00:00Z`) + n * DAY).toISOString().slice(0, 10);
+const TODAY = todayIn(ZONE);
+const WEEK = { from: addDays(TODAY, -6), to: TODAY };
+const PREVIOUS_WEEK = { from: addDays(TODAY, -13), to: addDays(TODAY, -7) };
+const minusYear = (d: string) => `${Number(d.slice(0, 4)) - 1}${d.slice(4)}`;
+const WEEK_LAST_YEAR = { from: minusYear(WEEK.from), to: minusYear(WEEK.to) };
+
+/** RFC 4180 CSV as the page writes it. */
+function csv(columns: string[], rows: Row[]) {
+  const field = (v: unknown) => {
+    let text = v === undefined || v === null ? '' : String(v);
+    if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+    return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  };
+  return `${[columns, ...rows.map((r) => columns.map((c) => r[c]))].map((l) => l.map(field).join(',')).join('\r\n')}\r\n`;
+}
+
+const BREAKDOWNS: [string, string][] = [
+  ['pathname', 'Top pages'], ['entry_page', 'Entry pages'], ['exit_page', 'Exit pages'], ['hostname', 'Hostnames'],
+  ['referrer_hostname', 'Referrers'], ['referrer_source', 'Sources'], ['utm_source', 'UTM source'], ['utm_medium', 'UTM medium'],
+  ['utm_campaign', 'UTM campaign'], ['utm_content', 'UTM content'], ['utm_term', 'UTM term'],
+  ['country_code', 'Countries'], ['region', 'Regions'], ['city', 'Cities'],
+  ['browser', 'Browsers'], ['operating_system', 'Operating systems'], ['device_type', 'Devices'],
+];
+
+const CURRENCY_SHOWN: [string, string][] = [
+  ['dollar', '$1,234.56'], ['pound', '£1,234.56'], ['euro', '€1,234.56'], ['yuan', 'CN¥1,234.56'], ['peso', 'MX$1,234.56'],
+  ['shekel', '₪1,234.56'], ['yen', '¥1,234.56'], ['won', '₩1,234.56'], ['hryvnia', 'UAH\u00a01,234.56'], ['franc', 'CHF\u00a01,234.56'],
+  ['rupee', '₹1,234.56'], ['integer', '1,234.56'], ['none', '—'],
+];
+
+describe('report page in Chromium', { skip }, () => {
+  let t: TestApp;
+  let base: string;
+  let browser: Browser;
+  let page: Watched;
+  let siteId = '';
+  let currencySite = '';
+  const goals = new Map<string, string>(); // name -> id
+  const offOrigin: string[] = [];
+  const cspViolations: string[] = [];
+  const pages: Watched[] = [];
+
+  const shot = (p: Page, name: string) => p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+
+  async function v1(params: Record<string, string>, period = WEEK, filters?: unknown[]): Promise<Row[]> {
+    const query = new URLSearchParams({
+      date_from: `${period.from} 00:00:00`,
+      date_to: `${period.to} 23:59:59`,
+      ...(params.entity === 'event' ? { site_id: siteId } : { entity: 'pageview', entity_id: siteId }),
+      ...params,
+      ...(filters && filters.length ? { filters: JSON.stringify(filters) } : {}),
+    });
+    const res = await t.call(OWNER_TOKEN, 'GET', `/v1/aggregations?${query}`);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body as Row[];
+  }
+
+  async function newPage(options: Parameters<typeof openPage>[1] = {}): Promise<Watched> {
+    const p = await openPage(browser, { baseURL: base, viewport: { width: 1280, height: 900 }, locale: 'en-US', ...options });
+    p.on('request', (r) => {
+      if (!r.url().startsWith(base) && !r.url().startsWith('data:') && !r.url().startsWith('blob:')) offOrigin.push(r.url());
+    });
+    p.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+    });
+    if (page) await p.context().addCookies(await page.context().cookies());
+    pages.push(p);
+    return p;
+  }
+
+  /** Waits until `read()` gives `expected` (the page loads asynchronously), then asserts it. */
+  async function eventually<T>(read: () => Promise<T>, expected: T, what: string, timeoutMs = 10_000): Promise<void> {
+    const end = Date.now() + timeoutMs;
+    let last: T | undefined;
+    for (;;) {
+      last = await read().catch(() => undefined);
+      try {
+        assert.deepEqual(last, expected);
+        return;
+      } catch {
+        if (Date.now() > end) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    assert.deepEqual(last, expected, what);
+  }
+
+  const text = (p: Page, selector: string) => p.locator(selector).first().textContent().then((s) => (s ?? '').trim());
+  const metric = (p: Page, key: string) => text(p, `[data-metric="${key}"] [data-value]`);
+
+  /** The rows of a breakdown as [value, numbers...]. */
+  async function tableRows(p: Page, scope: string): Promise<string[][]> {
+    return p.locator(`${scope} tbody tr`).evaluateAll((trs) =>
+      trs.map((tr) => [tr.getAttribute('data-value') ?? '', ...[...tr.querySelectorAll('td.num')].map((td) => (td.textContent ?? '').trim())]));
+  }
+  const expectedRows = (rows: Row[], field: string, columns: string[]) => rows.map((r) => [r[field] ?? '', ...columns.map((c) => fmtInt(r[c]!))]);
+
+  async function downloaded(p: Page, click: () => Promise<void>): Promise<{ name: string; body: Buffer }> {
+    const [download] = await Promise.all([p.waitForEvent('download'), click()]);
+    const path = await download.path();
+    return { name: download.suggestedFilename(), body: await readFile(path) };
+  }
+
+  async function importLines(lines: object[]) {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/admin/import',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' },
+      payload: lines.map((l) => JSON.stringify(l)).join('\n'),
+    });
+    const body = JSON.parse(res.body);
+    assert.equal(res.statusCode, 200, res.body);
+    await t.flushHits();
+    return body as { imported: number };
+  }
+
+  before(async () => {
+    await mkdir(SHOTS, { recursive: true });
+    t = await startTestApp();
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    await t.meta.updateAccount(1, { email: EMAIL });
+    await t.meta.setPasswordHash(1, await hashPassword(PASSWORD));
+
+    const call = async (method: 'POST', url: string, body: unknown) => {
+      const res = await t.call(OWNER_TOKEN, method, url, body);
+      assert.ok(res.status < 300, JSON.stringify(res.body));
+      return res.body;
+    };
+    siteId = (await call('POST', '/v1/sites', { name: 'Report shop', timezone: ZONE })).id;
+    for (const [name, currency] of [['Newsletter signup', 'none'], ['Purchase', 'euro']]) {
+      goals.set(name!, (await call('POST', `/v1/sites/${siteId}/events`, { name, currency })).id);
+    }
+    await call('POST', `/v1/sites/${siteId}/milestones`, { name: 'Spring sale', milestone_date: addDays(TODAY, -3) });
+    await call('POST', `/v1/sites/${siteId}/milestones`, { name: 'Release day', milestone_date: TODAY });
+
+    // Six weeks up to now, and the same weeks a year ago (for "same period last year"); nothing from the future.
+    const now = Date.now();
+    const lines: object[] = [];
+    for (const [start, days, seed] of [[now - 44 * DAY, 45, 7], [now - 365 * DAY - 14 * DAY, 16, 8]] as const) {
+      for (const hit of demoTraffic({ siteId, start: new Date(start), days, visitsPerDay: 24, seed, hostname: 'https://shop.example' })) {
+        if (Date.parse(`${hit.timestamp.replace(' ', 'T')}Z`) <= now - 10 * 60_000) lines.push(hit);
+      }
+    }
+    // Visitors on the site right now.
+    const minutesAgo = (m: number) => formatTimestamp(new Date(now - m * 60_000));
+    lines.push(
+      { type: 'pageview', site_id: siteId, timestamp: minutesAgo(2), url: 'https://shop.example/pricing', referrer: 'https://news.ycombinator.com/', user_agent: UA, ip: '3.12.0.77' },
+      { type: 'pageview', site_id: siteId, timestamp: minutesAgo(1), url: 'https://shop.example/docs/page-2', referrer: '', user_agent: UA, ip: '3.12.0.78' },
+    );
+    await importLines(lines);
+
+    // A second site: one goal in each of SPEC's thirteen currencies, each with a conversion worth 123456 cents.
+    currencySite = (await call('POST', '/v1/sites', { name: 'Currencies', timezone: 'UTC' })).id;
+    const yesterday = formatTimestamp(new Date(now - DAY));
+    const events: object[] = [];
+    for (const [currency] of CURRENCY_SHOWN) {
+      await call('POST', `/v1/sites/${currencySite}/events`, { name: `Paid in ${currency}`, currency });
+      events.push({ type: 'event', site_id: currencySite, timestamp: yesterday, url: 'https://pay.example/', name: `Paid in ${currency}`, value: 123456, user_agent: UA, ip: '3.15.0.9' });
+    }
+    await importLines(events);
+
+    browser = await launchBrowser();
+    page = await newPage();
+    await page.goto('/login');
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL(`${base}/sites`);
+  });
+
+  after(async () => {
+    for (const p of pages) await closePage(p).catch(() => {});
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('shows the headline /v1 answers, with the change against the previous period', async () => {
+    await page.goto(`/sites/${siteId}`);
+    const headline = async (period: { from: string; to: string }) => {
+      const [pv] = await v1({ aggregates: 'visitors,visits,pageviews,bounce_rate,avg_duration' }, period);
+      let conversions = 0;
+      for (const name of goals.keys()) conversions += Number((await v1({ entity: 'event', entity_name: name, aggregates: 'conversions' }, period))[0]!.conversions);
+      return {
+        visitors: Number(pv!.visitors), visits: Number(pv!.visits), pageviews: Number(pv!.pageviews),
+        views_per_visit: Number(pv!.visits) ? round2(Number(pv!.pageviews) / Number(pv!.visits)) : 0,
+        bounce_rate: Number(pv!.bounce_rate), avg_duration: Number(pv!.avg_duration), conversions,
+      };
+    };
+    const now = await headline(WEEK);
+    const before = await headline(PREVIOUS_WEEK);
+    assert.ok(now.visitors > 20 && before.visitors > 20, 'both weeks have traffic');
+    const shown: Record<string, string> = {
+      visitors: fmtInt(now.visitors), visits: fmtInt(now.visits), pageviews: fmtInt(now.pageviews), views_per_visit: fmtDecimal(now.views_per_visit),
+      bounce_rate: fmtPercent(now.bounce_rate), avg_duration: fmtDuration(now.avg_duration), conversions: fmtInt(now.conversions),
+    };
+    for (const [key, value] of Object.entries(shown)) await eventually(() => metric(page, key), value, `headline ${key}`);
+    assert.deepEqual(await page.locator('[data-metric]').evaluateAll((els) => els.map((e) => e.getAttribute('data-metric'))), Object.keys(shown));
+
+    // The change: relative for counts and durations, percentage points for the bounce rate; arrows and colour.
+    for (const key of Object.keys(shown) as (keyof typeof now)[]) {
+      const cur = now[key];
+      const prev = before[key];
+      let words: string;
+      let delta: number;
+      if (key === 'bounce_rate') {
+        delta = Math.round((cur - prev) * 1000) / 10;
+        words = `${Math.abs(delta).toFixed(1)} pp`;
+      } else if (prev === 0) {
+        delta = cur === 0 ? 0 : 1;
+        words = cur === 0 ? '0%' : 'new';
+      } else {
+        delta = Math.round(((cur - prev) / prev) * 100);
+        words = `${Math.abs(delta)}%`;
+      }
+      const direction = delta > 0 ? 'up' : delta < 0 ? 'down' : 'flat';
+      const change = page.locator(`[data-metric="${key}"] [data-change]`);
+      assert.equal(await change.getAttribute('data-change'), direction, key);
+      assert.equal(await change.getAttribute('data-previous'), String(prev), `${key}: the previous period's /v1 number`);
+      assert.equal((await change.locator('[data-change-text]').textContent())?.trim(), words, key);
+      const good = direction === 'flat' ? 'neutral' : (direction === 'up') === (key !== 'bounce_rate') ? 'good' : 'bad';
+      assert.match((await change.getAttribute('class'))!, new RegExp(`\\b${good}\\b`), `${key} coloured ${good}`);
+    }
+
+    await shot(page, 'report-light');
+    // Same period last year, then no comparison.
+    await page.getByLabel('Compare with').selectOption('year');
+    const lastYear = await headline(WEEK_LAST_YEAR);
+    assert.ok(lastYear.visitors > 0, 'last year has traffic');
+    await eventually(() => page.locator('[data-metric="visitors"] [data-change]').getAttribute('data-previous'), String(lastYear.visitors), 'last year');
+    assert.equal(await page.locator('[data-metric="pageviews"] [data-change]').getAttribute('data-previous'), String(lastYear.pageviews));
+    assert.match(page.url(), /compare=year/);
+    await page.getByLabel('Compare with').selectOption('off');
+    await eventually(() => page.locator('[data-change]').count(), 0, 'no comparison');
+    await page.getByLabel('Compare with').selectOption('previous');
+  });
+
+  it('draws the clicked metric on the chart, with its numbers per day equal to /v1', async () => {
+    await page.locator('[data-metric="pageviews"]').click();
+    await eventually(() => text(page, '#chart-h'), 'Pageviews over time', 'chart heading');
+    assert.equal(await page.locator('[data-metric="pageviews"]').getAttribute('aria-pressed'), 'true');
+    assert.match(page.url(), /metric=pageviews/);
+    const perDay = await v1({ aggregates: 'pageviews', date_grouping: 'day' });
+    const byDay = new Map(perDay.map((r) => [r.timestamp!, r.pageviews!]));
+    const expected = Array.from({ length: 7 }, (_, i) => {
+      const d = `${addDays(WEEK.from, i)} 00:00:00`;
+      return [d, fmtInt(byDay.get(d) ?? '0')];
+    });
+    await page.getByText("The chart's numbers as a table").click();
+    await eventually(
+      () => page.locator('[data-chart-table] tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-bucket'), tr.querySelector('[data-value]')?.textContent?.trim()])),
+      expected,
+      'pageviews per day',
+    );
+    await page.locator('.chart canvas').first().waitFor();
+  });
+
+  it('chooses hours for today (nothing drawn after now), and offers weeks and months, with milestones and bars', async () => {
+    await page.goto(`/sites/${siteId}?range=today`);
+    await page.getByText("The chart's numbers as a table").click();
+    const hourly = await v1({ aggregates: 'visitors', date_grouping: 'hour' }, { from: TODAY, to: TODAY });
+    const byHour = new Map(hourly.map((r) => [r.timestamp!, r.visitors!]));
+    const hourNow = new Intl.DateTimeFormat('en-GB', { timeZone: ZONE, hour: '2-digit', hourCycle: 'h23' }).format(new Date());
+    const expected = Array.from({ length: 24 }, (_, h) => {
+      const bucket = `${TODAY} ${String(h).padStart(2, '0')}:00:00`;
+      return [bucket, h <= Number(hourNow) ? fmtInt(byHour.get(bucket) ?? '0') : 'not yet'];
+    });
+    await eventually(
+      () => page.locator('[data-chart-table] tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-bucket'), tr.querySelector('[data-value]')?.textContent?.trim()])),
+      expected,
+      'visitors per hour of today',
+    );
+    assert.match((await page.getByLabel('Per', { exact: true }).locator('option:checked').textContent())!, /Auto \(hour\)/);
+    await page.locator('.milestones').filter({ hasText: 'Release day' }).waitFor();
+
+    // The tooltip names the bucket in the site's zone.
+    const canvas = page.locator('.chart .u-over').first();
+    const box = (await canvas.boundingBox())!;
+    await page.mouse.move(box.x + box.width * 0.3, box.y + box.height / 2);
+    await eventually(async () => (await page.locator('.chart-tip').isVisible()) && /\(Europe\/Berlin\)/.test((await text(page, '.chart-tip')) ?? ''), true, 'tooltip');
+
+    // Weeks over the last 30 days: each week (cut to the range) is its own /v1 question.
+    await page.goto(`/sites/${siteId}?range=30d&interval=week`);
+    await page.getByText("The chart's numbers as a table").click();
+    const from = addDays(TODAY, -29);
+    const weeks: [string, string][] = [];
+    for (let w = addDays(from, -((new Date(`${from}T00:00:00Z`).getUTCDay() + 6) % 7)); w <= TODAY; w = addDays(w, 7)) {
+      const start = w < from ? from : w;
+      const end = addDays(w, 6) > TODAY ? TODAY : addDays(w, 6);
+      weeks.push([`${start} 00:00:00`, fmtInt((await v1({ aggregates: 'visitors' }, { from: start, to: end }))[0]!.visitors!)]);
+    }
+    await eventually(
+      () => page.locator('[data-chart-table] tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-bucket'), tr.querySelector('[data-value]')?.textContent?.trim()])),
+      weeks,
+      'visitors per week',
+    );
+    await page.locator('.milestones').filter({ hasText: 'Spring sale' }).waitFor();
+
+    // Months over the last 12 months.
+    await page.getByLabel('Date range').selectOption('12mo');
+    await page.getByLabel('Per', { exact: true }).selectOption('month');
+    const [year, month] = TODAY.split('-').map(Number);
+    const monthStart = (i: number) => new Date(Date.UTC(year!, month! - 1 - 11 + i, 1)).toISOString().slice(0, 10);
+    const twelve = { from: monthStart(0), to: TODAY };
+    const monthly = await v1({ aggregates: 'visitors', date_grouping: 'month' }, twelve);
+    const byMonth = new Map(monthly.map((r) => [r.timestamp!, r.visitors!]));
+    await eventually(
+      () => page.locator('[data-chart-table] tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-bucket'), tr.querySelector('[data-value]')?.textContent?.trim()])),
+      Array.from({ length: 12 }, (_, i) => [`${monthStart(i)} 00:00:00`, fmtInt(byMonth.get(`${monthStart(i)} 00:00:00`) ?? '0')]),
+      'visitors per month',
+    );
+    await page.locator('.milestones').filter({ hasText: 'Spring sale' }).waitFor();
+
+    await page.getByRole('button', { name: 'Bars' }).click();
+    assert.equal(await page.getByRole('button', { name: 'Bars' }).getAttribute('aria-pressed'), 'true');
+    assert.match(page.url(), /chart=bar/);
+    await page.locator('.chart canvas').first().waitFor();
+    await shot(page, 'report-months-bars');
+  });
+
+  it('shows every breakdown as /v1 answers it, and filters the page by a clicked row', async () => {
+    await page.goto(`/sites/${siteId}`);
+    for (const [field, tab] of BREAKDOWNS) {
+      await page.getByRole('tab', { name: tab, exact: true }).click();
+      const rows = await v1({ aggregates: 'visitors,pageviews', field_grouping: field, sort_by: 'visitors:desc', limit: '10' });
+      assert.ok(rows.length > 0, `${field} has rows`);
+      await eventually(() => tableRows(page, `[data-table="${field}"]`), expectedRows(rows, field, ['visitors', 'pageviews']), field);
+    }
+    // A row's value becomes an `is` filter.
+    await page.getByRole('tab', { name: 'Top pages' }).click();
+    await page.getByRole('tab', { name: 'Browsers' }).click();
+    const [top] = await v1({ aggregates: 'visitors', field_grouping: 'browser', sort_by: 'visitors:desc', limit: '1' });
+    await page.getByRole('button', { name: `Filter by Browser: ${top!.browser}` }).click();
+    await page.locator('[data-filter="browser"]').filter({ hasText: `Browser is ${top!.browser}` }).waitFor();
+    const filters = [{ property: 'browser', operator: 'is', value: top!.browser }];
+    const [filtered] = await v1({ aggregates: 'visitors,pageviews' }, WEEK, filters);
+    await eventually(() => metric(page, 'visitors'), fmtInt(filtered!.visitors!), 'filtered visitors');
+    const pages = await v1({ aggregates: 'visitors,pageviews', field_grouping: 'pathname', sort_by: 'visitors:desc', limit: '10' }, WEEK, filters);
+    await eventually(() => tableRows(page, '[data-table="pathname"]'), expectedRows(pages, 'pathname', ['visitors', 'pageviews']), 'filtered pages');
+    await page.getByRole('button', { name: `Remove filter Browser is ${top!.browser}` }).click();
+    await eventually(() => page.locator('[data-filter]').count(), 0, 'filter removed');
+  });
+
+  it('opens the details of a breakdown: up to 1,000 rows, searched and sorted by /v1, exported as CSV', async () => {
+    await page.goto(`/sites/${siteId}`);
+    const panelRows = await v1({ aggregates: 'visitors,pageviews', field_grouping: 'pathname', sort_by: 'visitors:desc', limit: '10' });
+    await eventually(() => tableRows(page, '[data-table="pathname"]'), expectedRows(panelRows, 'pathname', ['visitors', 'pageviews']), 'pages');
+    const panelCsv = await downloaded(page, () => page.getByRole('button', { name: 'Export Top pages as CSV' }).click());
+    assert.equal(panelCsv.body.toString('utf8'), csv(['pathname', 'visitors', 'pageviews'], panelRows));
+    assert.match(panelCsv.name, new RegExp(`^Report-shop-pathname-${WEEK.from}-to-${WEEK.to}\\.csv$`));
+
+    await page.getByRole('button', { name: 'Details: Top pages' }).click();
+    const dialog = page.locator('dialog[data-details="pathname"]');
+    const all = await v1({ aggregates: 'visitors,pageviews', field_grouping: 'pathname', sort_by: 'visitors:desc', limit: '1000' });
+    assert.ok(all.length > 10, 'more rows than the panel shows');
+    await eventually(() => tableRows(page, 'dialog[data-details="pathname"]'), expectedRows(all, 'pathname', ['visitors', 'pageviews']), 'details');
+
+    await dialog.getByLabel('Search').fill('blog');
+    const like = [{ property: 'pathname', operator: 'is like', value: 'blog' }];
+    const found = await v1({ aggregates: 'visitors,pageviews', field_grouping: 'pathname', sort_by: 'visitors:desc', limit: '1000' }, WEEK, like);
+    assert.ok(found.length > 0 && found.length < all.length);
+    await eventually(() => tableRows(page, 'dialog[data-details="pathname"]'), expectedRows(found, 'pathname', ['visitors', 'pageviews']), 'searched');
+
+    await dialog.getByRole('button', { name: 'Pageviews' }).click();
+    const byViews = await v1({ aggregates: 'visitors,pageviews', field_grouping: 'pathname', sort_by: 'pageviews:desc', limit: '1000' }, WEEK, like);
+    await eventually(() => tableRows(page, 'dialog[data-details="pathname"]'), expectedRows(byViews, 'pathname', ['visitors', 'pageviews']), 'sorted by pageviews');
+    await dialog.getByRole('button', { name: /^Pageviews/ }).click();
+    const ascending = await v1({ aggregates: 'visitors,pageviews', field_grouping: 'pathname', sort_by: 'pageviews:asc', limit: '1000' }, WEEK, like);
+    await eventually(() => tableRows(page, 'dialog[data-details="pathname"]'), expectedRows(ascending, 'pathname', ['visitors', 'pageviews']), 'ascending');
+    assert.equal(await dialog.locator('th[aria-sort="ascending"]').textContent(), 'Pageviews ▲');
+
+    const detailsCsv = await downloaded(page, () => dialog.getByRole('button', { name: 'Export CSV' }).click());
+    assert.equal(detailsCsv.body.toString('utf8'), csv(['pathname', 'visitors', 'pageviews'], ascending));
+    await shot(page, 'report-details');
+    await page.keyboard.press('Escape');
+    await eventually(() => dialog.count(), 0, 'Escape closes the details');
+
+    // Countries (is / is not only) are searched among their rows, by name or code.
+    await page.getByRole('tab', { name: 'Countries' }).click();
+    await page.getByRole('button', { name: 'Details: Countries' }).click();
+    const countries = await v1({ aggregates: 'visitors,pageviews', field_grouping: 'country_code', sort_by: 'visitors:desc', limit: '1000' });
+    const names = new Intl.DisplayNames(['en-US'], { type: 'region' });
+    const someone = countries.find((r) => r.country_code)!;
+    const needle = names.of(someone.country_code!)!.slice(0, 4).toLowerCase();
+    await page.locator('dialog[data-details="country_code"]').getByLabel('Search').fill(needle);
+    const matching = countries.filter((r) => r.country_code!.toLowerCase().includes(needle) || (r.country_code ? names.of(r.country_code)! : 'Unknown').toLowerCase().includes(needle));
+    await eventually(() => tableRows(page, 'dialog[data-details="country_code"]'), expectedRows(matching, 'country_code', ['visitors', 'pageviews']), 'countries searched');
+    await page.keyboard.press('Escape');
+  });
+
+  it('exports everything for the range and filters as a zip of CSVs equal to /v1', async () => {
+    const filters = [{ property: 'device_type', operator: 'is not', value: 'Tablet' }];
+    await page.goto(`/sites/${siteId}?range=30d&filters=${encodeURIComponent(JSON.stringify(filters))}`);
+    await page.locator('[data-filter="device_type"]').filter({ hasText: 'Device is not Tablet' }).waitFor();
+    const zip = await downloaded(page, () => page.getByRole('button', { name: 'Export everything (zip)' }).click());
+    const period = { from: addDays(TODAY, -29), to: TODAY };
+    assert.equal(zip.name, `Report-shop-${period.from}-to-${period.to}.zip`);
+    const files = Object.fromEntries(Object.entries(unzipSync(new Uint8Array(zip.body))).map(([name, bytes]) => [name, strFromU8(bytes)]));
+    assert.deepEqual(Object.keys(files).sort(), ['chart-per-day.csv', 'goals.csv', 'totals.csv', ...BREAKDOWNS.map(([f]) => `${f}.csv`)].sort());
+    for (const [field] of BREAKDOWNS) {
+      const rows = await v1({ aggregates: 'visitors,pageviews', field_grouping: field, sort_by: 'visitors:desc', limit: '1000' }, period, filters);
+      assert.equal(files[`${field}.csv`], csv([field, 'visitors', 'pageviews'], rows), field);
+    }
+    const [totals] = await v1({ aggregates: 'visitors,visits,pageviews,bounce_rate,avg_duration' }, period, filters);
+    const [header, values] = files['totals.csv']!.trim().split('\r\n').map((l) => l.split(','));
+    const got = Object.fromEntries(header!.map((h, i) => [h, values![i]]));
+    for (const key of ['visitors', 'visits', 'pageviews', 'bounce_rate', 'avg_duration']) assert.equal(Number(got[key]), Number(totals![key]), key);
+    assert.deepEqual([got.date_from, got.date_to], [period.from, period.to]);
+    const days = await v1({ aggregates: 'visitors,visits,pageviews,bounce_rate,avg_duration', date_grouping: 'day' }, period, filters);
+    const chartLines = files['chart-per-day.csv']!.trim().split('\r\n').slice(1).map((l) => l.split(','));
+    assert.equal(chartLines.length, 30);
+    for (const r of days) {
+      const line = chartLines.find((l) => l[0] === r.timestamp)!;
+      assert.equal(Number(line[2]), Number(r.visits), r.timestamp);
+    }
+    const purchase = (await v1({ entity: 'event', entity_name: 'Purchase', aggregates: 'conversions,unique_conversions,value' }, period, filters))[0]!;
+    const goalLine = files['goals.csv']!.split('\r\n').find((l) => l.startsWith('Purchase,'))!.split(',');
+    assert.deepEqual([goalLine[1], goalLine[2], goalLine[3], goalLine[5]], ['euro', purchase.conversions, purchase.unique_conversions, purchase.value]);
+  });
+
+  it('offers every SPEC operator for every filterable property, and applies each from the menu', async () => {
+    await page.goto(`/sites/${siteId}`);
+    await page.getByRole('button', { name: '+ Add filter' }).click();
+    const menu = page.getByRole('form', { name: 'Add a filter' });
+    const properties = await menu.getByLabel('Property').locator('option').evaluateAll((os) => os.map((o) => (o as unknown as { value: string }).value));
+    assert.deepEqual(properties.sort(), ['browser', 'city', 'country_code', 'device_type', 'domain', 'entry_page', 'exit_page', 'hostname', 'operating_system',
+      'pathname', 'ref', 'referrer_hostname', 'referrer_pathname', 'referrer_source', 'region', 'state', 'utm_campaign', 'utm_content', 'utm_medium',
+      'utm_source', 'utm_term'].sort());
+    const exactOnly = new Set(['device_type', 'operating_system', 'browser', 'country_code', 'city', 'state', 'region']);
+    for (const property of properties) {
+      await menu.getByLabel('Property').selectOption(property);
+      const operators = await menu.getByLabel('Operator').locator('option').evaluateAll((os) => os.map((o) => (o as unknown as { value: string }).value));
+      assert.deepEqual(operators, exactOnly.has(property) ? ['is', 'is not'] : ['is', 'is not', 'is like', 'is not like', 'matching', 'not matching'], property);
+    }
+    await menu.getByRole('button', { name: 'Cancel' }).click();
+
+    const cases: [string, string, string, string][] = [
+      ['pathname', 'is', '/pricing', 'Page is /pricing'],
+      ['pathname', 'is not', '/pricing', 'Page is not /pricing'],
+      ['pathname', 'is like', 'blog', 'Page contains blog'],
+      ['pathname', 'is not like', 'BLOG', 'Page does not contain BLOG'],
+      ['pathname', 'matching', '^/(docs|guides)/', 'Page matches ^/(docs|guides)/'],
+      ['referrer_hostname', 'not matching', 'google', 'Referrer does not match google'],
+      ['country_code', 'is', 'US', `Country is ${new Intl.DisplayNames(['en-US'], { type: 'region' }).of('US')}`],
+      ['device_type', 'is not', 'Desktop', 'Device is not Desktop'],
+    ];
+    const [all] = await v1({ aggregates: 'visitors' });
+    for (const [property, operator, value, words] of cases) {
+      await page.getByRole('button', { name: '+ Add filter' }).click();
+      await menu.getByLabel('Property').selectOption(property);
+      await menu.getByLabel('Operator').selectOption(operator);
+      await menu.getByLabel('Value').fill(value);
+      await menu.getByRole('button', { name: 'Apply filter' }).click();
+      await page.locator(`[data-filter="${property}"][data-operator="${operator}"]`).filter({ hasText: words }).waitFor();
+      const filter = { property, operator, value };
+      assert.deepEqual(JSON.parse(new URL(page.url()).searchParams.get('filters')!), [filter], 'the filter is in the address');
+      const [filtered] = await v1({ aggregates: 'visitors' }, WEEK, [filter]);
+      assert.notEqual(filtered!.visitors, all!.visitors, `${words} changes the numbers`);
+      await eventually(() => metric(page, 'visitors'), fmtInt(filtered!.visitors!), words);
+      await page.getByRole('button', { name: `Remove filter ${words}` }).click();
+      await eventually(() => metric(page, 'visitors'), fmtInt(all!.visitors!), `${words} removed`);
+    }
+
+    // A regular expression the database cannot read: words, not the API's message.
+    await page.getByRole('button', { name: '+ Add filter' }).click();
+    await menu.getByLabel('Operator').selectOption('matching');
+    await menu.getByLabel('Value').fill('(unclosed');
+    await menu.getByRole('button', { name: 'Apply filter' }).click();
+    await page.getByRole('alert').filter({ hasText: 'One of the filters cannot be used' }).first().waitFor();
+    await page.getByRole('button', { name: 'Clear all' }).click();
+    await eventually(() => metric(page, 'visitors'), fmtInt(all!.visitors!), 'cleared');
+  });
+
+  it('keeps the whole view in the address: a copied link shows the same report', async () => {
+    const filters = [{ property: 'pathname', operator: 'is like', value: 'docs' }, { property: 'browser', operator: 'is not', value: 'Firefox' }];
+    const address = `/sites/${siteId}?range=30d&filters=${encodeURIComponent(JSON.stringify(filters))}&goal=${goals.get('Purchase')}&compare=year&metric=value&interval=week&chart=bar`;
+    const other = await newPage();
+    await other.goto(address);
+    await other.locator('[data-filter="goal"]').filter({ hasText: 'Goal is Purchase' }).waitFor();
+    assert.deepEqual(await other.locator('.chip').allTextContents().then((c) => c.map((s) => s.replace('×', '').trim())),
+      ['Goal is Purchase', 'Page contains docs', 'Browser is not Firefox']);
+    assert.equal(await other.getByLabel('Date range').inputValue(), '30d');
+    assert.equal(await other.getByLabel('Compare with').inputValue(), 'year');
+    assert.equal(await other.getByLabel('Per', { exact: true }).inputValue(), 'week');
+    assert.equal(await other.locator('[data-metric="value"]').getAttribute('aria-pressed'), 'true');
+    assert.equal(await other.getByRole('button', { name: 'Bars' }).getAttribute('aria-pressed'), 'true');
+    const [purchase] = await v1({ entity: 'event', entity_name: 'Purchase', aggregates: 'value' }, { from: addDays(TODAY, -29), to: TODAY }, filters);
+    const euros = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'EUR', minimumFractionDigits: 0, maximumFractionDigits: 2 }).format(Number(purchase!.value) / 100);
+    await eventually(() => metric(other, 'value'), euros, 'value in euros');
+    assert.deepEqual(other.errors, []);
+  });
+
+  it('lists the goals with /v1 numbers, and a clicked goal turns the page into its completions', async () => {
+    await page.goto(`/sites/${siteId}`);
+    const [{ visitors }] = (await v1({ aggregates: 'visitors' })) as [Row];
+    for (const [name, id] of goals) {
+      const [r] = await v1({ entity: 'event', entity_name: name, aggregates: 'conversions,unique_conversions,value' });
+      const row = page.locator(`tr[data-goal="${id}"]`);
+      const rate = Number(visitors) ? Number(r!.unique_conversions) / Number(visitors) : 0;
+      const value = name === 'Purchase'
+        ? new Intl.NumberFormat('en-US', { style: 'currency', currency: 'EUR', minimumFractionDigits: 0, maximumFractionDigits: 2 }).format(Number(r!.value) / 100)
+        : '—';
+      await eventually(() => row.locator('td.num').allTextContents(), [fmtInt(r!.conversions!), fmtInt(r!.unique_conversions!), fmtPercent(rate), value], name);
+    }
+    assert.ok(Number((await v1({ entity: 'event', entity_name: 'Purchase', aggregates: 'conversions' }))[0]!.conversions) > 0, 'purchases this week');
+
+    await page.getByRole('button', { name: 'Filter by goal: Purchase' }).click();
+    await page.locator('[data-filter="goal"]').filter({ hasText: 'Goal is Purchase' }).waitFor();
+    const [ev] = await v1({ entity: 'event', entity_name: 'Purchase', aggregates: 'conversions,unique_conversions,value' });
+    const [pv] = await v1({ aggregates: 'visitors' });
+    const euros = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'EUR', minimumFractionDigits: 0, maximumFractionDigits: 2 }).format(Number(ev!.value) / 100);
+    await eventually(() => page.locator('[data-metric]').evaluateAll((els) => els.map((e) => [e.getAttribute('data-metric'), e.querySelector('.metric-label')?.textContent, e.querySelector('[data-value]')?.textContent])),
+      [
+        ['conversions', 'Completions', fmtInt(ev!.conversions!)],
+        ['unique_conversions', 'Unique completions', fmtInt(ev!.unique_conversions!)],
+        ['conversion_rate', 'Conversion rate', fmtPercent(Number(ev!.unique_conversions) / Number(pv!.visitors))],
+        ['value', 'Value', euros],
+      ], 'the goal\'s totals');
+    const pages = await v1({ entity: 'event', entity_name: 'Purchase', aggregates: 'conversions,unique_conversions', field_grouping: 'pathname', sort_by: 'conversions:desc', limit: '10' });
+    await eventually(() => tableRows(page, '[data-table="pathname"]'), expectedRows(pages, 'pathname', ['conversions', 'unique_conversions']), 'completions per page');
+    assert.deepEqual(await page.locator('[data-table="pathname"] thead th').allTextContents(), ['Page', 'Completions', 'Unique completions']);
+    await shot(page, 'report-goal');
+    await page.getByRole('button', { name: 'Remove filter Goal is Purchase' }).click();
+    await eventually(() => page.locator('[data-metric="visitors"]').count(), 1, 'back to visitors');
+  });
+
+  it('formats goal values in each of the thirteen currencies', async () => {
+    await page.goto(`/sites/${currencySite}?range=7d`);
+    for (const [currency, shown] of CURRENCY_SHOWN) {
+      const row = page.locator('tr[data-goal]').filter({ hasText: `Paid in ${currency}` });
+      await eventually(() => row.locator('[data-column="value"]').textContent(), shown, currency);
+    }
+  });
+
+  it('shows who is on the site now, refreshed without reloading', async () => {
+    await page.goto(`/sites/${siteId}`);
+    const current = (await t.call(OWNER_TOKEN, 'GET', `/v1/current_visitors?site_id=${siteId}&detailed=true`)).body;
+    assert.ok(current.total >= 2);
+    await eventually(() => text(page, '[data-live]'), `Current visitors: ${current.total}`, 'live count');
+    assert.deepEqual(await page.locator('[data-live-pages] li').evaluateAll((lis) => lis.map((li) => li.getAttribute('data-live-item'))),
+      current.content.slice(0, 5).map((c: { hostname: string; pathname: string }) => `${c.hostname}${c.pathname}`));
+    assert.deepEqual(await page.locator('[data-live-referrers] li').evaluateAll((lis) => lis.map((li) => li.getAttribute('data-live-item'))),
+      current.referrers.slice(0, 5).map((r: { referrer_hostname: string; referrer_pathname: string }) => `${r.referrer_hostname}${r.referrer_pathname}`));
+    await page.evaluate(() => ((globalThis as unknown as { marker: number }).marker = 1));
+
+    await importLines([{ type: 'pageview', site_id: siteId, timestamp: formatTimestamp(new Date()), url: 'https://shop.example/careers/page-1', referrer: 'https://github.com/', user_agent: UA, ip: '3.15.9.9' }]);
+    const later = (await t.call(OWNER_TOKEN, 'GET', `/v1/current_visitors?site_id=${siteId}`)).body.total;
+    assert.equal(later, current.total + 1);
+    await eventually(() => text(page, '[data-live]'), `Current visitors: ${later}`, 'refreshed count', 25_000);
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { marker?: number }).marker), 1, 'the page was not reloaded');
+  });
+
+  it('follows a dark system theme, switches by hand and remembers the choice', async () => {
+    const dark = await newPage({ colorScheme: 'dark' });
+    await dark.goto(`/sites/${siteId}`);
+    const background = () => dark.evaluate(() => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string }; document: { documentElement: unknown } })
+      .getComputedStyle((globalThis as unknown as { document: { documentElement: unknown } }).document.documentElement).backgroundColor);
+    assert.equal(await background(), 'rgb(11, 17, 32)');
+    await dark.locator('[data-table="pathname"] tbody tr').first().waitFor();
+    await dark.locator('.chart canvas').first().waitFor();
+    await shot(dark, 'report-dark');
+    const toggle = dark.locator('[data-theme-switch]');
+    assert.equal(await toggle.textContent(), 'Theme: system');
+    await toggle.click(); // system -> light
+    assert.equal(await background(), 'rgb(243, 244, 246)');
+    await dark.reload();
+    assert.equal(await dark.locator('[data-theme-switch]').textContent(), 'Theme: light');
+    assert.equal(await background(), 'rgb(243, 244, 246)');
+    await dark.locator('[data-theme-switch]').click(); // light -> dark
+    assert.equal(await background(), 'rgb(11, 17, 32)');
+    await dark.locator('[data-theme-switch]').click(); // dark -> system (dark here)
+    assert.equal(await dark.locator('[data-theme-switch]').textContent(), 'Theme: system');
+    assert.deepEqual(dark.errors, []);
+  });
+
+  it('is readable on a 360 px screen, in light and dark', async () => {
+    for (const scheme of ['light', 'dark'] as const) {
+      const phone = await newPage({ viewport: { width: 360, height: 760 }, colorScheme: scheme, isMobile: true, hasTouch: true });
+      await phone.goto(`/sites/${siteId}`);
+      await phone.locator('[data-table="pathname"] tbody tr').first().waitFor();
+      await phone.locator('tr[data-goal]').first().waitFor();
+      await phone.locator('.chart canvas').first().waitFor();
+      const overflow = () => phone.evaluate(() => {
+        const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
+        return root.scrollWidth - root.clientWidth;
+      });
+      assert.ok((await overflow()) <= 0, `${scheme}: the page scrolls sideways by ${await overflow()}px`);
+      await shot(phone, `report-phone-${scheme}`);
+      await phone.getByRole('button', { name: '+ Add filter' }).click();
+      assert.ok((await overflow()) <= 0, `${scheme}: with the filter menu open, the page scrolls sideways`);
+      await phone.getByRole('button', { name: 'Details: Top pages' }).click();
+      await phone.locator('dialog[data-details] tbody tr').first().waitFor();
+      const dialogWidth = await phone.locator('dialog[data-details]').evaluate((d) => d.getBoundingClientRect().width);
+      assert.ok(dialogWidth <= 360, `the details fit the screen (${dialogWidth}px)`);
+      await shot(phone, `report-phone-details-${scheme}`);
+      assert.deepEqual(phone.errors, []);
+    }
+  });
+
+  it('works from the keyboard: tabs with arrow keys, rows and metrics with Enter', async () => {
+    await page.goto(`/sites/${siteId}`);
+    const first = page.getByRole('tab', { name: 'Top pages' });
+    await first.focus();
+    await page.keyboard.press('ArrowRight');
+    await eventually(() => page.getByRole('tab', { name: 'Entry pages' }).getAttribute('aria-selected'), 'true', 'arrow moves the tab');
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { textContent: string } } }).document.activeElement.textContent), 'Entry pages');
+    const rowButton = page.locator('[data-table="entry_page"] button.row-filter').first();
+    await rowButton.waitFor();
+    const value = await rowButton.textContent();
+    await rowButton.focus();
+    await page.keyboard.press('Enter');
+    await page.locator('[data-filter="entry_page"]').filter({ hasText: `Entry page is ${value}` }).waitFor();
+    await page.locator('[data-metric="bounce_rate"]').focus();
+    await page.keyboard.press('Enter');
+    await eventually(() => text(page, '#chart-h'), 'Bounce rate over time', 'Enter on a metric');
+  });
+
+  it('has a favicon, and loaded nothing from elsewhere, broke no CSP rule and threw no error', async () => {
+    assert.equal(await page.locator('link[rel="icon"]').getAttribute('href'), '/dashboard/favicon.svg');
+    const icon = await t.app.inject({ method: 'GET', url: '/dashboard/favicon.svg' });
+    assert.equal(icon.statusCode, 200);
+    assert.match(String(icon.headers['content-type']), /^image\/svg\+xml/);
+    assert.deepEqual(offOrigin, []);
+    assert.deepEqual(cspViolations, []);
+    for (const p of pages) assert.deepEqual(p.errors, []);
+  });
+});
