@@ -56,6 +56,14 @@ const toSubscription = (r: Row): ReportSubscription => ({
   createdAt: r.created_at as Date,
 });
 
+const toLink = (row: Row): OneTimeLink => ({
+  tokenHash: row.token_hash as string,
+  purpose: row.purpose as LinkPurpose,
+  userId: Number(row.user_id),
+  email: (row.email as string | null) ?? null,
+  expiresAt: row.expires_at as Date,
+});
+
 const MEMBER_COLUMNS = 'm.*, u.id AS u_id, u.email AS u_email, u.totp_secret AS u_totp_secret, u.created_at AS u_created_at, u.updated_at AS u_updated_at';
 
 export class SqlTeamStore implements TeamStore {
@@ -271,6 +279,14 @@ export class SqlTeamStore implements TeamStore {
     );
   }
 
+  async findLink(tokenHash: string, purpose: LinkPurpose, now: Date): Promise<OneTimeLink | undefined> {
+    const [row] = await this.rows(
+      'SELECT * FROM login_links WHERE token_hash = ? AND purpose = ? AND used_at IS NULL AND expires_at > ?',
+      [tokenHash, purpose, now],
+    );
+    return row && toLink(row);
+  }
+
   async consumeLink(tokenHash: string, purpose: LinkPurpose, now: Date): Promise<OneTimeLink | undefined> {
     // One UPDATE both checks and uses the link: two processes presenting it at once cannot both succeed.
     const [row] = await this.rows(
@@ -278,14 +294,7 @@ export class SqlTeamStore implements TeamStore {
        RETURNING token_hash, purpose, user_id, email, expires_at`,
       [now, tokenHash, purpose, now],
     );
-    if (!row) return undefined;
-    return {
-      tokenHash: row.token_hash as string,
-      purpose: row.purpose as LinkPurpose,
-      userId: Number(row.user_id),
-      email: (row.email as string | null) ?? null,
-      expiresAt: row.expires_at as Date,
-    };
+    return row && toLink(row);
   }
 
   // ---- login sessions

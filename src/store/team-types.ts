@@ -122,6 +122,8 @@ export interface TeamStore {
   acceptInvitation(tokenHash: string, now: Date): Promise<boolean>;
 
   createLink(link: OneTimeLink): Promise<void>;
+  /** The link if it is live, without using it (to show its form). */
+  findLink(tokenHash: string, purpose: LinkPurpose, now: Date): Promise<OneTimeLink | undefined>;
   /** Uses the link if it is live (unused, unexpired, this purpose): returns it once, then never again. */
   consumeLink(tokenHash: string, purpose: LinkPurpose, now: Date): Promise<OneTimeLink | undefined>;
 

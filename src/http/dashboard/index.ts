@@ -9,6 +9,7 @@ import type { Limiter } from '../../limits/limiter.js';
 import type { Mailer } from '../../mail/mailer.js';
 import type { TeamStore } from '../../store/team-types.js';
 import type { MetaStore } from '../../store/types.js';
+import { accountRoutes } from './account.js';
 import { assetRoutes, dashboardAssets } from './assets.js';
 import { embeddingRoutes } from './embedding.js';
 import { FORM_COOKIE, field, refusedForm } from './guard.js';
@@ -16,6 +17,7 @@ import { inviteRoutes } from './invite.js';
 import { loginRoutes } from './login.js';
 import { pageRoutes } from './pages.js';
 import { peopleRoutes } from './people.js';
+import { recoveryRoutes } from './recovery.js';
 import { shareRoutes } from './share.js';
 import { tokenRoutes } from './tokens.js';
 
@@ -52,4 +54,6 @@ export async function dashboard(app: FastifyInstance, deps: DashboardOptions): P
   peopleRoutes(app, deps);
   inviteRoutes(app, deps);
   embeddingRoutes(app, deps);
+  accountRoutes(app, deps);
+  recoveryRoutes(app, deps);
 }
