@@ -302,6 +302,39 @@ describe('report page in Chromium', { skip }, () => {
       'pageviews per day',
     );
     await page.locator('.chart canvas').first().waitFor();
+
+    // Conversions: the site's goals together, per day.
+    await page.locator('[data-metric="conversions"]').click();
+    await eventually(() => text(page, '#chart-h'), 'Conversions over time', 'chart heading');
+    const perGoal = await Promise.all([...goals.keys()].map((name) => v1({ entity: 'event', entity_name: name, aggregates: 'conversions', date_grouping: 'day' })));
+    const conversions = Array.from({ length: 7 }, (_, i) => {
+      const d = `${addDays(WEEK.from, i)} 00:00:00`;
+      return [d, fmtInt(perGoal.reduce((sum, rows) => sum + Number(rows.find((r) => r.timestamp === d)?.conversions ?? 0), 0))];
+    });
+    assert.ok(conversions.some(([, n]) => n !== '0'), 'conversions this week');
+    await eventually(
+      () => page.locator('[data-chart-table] tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-bucket'), tr.querySelector('[data-value]')?.textContent?.trim()])),
+      conversions,
+      'conversions per day',
+    );
+  });
+
+  it('shows a custom range of dates as /v1 answers it', async () => {
+    await page.goto(`/sites/${siteId}`);
+    await page.getByLabel('Date range').selectOption('custom');
+    const range = { from: addDays(TODAY, -20), to: addDays(TODAY, -12) };
+    await page.getByLabel('From', { exact: true }).fill(range.from);
+    await page.getByLabel('To', { exact: true }).fill(range.to);
+    await page.getByRole('button', { name: 'Apply', exact: true }).click();
+    const [totals] = await v1({ aggregates: 'visitors,pageviews' }, range);
+    await eventually(() => metric(page, 'visitors'), fmtInt(totals!.visitors!), 'custom visitors');
+    assert.equal(await metric(page, 'pageviews'), fmtInt(totals!.pageviews!));
+    const url = new URL(page.url());
+    assert.deepEqual([url.searchParams.get('range'), url.searchParams.get('from'), url.searchParams.get('to')], ['custom', range.from, range.to]);
+    await page.locator('#range-note').filter({ hasText: `${range.from} to ${range.to}` }).waitFor();
+    const previous = { from: addDays(range.from, -9), to: addDays(range.from, -1) };
+    const [before] = await v1({ aggregates: 'visitors' }, previous);
+    assert.equal(await page.locator('[data-metric="visitors"] [data-change]').getAttribute('data-previous'), String(Number(before!.visitors)));
   });
 
   it('chooses hours for today (nothing drawn after now), and offers weeks and months, with milestones and bars', async () => {

@@ -214,15 +214,15 @@ export function Chart() {
     async (p) => {
       const allowed = intervalsFor(p);
       const interval = state.interval !== 'auto' && allowed.includes(state.interval) ? state.interval : autoInterval(p);
-      return { interval, series: await fetchSeries(site, state, p, interval) };
+      return { interval, metric, series: await fetchSeries(site, state, p, interval, metric) };
     },
-    [state.interval],
+    [state.interval, metric],
   );
   const { loading, error, data, previous, period: shown, previousPeriod } = result;
   // The comparison period uses the same granularity as the period itself.
   const prevSeries = previous && data && previous.interval === data.interval ? previous.series : null;
   const inRange = shown ? site.milestones.filter((m) => m.milestone_date.slice(0, 10) >= shown.from && m.milestone_date.slice(0, 10) <= shown.to) : [];
-  const m = METRICS.get(metric);
+  const shownMetric = METRICS.get(data ? data.metric : metric);
   return html`<section class="card chart-card" aria-labelledby="chart-h" aria-busy=${loading ? 'true' : 'false'}>
     <div class="chart-head">
       <h2 id="chart-h">${metricLabel(metric, goal)} over time</h2>
@@ -246,7 +246,7 @@ export function Chart() {
         </p>`
       : null}
     ${data
-      ? html`<${Plot} series=${data.series} previous=${prevSeries} metric=${metric} goal=${goal} interval=${data.interval} type=${state.chart}
+      ? html`<${Plot} series=${data.series} previous=${prevSeries} metric=${data.metric} goal=${goal} interval=${data.interval} type=${state.chart}
           milestones=${inRange} timeZone=${site.timeZone} previousPeriod=${previousPeriod} />`
       : html`<div class="chart placeholder"><p class="muted">Loading…</p></div>`}
     ${inRange.length
@@ -256,13 +256,13 @@ export function Chart() {
       ? html`<details class="chart-table">
           <summary>The chart's numbers as a table</summary>
           <table data-chart-table>
-            <thead><tr><th scope="col">${INTERVAL_WORDS[data.interval]} (${site.timeZone})</th><th scope="col" class="num">${metricLabel(metric, goal)}</th>
+            <thead><tr><th scope="col">${INTERVAL_WORDS[data.interval]} (${site.timeZone})</th><th scope="col" class="num">${metricLabel(data.metric, goal)}</th>
               ${prevSeries ? html`<th scope="col" class="num">Comparison</th>` : null}</tr></thead>
             <tbody>
               ${data.series.map((b, i) => html`<tr data-bucket=${b.start}>
                 <td>${bucketWords(b, data.interval)}</td>
-                <td class="num" data-value>${b.start <= nowIn(site.timeZone) ? m.format(b.values[metric], goal) : 'not yet'}</td>
-                ${prevSeries ? html`<td class="num">${prevSeries[i] ? m.format(prevSeries[i].values[metric], goal) : ''}</td>` : null}
+                <td class="num" data-value>${b.start <= nowIn(site.timeZone) ? shownMetric.format(b.values[data.metric], goal) : 'not yet'}</td>
+                ${prevSeries ? html`<td class="num">${prevSeries[i] ? shownMetric.format(prevSeries[i].values[data.metric], goal) : ''}</td>` : null}
               </tr>`)}
             </tbody>
           </table>

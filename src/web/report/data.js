@@ -50,7 +50,7 @@ function derive(row) {
  * Without a goal: visitors, visits, pageviews, bounce rate, duration, and conversions summed over the site's goals.
  * With one: its conversions, unique conversions and value, and the visitors they are a rate of.
  */
-async function metricRows(site, state, period, grouping) {
+async function metricRows(site, state, period, grouping, metric) {
   const extra = grouping ? { date_grouping: grouping, sort_by: 'timestamp:asc' } : {};
   const out = new Map();
   const add = (rows, fields, sum = false) => {
@@ -72,7 +72,9 @@ async function metricRows(site, state, period, grouping) {
   } else {
     const [pages, ...perGoal] = await Promise.all([
       aggregate({ ...baseParams(site, period, state.filters), aggregates: 'visitors,visits,pageviews,bounce_rate,avg_duration', ...extra }),
-      ...site.goals.map((g) => aggregate({ ...baseParams(site, period, state.filters, g.name), aggregates: 'conversions', ...extra })),
+      // Conversions are one query per goal: asked only when they are shown.
+      ...(metric === undefined || metric === 'conversions' ? site.goals : []).map((g) =>
+        aggregate({ ...baseParams(site, period, state.filters, g.name), aggregates: 'conversions', ...extra })),
     ]);
     add(pages, ['visitors', 'visits', 'pageviews', 'bounce_rate', 'avg_duration']);
     for (const rows of perGoal) add(rows, ['conversions'], true);
@@ -88,23 +90,23 @@ export function metricKeys(site, state) {
 
 const zeros = (site, state) => derive(Object.fromEntries([...metricKeys(site, state), 'visitors', 'visits', 'pageviews', 'unique_conversions'].map((k) => [k, 0])));
 
-/** The headline totals of a period. */
-export async function fetchTotals(site, state, period) {
-  const rows = await metricRows(site, state, period, undefined);
+/** The headline totals of a period (`metric`: only what that one metric needs). */
+export async function fetchTotals(site, state, period, metric) {
+  const rows = await metricRows(site, state, period, undefined, metric);
   return derive({ ...zeros(site, state), ...rows.get('total') });
 }
 
 /**
- * The headline metrics per chart bucket: [{ start, from, to, values }]. Hours, days and months are one query
+ * The headline metrics (or those `metric` needs) per chart bucket: [{ start, from, to, values }]. Hours, days and months are one query
  * (`date_grouping`); the API has no weeks, so a week is a query of its own over its days.
  */
-export async function fetchSeries(site, state, period, interval) {
+export async function fetchSeries(site, state, period, interval, metric) {
   const list = buckets(period, interval);
   if (interval === 'week') {
-    const totals = await Promise.all(list.map((b) => fetchTotals(site, state, { from: b.from, to: b.to })));
+    const totals = await Promise.all(list.map((b) => fetchTotals(site, state, { from: b.from, to: b.to }, metric)));
     return list.map((b, i) => ({ ...b, values: totals[i] }));
   }
-  const rows = await metricRows(site, state, period, interval);
+  const rows = await metricRows(site, state, period, interval, metric);
   return list.map((b) => ({ ...b, values: derive({ ...zeros(site, state), ...rows.get(b.start) }) }));
 }
 

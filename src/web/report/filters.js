@@ -2,7 +2,7 @@
 // the filter menu offering every operator SPEC.md allows on every filterable property.
 
 import { Field } from '../field.js';
-import { html, useState } from '../ui.js';
+import { html, useEffect, useRef, useState } from '../ui.js';
 import { goalOf, useSite } from './data.js';
 import { describeFilter, OPERATOR_CHOICES, PROPERTIES } from './properties.js';
 import { addFilter, removeFilter, setReport, useReportState } from './state.js';
@@ -13,13 +13,17 @@ function FilterMenu({ onDone }) {
   const [operator, setOperator] = useState('is');
   const [value, setValue] = useState('');
   const op = allowed.includes(operator) ? operator : allowed[0];
+  const form = useRef(null);
+  // Opened from the keyboard, the menu takes the focus where its first choice is.
+  useEffect(() => form.current?.querySelector('select')?.focus(), []);
   const submit = (e) => {
     e.preventDefault();
     if (!value) return;
     addFilter({ property, operator: op, value });
     onDone();
   };
-  return html`<form class="card filter-menu row wrap" aria-label="Add a filter" onSubmit=${submit}>
+  return html`<form class="card filter-menu row wrap" aria-label="Add a filter" onSubmit=${submit} ref=${form}
+    onKeyDown=${(e) => e.key === 'Escape' && onDone()}>
     <${Field} label="Property"><select name="property" value=${property} onChange=${(e) => setProperty(e.currentTarget.value)}>
         ${[...PROPERTIES].map(([key, p]) => html`<option value=${key}>${p.label}</option>`)}
       </select><//>
