@@ -28,6 +28,12 @@ export class AdminClient {
     return this.send<T>('POST', path, this.adminToken, body, headers);
   }
 
+  /** A POST whose body is streamed (large imports), never held whole. */
+  requestStream<T>(path: string, body: AsyncIterable<Uint8Array>, headers: Record<string, string>): Promise<T> {
+    if (!this.adminToken) throw new AdminClientError(this.noAdmin());
+    return this.send<T>('POST', path, this.adminToken, body, headers);
+  }
+
   /** A JSON request to /v1 with an API token. */
   api<T>(method: string, path: string, token: string, body?: unknown): Promise<T> {
     return this.send<T>(method, path, token, body === undefined ? undefined : JSON.stringify(body), {
@@ -39,14 +45,21 @@ export class AdminClient {
     return this.messages.noAdmin ?? 'PLUMB_ADMIN_TOKEN is not set: export the admin token the server was started with';
   }
 
-  private async send<T>(method: string, path: string, token: string, body: string | undefined, headers: Record<string, string>): Promise<T> {
+  private async send<T>(
+    method: string,
+    path: string,
+    token: string,
+    body: string | AsyncIterable<Uint8Array> | undefined,
+    headers: Record<string, string>,
+  ): Promise<T> {
     let res: Response;
     try {
       res = await fetch(new URL(path, this.baseUrl), {
         method,
         headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : headers) },
-        ...(body === undefined ? {} : { body }),
-      });
+        // A streamed body needs half-duplex (Node's fetch sends it as it is read).
+        ...(body === undefined ? {} : typeof body === 'string' ? { body } : { body: body as unknown as NonNullable<RequestInit['body']>, duplex: 'half' }),
+      } as RequestInit);
     } catch (err) {
       throw new AdminClientError(`cannot reach Plumb at ${this.baseUrl} (${(err as Error).message}); is it running? (PLUMB_URL)`);
     }

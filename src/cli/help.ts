@@ -112,6 +112,24 @@ a progress bar on a terminal. Lines that cannot be imported are listed by line n
 nothing could be imported.
 
 ${ADMIN}`],
+  ['import umami', `plumb import umami FILE --site SITE_ID [--json]
+
+Imports Umami's raw events (website_event joined with session, written as CSV by psql's \\copy; the query is in
+docs/collection.md, "Importing from Umami") into the site, keeping Umami's visits and its browser, OS, device and
+country. The file is streamed with a progress bar. Rows that cannot be imported are listed by line number.
+Importing the same file again replaces the earlier import; the answer names imports it overlaps in time.
+
+${ADMIN}`],
+  ['import list', `plumb import list --site SITE_ID [--json]
+
+Lists the site's imports: id, kind, file, status, hits imported and rejected, and the time they cover.
+
+${ADMIN}`],
+  ['import delete', `plumb import delete IMPORT_ID [--json]
+
+Deletes the import and every hit and visit it brought; recorded hits are kept.
+
+${ADMIN}`],
   ['demo', `plumb demo [--account ID] [--days 30] [--visits-per-day 1000] [--no-share] [--json]
 
 Creates a site called "Demo site" with two goals and a milestone, imports generated traffic for the last

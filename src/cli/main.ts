@@ -12,6 +12,7 @@ import { credentials, noAdminMessage, refusedAdminHint } from './credentials.js'
 import { demo, describeDemo } from './demo.js';
 import { helpFor } from './help.js';
 import { importNdjson, progressBar, type ImportSummary } from './import.js';
+import { describePeerImport, importUmamiFile, type PeerImportJson } from './peer-import.js';
 import { readPassword } from './password.js';
 import { describeSite, describeSiteLine, listSites, reportUrl, scriptTag, type SiteJson } from './sites.js';
 
@@ -32,6 +33,10 @@ Commands:
   site create --name NAME [--timezone ZONE] [--domain HOSTS] [--account ID]
   site show SITE_ID [--account ID]
   import FILE             import NDJSON hits (one JSON object per line; see the README)
+  import umami FILE --site SITE_ID
+                          import Umami's raw events (CSV, see docs/collection.md), streamed
+  import list --site SITE_ID
+  import delete IMPORT_ID delete an import and every hit it brought
   demo [--account ID] [--days 30] [--visits-per-day 1000] [--no-share]
                           create a demo site, import a generated month of traffic, print the report's address
   help [COMMAND]          this list, or one command's help (also: plumb COMMAND --help)
@@ -98,6 +103,7 @@ const OPTIONS = {
   'password-stdin': { type: 'boolean' },
   'no-share': { type: 'boolean' },
   domain: { type: 'string' },
+  site: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -264,6 +270,32 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: Out, err:
       }
       case 'import ': {
         throw new UsageError('missing FILE');
+      }
+      case 'import umami': {
+        const file = need(rest[0], 'FILE');
+        const siteId = need(o.site, '--site SITE_ID').toUpperCase();
+        let result: PeerImportJson;
+        try {
+          result = await importUmamiFile(client, file, siteId, io.progress ?? process.stderr);
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === undefined) throw e;
+          err(`plumb: cannot read ${file}: ${(e as Error).message}`);
+          return 1;
+        }
+        show(result, describePeerImport(result));
+        return result.imported === 0 && result.rejected > 0 ? 1 : 0;
+      }
+      case 'import list': {
+        const siteId = need(o.site, '--site SITE_ID').toUpperCase();
+        const list = await client.request<{ data: PeerImportJson[] }>('GET', `/admin/imports?site_id=${encodeURIComponent(siteId)}`);
+        show(list, list.data.length === 0 ? 'no imports' : list.data.map(describePeerImport).join('\n'));
+        return 0;
+      }
+      case 'import delete': {
+        const id = need(rest[0], 'IMPORT_ID');
+        const deleted = await client.request('DELETE', `/admin/imports/${encodeURIComponent(id)}`);
+        show(deleted, `import ${id} deleted with its hits`);
+        return 0;
       }
       case 'demo ': {
         const accountId = accountOption();

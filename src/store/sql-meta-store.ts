@@ -4,12 +4,12 @@
 import { ValidationError } from '../domain/errors.js';
 import { newTrackingCode, newUuid } from '../domain/ids.js';
 import type {
-  Account, AccountPatch, DashboardSession, Goal, GoalPatch, Login, MetaStore, Milestone, MilestonePatch, MonthlyUsage,
+  Account, AccountPatch, DashboardSession, Goal, GoalPatch, ImportOutcome, ImportRecord, NewImport, Login, MetaStore, Milestone, MilestonePatch, MonthlyUsage,
   NewAccount, NewDashboardSession, NewGoal, NewMilestone, NewSite, NewToken, Page, PageRequest, Site, SitePatch,
   TokenRecord,
 } from './types.js';
 import type { SqlDatabase, SqlParam as Param, SqlQuerier as Querier } from './sql-database.js';
-import { toAccount, toGoal, toMilestone, toSession, toSite, toToken } from './sql-rows.js';
+import { toAccount, toGoal, toImport, toMilestone, toSession, toSite, toToken } from './sql-rows.js';
 
 type Row = Record<string, unknown>;
 
@@ -353,6 +353,7 @@ export class SqlMetaStore implements MetaStore {
       await q.exec('DELETE FROM milestones WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM dashboard_sessions WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM site_domains WHERE site_id = ?', [id]);
+      await q.exec('DELETE FROM imports WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM report_deliveries WHERE subscription_id IN (SELECT id FROM report_subscriptions WHERE site_id = ?)', [id]);
       await q.exec('DELETE FROM report_subscriptions WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM site_embedding WHERE site_id = ?', [id]);
@@ -391,6 +392,45 @@ export class SqlMetaStore implements MetaStore {
       if (e.constraint === 'sites_by_umami_website_id') throw ValidationError.of('umami_website_id', TAKEN_UMAMI_ID);
       throw err;
     }
+  }
+
+  // ---- imports
+
+  async createImport(input: NewImport): Promise<ImportRecord> {
+    const rows = await this.db.serial((q) =>
+      q.rows(
+        `INSERT INTO imports (id, site_id, kind, file_name, digest, status, imported, rejected, visit_id_base, created_at)
+         VALUES (?, ?, ?, ?, NULL, 'running', 0, 0, ?, ?) RETURNING *`,
+        // The base as text: PostgreSQL's NUMERIC and DuckDB's UBIGINT both take it (a bigint over 2^63 fits neither binding).
+        [newUuid(), input.siteId, input.kind, input.fileName, input.visitIdBase.toString(), new Date()],
+      ),
+    );
+    return toImport(rows[0]!);
+  }
+
+  async finishImport(id: string, o: ImportOutcome): Promise<ImportRecord> {
+    const rows = await this.db.serial((q) =>
+      q.rows(
+        `UPDATE imports SET status = ?, digest = ?, imported = ?, rejected = ?, first_hit_at = ?, last_hit_at = ?, finished_at = ?
+         WHERE id = ? RETURNING *`,
+        [o.status, o.digest, o.imported, o.rejected, o.firstHitAt, o.lastHitAt, new Date(), id],
+      ),
+    );
+    return toImport(rows[0]!);
+  }
+
+  async getImport(id: string): Promise<ImportRecord | undefined> {
+    const rows = await this.db.serial((q) => q.rows('SELECT * FROM imports WHERE id = ?', [id]));
+    return rows[0] && toImport(rows[0]);
+  }
+
+  async listImports(siteId: string): Promise<ImportRecord[]> {
+    const rows = await this.db.serial((q) => q.rows('SELECT * FROM imports WHERE site_id = ? ORDER BY created_at, seq', [siteId]));
+    return rows.map(toImport);
+  }
+
+  async deleteImport(id: string): Promise<void> {
+    await this.db.serial((q) => q.exec('DELETE FROM imports WHERE id = ?', [id]));
   }
 
   // ---- events (conversion goals)

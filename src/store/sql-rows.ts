@@ -1,6 +1,6 @@
 // Rows of the metadata tables as domain objects: one mapping for every SQL MetaStore (DuckDB, PostgreSQL).
 
-import type { Account, DashboardSession, Goal, Milestone, Site, TokenRecord } from './types.js';
+import type { Account, DashboardSession, Goal, ImportRecord, Milestone, Site, TokenRecord } from './types.js';
 
 type Row = Record<string, unknown>;
 
@@ -75,4 +75,23 @@ export const toSession = (r: Row): DashboardSession => ({
   expiresAt: r.expires_at as Date,
   userId: r.user_id === null || r.user_id === undefined ? null : Number(r.user_id),
   userAgent: (r.user_agent as string | null) ?? null,
+});
+
+const dateOrNull = (v: unknown): Date | null => (v === null || v === undefined ? null : (v as Date));
+
+export const toImport = (r: Row): ImportRecord => ({
+  id: r.id as string,
+  siteId: r.site_id as string,
+  kind: r.kind as ImportRecord['kind'],
+  fileName: r.file_name as string,
+  digest: (r.digest as string | null) ?? null,
+  status: r.status as ImportRecord['status'],
+  imported: Number(r.imported),
+  rejected: Number(r.rejected),
+  firstHitAt: dateOrNull(r.first_hit_at),
+  lastHitAt: dateOrNull(r.last_hit_at),
+  // DuckDB gives a bigint, PostgreSQL's NUMERIC the text of the number.
+  visitIdBase: BigInt(r.visit_id_base as bigint | string),
+  createdAt: r.created_at as Date,
+  finishedAt: dateOrNull(r.finished_at),
 });

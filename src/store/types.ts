@@ -77,6 +77,32 @@ export interface Milestone {
   updatedAt: Date;
 }
 
+export type ImportKind = 'umami';
+export type ImportStatus = 'running' | 'done' | 'failed';
+
+/**
+ * One import of another product's export into a site. Imported hits have visit ids in the import's own range
+ * (`visitIdBase` to `visitIdBase + 2^32 - 1`), so deleting the import deletes exactly them.
+ */
+export interface ImportRecord {
+  id: string;
+  siteId: string;
+  kind: ImportKind;
+  fileName: string;
+  /** SHA-256 of the file as received; a second import of the same file replaces the first. */
+  digest: string | null;
+  status: ImportStatus;
+  imported: number;
+  rejected: number;
+  firstHitAt: Date | null;
+  lastHitAt: Date | null;
+  visitIdBase: bigint;
+  createdAt: Date;
+  finishedAt: Date | null;
+}
+export type NewImport = Pick<ImportRecord, 'siteId' | 'kind' | 'fileName' | 'visitIdBase'>;
+export type ImportOutcome = Pick<ImportRecord, 'status' | 'digest' | 'imported' | 'rejected' | 'firstHitAt' | 'lastHitAt'>;
+
 /** A cursor page request (DESIGN.md section 5); at most one cursor is set. */
 export interface PageRequest {
   limit: number;
@@ -213,6 +239,14 @@ export interface MetaStore {
   /** Replaces them; an empty list makes the share page non-embeddable again. */
   setEmbedOrigins(siteId: string, origins: readonly string[]): Promise<void>;
 
+  /** Imports (src/ingest/umami-import.ts): recorded when they start, finished with their outcome. */
+  createImport(input: NewImport): Promise<ImportRecord>;
+  finishImport(id: string, outcome: ImportOutcome): Promise<ImportRecord>;
+  getImport(id: string): Promise<ImportRecord | undefined>;
+  /** The site's imports, oldest first. */
+  listImports(siteId: string): Promise<ImportRecord[]>;
+  deleteImport(id: string): Promise<void>;
+
   createGoal(input: NewGoal): Promise<Goal>;
   getGoal(siteId: string, id: string): Promise<Goal | undefined>;
   /** The site's first-created goal with this exact name. */
@@ -269,6 +303,8 @@ export interface EventStore {
   listHits(siteId: string): Promise<StoredHit[]>;
   listVisits(siteId: string): Promise<VisitRecord[]>;
   deleteSite(siteId: string): Promise<void>;
+  /** Deletes the site's hits and visits whose visit ids lie in `[from, to]` (an import's range). */
+  deleteVisitRange(siteId: string, from: bigint, to: bigint): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { run } from '../../src/cli/main.js';
 import { LOCAL_ADMIN_KEY_FILE, localAdminKeyOf } from '../../src/local-admin-key.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
+import { generateUmamiExport } from '../helpers/umami-export.js';
 
 const LOCAL_KEY = 'plumb_local_test-key-0123456789abcdefghij';
 
@@ -105,6 +106,25 @@ describe('plumb CLI', () => {
     assert.equal(missing.code, 1);
     assert.match(missing.err, /cannot read/);
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('imports an Umami export by streaming it, lists the import and deletes it', async () => {
+    const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Umami CLI', domain: 'cli-umami.example' })).body.id;
+    const { csv, numbers, badLines } = generateUmamiExport({ websiteId: '94db1cb1-74f4-4a40-ad6c-962362670409', hostname: 'cli-umami.example', start: Date.UTC(2026, 0, 1), days: 3, visitsPerDay: 50, badRows: true });
+    const file = join(emptyDir, 'umami.csv');
+    writeFileSync(file, csv);
+    const done = await plumb(['import', 'umami', file, '--site', site.toLowerCase(), '--json']);
+    assert.equal(done.code, 0, done.err);
+    const result = JSON.parse(done.out);
+    const events = [...numbers.eventsByName.values()].reduce((a, b) => a + b, 0);
+    assert.deepEqual([result.status, result.file_name, result.imported, result.rejected], ['done', 'umami.csv', numbers.pageviews + events, badLines.length]);
+    const list = await plumb(['import', 'list', '--site', site]);
+    assert.match(list.out, new RegExp(`import ${result.id} \\(umami, umami.csv\\): done, ${numbers.pageviews + events} hits imported, ${badLines.length} rejected`));
+    const deleted = await plumb(['import', 'delete', result.id]);
+    assert.equal(deleted.code, 0, deleted.err);
+    assert.equal((await plumb(['import', 'list', '--site', site])).out, 'no imports');
+    assert.equal((await plumb(['import', 'umami', join(emptyDir, 'missing.csv'), '--site', site])).code, 1);
+    assert.equal((await plumb(['import', 'umami', file])).code, 2, 'no --site');
   });
 
   it('creates a demo site with events, a milestone and a month of traffic', async () => {

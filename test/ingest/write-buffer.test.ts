@@ -301,6 +301,7 @@ function bind(store: DuckEventStore): EventStore {
     listHits: (siteId) => store.listHits(siteId),
     listVisits: (siteId) => store.listVisits(siteId),
     deleteSite: (siteId) => store.deleteSite(siteId),
+    deleteVisitRange: (siteId, from, to) => store.deleteVisitRange(siteId, from, to),
     close: () => store.close(),
   };
 }

@@ -10,7 +10,8 @@ import { formatTimestamp, isTimeZone, parseTimestamp } from '../../domain/time.j
 import type { Ingest } from '../../ingest/live.js';
 import { isLoopback, type LocalAdminKey } from '../../local-admin-key.js';
 import type { UsageMeter } from '../../limits/usage-meter.js';
-import type { Account, AccountPatch, MetaStore, SubscriptionStatus, TokenRecord } from '../../store/types.js';
+import type { Account, AccountPatch, EventStore, MetaStore, SubscriptionStatus, TokenRecord } from '../../store/types.js';
+import { importRoutes } from './imports.js';
 import { presentDeleted, presentToken } from '../v1/present.js';
 import { coerceFormBody } from '../validation.js';
 import { checkAbilities } from '../token-abilities.js';
@@ -23,6 +24,8 @@ export interface AdminOptions {
   auth: TokenAuthenticator;
   usage: UsageMeter;
   ingest: Ingest;
+  /** For deleting imported hits (/admin/imports). */
+  events: EventStore;
 }
 
 /** Import bodies: NDJSON of up to this size per request (the CLI sends files in chunks well below it). */
@@ -77,7 +80,7 @@ const presentAdminToken = (t: TokenRecord) => ({
   revoked_at: t.revokedAt ? formatTimestamp(t.revokedAt) : null,
 });
 
-export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey, meta, auth, usage, ingest }: AdminOptions): Promise<void> {
+export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey, meta, auth, usage, ingest, events }: AdminOptions): Promise<void> {
   app.addHook('onRequest', async (request) => {
     const presented = /^Bearer +(\S+)$/i.exec(request.headers.authorization?.trim() ?? '')?.[1];
     // The raw socket's address, never X-Forwarded-For: the local key is for this machine's own user.
@@ -123,6 +126,9 @@ export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey
     await ingest.buffer.flush();
     return result;
   });
+
+  // Other products' exports (Umami's raw events), streamed; listed and deleted by import id.
+  await app.register(importRoutes, { meta, events, ingest });
 
   app.post<{ Body: AccountBody }>('/accounts', {
     schema: { body: { type: 'object', properties: accountFields, required: ['name', 'email'] } },

@@ -162,6 +162,15 @@ export class ClickHouseEventStore implements EventStore {
     await this.mutationsDone(`deleting site ${siteId}`);
   }
 
+  async deleteVisitRange(siteId: string, from: bigint, to: bigint): Promise<void> {
+    for (const table of ['hits', 'visits']) {
+      await this.conn.exec(
+        `ALTER TABLE ${table} DELETE WHERE site_id = ${sqlLiteral(siteId)} AND visit_id BETWEEN ${sqlLiteral(from)} AND ${sqlLiteral(to)}`,
+      );
+    }
+    await this.mutationsDone(`deleting visits of site ${siteId}`);
+  }
+
   /** Waits until every mutation of hits and visits has finished (ALTER ... DELETE runs in the background). */
   private async mutationsDone(what: string): Promise<void> {
     const deadline = Date.now() + MUTATION_TIMEOUT_MS;

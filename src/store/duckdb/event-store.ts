@@ -145,6 +145,16 @@ export class DuckEventStore implements EventStore {
     });
   }
 
+  async deleteVisitRange(siteId: string, from: bigint, to: bigint): Promise<void> {
+    await this.conn.transaction(async (q) => {
+      for (const table of ['hits', 'visits']) {
+        await q.exec(`DELETE FROM ${table} WHERE site_id = ? AND visit_id BETWEEN CAST(? AS UBIGINT) AND CAST(? AS UBIGINT)`, [
+          siteId, from.toString(), to.toString(),
+        ]);
+      }
+    });
+  }
+
   async close(): Promise<void> {
     await this.conn.close();
   }

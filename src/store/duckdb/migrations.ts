@@ -361,6 +361,30 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  // 13 (not one of this round's reserved numbers: switching's 9 was taken by the site domains before imports
+  // needed a table) records imports.
+  {
+    version: 13,
+    name: 'imports',
+    sql: `
+      CREATE TABLE imports (
+        id VARCHAR PRIMARY KEY,
+        site_id VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL, -- umami
+        file_name VARCHAR NOT NULL,
+        digest VARCHAR, -- SHA-256 of the file, once read
+        status VARCHAR NOT NULL, -- running | done | failed
+        imported BIGINT NOT NULL,
+        rejected BIGINT NOT NULL,
+        first_hit_at TIMESTAMP,
+        last_hit_at TIMESTAMP,
+        visit_id_base UBIGINT NOT NULL, -- imported visits have ids from here to here + 2^32 - 1
+        created_at TIMESTAMP NOT NULL,
+        finished_at TIMESTAMP,
+        seq BIGINT NOT NULL DEFAULT nextval('insertion_order')
+      );
+    `,
+  },
 ];
 
 /**

@@ -227,6 +227,29 @@ export const PG_MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    name: 'imports',
+    sql: `
+      CREATE TABLE imports (
+        id TEXT PRIMARY KEY,
+        site_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        file_name TEXT NOT NULL,
+        digest TEXT,
+        status TEXT NOT NULL,
+        imported BIGINT NOT NULL,
+        rejected BIGINT NOT NULL,
+        first_hit_at TIMESTAMPTZ,
+        last_hit_at TIMESTAMPTZ,
+        visit_id_base NUMERIC(20) NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        finished_at TIMESTAMPTZ,
+        seq BIGINT NOT NULL DEFAULT nextval('insertion_order')
+      );
+      CREATE INDEX imports_by_site ON imports (site_id, created_at, seq);
+    `,
+  },
 ];
 
 // Any constant shared by every Plumb process: the key of the migration lock.

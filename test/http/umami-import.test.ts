@@ -1,0 +1,130 @@
+// Umami's raw events imported through /admin/imports/umami: a generated export of realistic size (a month, tens of
+// thousands of rows) streamed in, every report number over the imported range checked against the numbers Umami
+// had, bad rows reported by line, re-running the same file replacing the import, deleting it removing its hits.
+
+import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
+import { generateUmamiExport, type UmamiExport } from '../helpers/umami-export.js';
+
+const START = Date.UTC(2026, 2, 1); // 2026-03-01
+const DAYS = 30;
+
+/** Half-up rounding of a / b to `places` decimals, written as Plumb writes aggregates. */
+function ratio(a: number, b: number, places: number): string {
+  const scale = 10n ** BigInt(places);
+  const n = (BigInt(a) * scale * 2n + BigInt(b)) / (2n * BigInt(b));
+  const whole = n / scale;
+  const fraction = (n % scale).toString().padStart(places, '0').replace(/0+$/, '');
+  return fraction ? `${whole}.${fraction}` : `${whole}`;
+}
+
+describe('/admin/imports/umami', () => {
+  let t: TestApp;
+  let site: string;
+  let source: UmamiExport;
+  let firstImport: string;
+
+  const upload = (csv: string, query: string, contentType = 'text/csv') =>
+    t.app.inject({
+      method: 'POST',
+      url: `/admin/imports/umami?${query}`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': contentType },
+      // In pieces, as a large upload arrives.
+      payload: Readable.from((function* () {
+        for (let i = 0; i < csv.length; i += 64 * 1024) yield Buffer.from(csv.slice(i, i + 64 * 1024));
+      })()),
+    });
+  const report = async (params: string) => {
+    const which = params.startsWith('entity=event') ? `site_id=${site}` : `entity_id=${site}`;
+    const res = await t.call(OWNER_TOKEN, 'GET', `/v1/aggregations?${which}&date_from=2026-03-01&date_to=2026-03-30&${params}`);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body as Record<string, string>[];
+  };
+  const asMap = (rows: Record<string, string>[], key: string, value: string) => new Map(rows.map((r) => [r[key]!, Number(r[value])]));
+
+  before(async () => {
+    t = await startTestApp();
+    const res = await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'From Umami', domain: 'umami.example', timezone: 'UTC' });
+    site = res.body.id;
+    source = generateUmamiExport({ websiteId: '94db1cb1-74f4-4a40-ad6c-962362670409', hostname: 'umami.example', start: START, days: DAYS, visitsPerDay: 400, badRows: true });
+  });
+  after(() => t.close());
+
+  it('imports every good row and reports the bad ones by line', async () => {
+    const res = await upload(source.csv, `site_id=${site}&file_name=umami-march.csv`);
+    assert.equal(res.statusCode, 200, res.body);
+    const body = res.json();
+    firstImport = body.id;
+    const events = [...source.numbers.eventsByName.values()].reduce((a, b) => a + b, 0);
+    assert.equal(body.object, 'import');
+    assert.equal(body.status, 'done');
+    assert.equal(body.file_name, 'umami-march.csv');
+    assert.equal(body.imported, source.numbers.pageviews + events);
+    assert.equal(body.rejected, source.badLines.length);
+    assert.deepEqual(body.errors.map((e: { line: number }) => e.line), source.badLines);
+    assert.match(body.errors[0].message, /created_at/);
+    assert.match(body.errors[2].message, /event_type 4/);
+    assert.equal(body.first_hit_at.slice(0, 10), '2026-03-01');
+    assert.deepEqual([body.replaced, body.overlaps], [[], []]);
+  });
+
+  it("answers every report over the imported range with Umami's numbers", async () => {
+    const n = source.numbers;
+    assert.deepEqual(await report('entity=pageview&aggregates=pageviews,visits,bounce_rate,avg_duration'), [{
+      pageviews: String(n.pageviews),
+      visits: String(n.visits),
+      bounce_rate: ratio(n.bounces, n.visits, 4),
+      avg_duration: ratio(n.durationMs, n.visits * 1000, 2),
+    }]);
+    const byDay = await report('entity=pageview&aggregates=pageviews&date_grouping=day');
+    assert.deepEqual(new Map(byDay.map((r) => [r.timestamp!.slice(0, 10), Number(r.pageviews)])), n.pageviewsByDay);
+    assert.deepEqual(asMap(await report('entity=pageview&aggregates=pageviews&field_grouping=browser'), 'browser', 'pageviews'), n.pageviewsByBrowser);
+    assert.deepEqual(asMap(await report('entity=pageview&aggregates=pageviews&field_grouping=country_code'), 'country_code', 'pageviews'), n.pageviewsByCountry);
+    assert.deepEqual(asMap(await report('entity=pageview&aggregates=pageviews&field_grouping=device_type'), 'device_type', 'pageviews'), n.pageviewsByDevice);
+    for (const [name, count] of n.eventsByName) {
+      assert.deepEqual(await report(`entity=event&entity_name=${name}&aggregates=conversions`), [{ conversions: String(count) }], name);
+    }
+  });
+
+  it('lists the import, and re-running the same file replaces it instead of counting twice', async () => {
+    const list = await t.call(ADMIN_TOKEN, 'GET', `/admin/imports?site_id=${site}`);
+    assert.deepEqual(list.body.data.map((i: { id: string; status: string }) => [i.id, i.status]), [[firstImport, 'done']]);
+    const again = await upload(source.csv, `site_id=${site}`);
+    assert.equal(again.statusCode, 200, again.body);
+    assert.deepEqual(again.json().replaced, [firstImport]);
+    assert.deepEqual(await report('entity=pageview&aggregates=pageviews,visits'), [{ pageviews: String(source.numbers.pageviews), visits: String(source.numbers.visits) }]);
+    const after = await t.call(ADMIN_TOKEN, 'GET', `/admin/imports?site_id=${site}`);
+    assert.deepEqual(after.body.data.map((i: { id: string }) => i.id), [again.json().id]);
+    firstImport = again.json().id;
+  });
+
+  it('keeps live hits when an import is deleted, and removes all of the import', async () => {
+    await t.app.inject({ method: 'GET', url: `/?sid=${site}&h=https%3A%2F%2Fumami.example&p=%2Flive`, headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36' } });
+    await t.flushHits();
+    const res = await t.call(ADMIN_TOKEN, 'DELETE', `/admin/imports/${firstImport}`);
+    assert.deepEqual(res.body, { id: firstImport, object: 'import', deleted: true });
+    assert.deepEqual(await report('entity=pageview&aggregates=pageviews'), [{ pageviews: '0' }]);
+    const left = await t.events.listHits(site);
+    assert.deepEqual(left.map((h) => h.pathname), ['/live']);
+    assert.deepEqual((await t.call(ADMIN_TOKEN, 'GET', `/admin/imports?site_id=${site}`)).body.data, []);
+    assert.equal((await t.call(ADMIN_TOKEN, 'DELETE', `/admin/imports/${firstImport}`)).status, 404);
+  });
+
+  it('refuses what is not an Umami export, unknown sites and missing parameters, storing nothing', async () => {
+    const notUmami = await upload('date,visitors\n2026-03-01,5\n', `site_id=${site}`);
+    assert.equal(notUmami.statusCode, 400);
+    assert.match(notUmami.json().error, /not an Umami export/);
+    assert.equal((await upload('', `site_id=${site}`)).statusCode, 400);
+    assert.equal((await upload(source.csv.slice(0, 2000), 'site_id=ZZZZZZZZ')).statusCode, 404);
+    const noSite = await upload('a,b\n', '');
+    assert.equal(noSite.statusCode, 400);
+    assert.ok(Array.isArray(noSite.json().errors.site_id));
+    const wrongType = await t.app.inject({ method: 'POST', url: `/admin/imports/umami?site_id=${site}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, payload: '{}' });
+    assert.equal(wrongType.statusCode, 400);
+    assert.equal((await t.app.inject({ method: 'POST', url: `/admin/imports/umami?site_id=${site}`, headers: { 'content-type': 'text/csv' }, payload: 'a' })).statusCode, 401);
+    assert.equal((await t.call(ADMIN_TOKEN, 'DELETE', '/admin/imports/not-an-id')).status, 404);
+    assert.equal((await t.events.listHits(site)).length, 1, 'only the live hit');
+  });
+});
