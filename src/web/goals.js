@@ -1,180 +1,269 @@
-// A site's conversion goals (the API's "events") and milestones: list, add, edit and delete.
+// A site's conversion goals (the API's "events") with their currency and conversions of the last 30 days, and
+// its milestones: list, add, edit in place, delete.
 
-import { api, listAll } from './api.js';
-import { field, fill, h, main, pageData, select, statusLine } from './dom.js';
+import { api, listAll, query } from './api.js';
+import { ConfirmButton, failed, Field, ok, Status } from './forms.js';
+import { CURRENCY_CODES, fmtInt, fmtValue } from './format.js';
+import { explain } from './messages.js';
+import { addDays, todayIn } from './range.js';
+import { html, useEffect, useState } from './ui.js';
 
-const CURRENCIES = ['dollar', 'pound', 'euro', 'yuan', 'peso', 'shekel', 'yen', 'won', 'hryvnia', 'franc', 'rupee', 'integer', 'none'];
-const currencyOptions = CURRENCIES.map((c) => [c, c]);
+/** SPEC.md's currencies in words ("US dollar (USD)"), in its order. */
+export const CURRENCIES = [
+  ['dollar', 'US dollar'],
+  ['pound', 'Pound sterling'],
+  ['euro', 'Euro'],
+  ['yuan', 'Chinese yuan'],
+  ['peso', 'Mexican peso'],
+  ['shekel', 'Israeli shekel'],
+  ['yen', 'Japanese yen'],
+  ['won', 'South Korean won'],
+  ['hryvnia', 'Ukrainian hryvnia'],
+  ['franc', 'Swiss franc'],
+  ['rupee', 'Indian rupee'],
+  ['integer', 'Plain number'],
+  ['none', 'No value'],
+];
+const CURRENCY_WORDS = new Map(CURRENCIES);
+export const currencyWords = (c) => (CURRENCY_CODES.has(c) ? `${CURRENCY_WORDS.get(c)} (${CURRENCY_CODES.get(c)})` : CURRENCY_WORDS.get(c) ?? c);
 
-/** A delete button that asks once more in place (no dialogs). */
-function deleteButton(what, onConfirm) {
-  const button = h('button', { type: 'button', class: 'danger small' }, 'Delete');
-  let armed = false;
-  button.addEventListener('click', async () => {
-    if (!armed) {
-      armed = true;
-      button.textContent = 'Confirm delete';
-      button.setAttribute('aria-label', `Confirm: delete ${what}`);
-      return;
-    }
-    button.disabled = true;
-    await onConfirm();
-  });
-  button.setAttribute('aria-label', `Delete ${what}`);
-  return button;
+const GOAL_LABELS = { name: 'The goal name', currency: 'The currency' };
+const MILESTONE_LABELS = { name: 'The milestone name', milestone_date: 'The date' };
+
+function parseCurrencies(text) {
+  try {
+    const parsed = JSON.parse(text || '{}');
+    return parsed && typeof parsed === 'object' ? parsed : {};
+  } catch {
+    return {};
+  }
 }
 
-/**
- * One kind of a site's resources (goals, milestones) through its /v1 collection: a table with edit and delete in
- * place, and a form to add one. `addForm()` and `editForm(item)` give the controls, the first to focus and the
- * request body; `cells(item)` the contents of each column before the actions.
- */
-function resourceSection({ siteId, kind, plural, title, intro, collection, headers, cells, addForm, editForm }) {
-  const url = `/v1/sites/${siteId}/${collection}`;
-  const section = h('section', { class: 'card', 'aria-labelledby': `${plural}-h` });
-  const status = statusLine();
-  const list = h('div');
-  const attempt = async (work) => {
+/** The last 30 days (today included) as the report counts them, in the site's time zone. */
+export function last30Days(timeZone) {
+  const today = todayIn(timeZone);
+  return { from: `${addDays(today, -29)} 00:00:00`, to: `${today} 23:59:59` };
+}
+
+/** A calendar day ("2026-11-23 ...") as the viewer reads dates: "Nov 23, 2026". */
+const dayWords = (timestamp) =>
+  new Intl.DateTimeFormat(undefined, { timeZone: 'UTC', day: 'numeric', month: 'short', year: 'numeric' }).format(new Date(`${timestamp.slice(0, 10)}T00:00:00Z`));
+
+/** A goal's conversions and value over a period, from /v1 (one query per goal, as the report asks). */
+async function conversionsOf(siteId, goal, period) {
+  const [row] = await api('GET', `/v1/aggregations?${query({ entity: 'event', site_id: siteId, entity_name: goal.name, aggregates: 'conversions,value', date_from: period.from, date_to: period.to })}`);
+  return { conversions: Number(row?.conversions) || 0, value: Number(row?.value) || 0 };
+}
+
+function CurrencySelect({ id, value, onChange }) {
+  return html`<select id=${id} name="currency" value=${value} onChange=${(e) => onChange(e.currentTarget.value)}>
+    ${CURRENCIES.map(([c]) => html`<option value=${c}>${currencyWords(c)}</option>`)}
+  </select>`;
+}
+
+function GoalRow({ siteId, goal, currency, counts, onSaved, onDeleted, setStatus }) {
+  const [editing, setEditing] = useState(false);
+  const [name, setName] = useState(goal.name);
+  const [cur, setCur] = useState(currency);
+  const url = `/v1/sites/${siteId}/events/${goal.id}`;
+  const save = async (event) => {
+    event.preventDefault();
     try {
-      await work();
+      const saved = await api('POST', url, { name: name.trim(), currency: cur });
+      setEditing(false);
+      setStatus(ok(`Saved goal ${saved.name}.`));
+      await onSaved(saved);
     } catch (err) {
-      status.error(err.message);
+      setStatus(failed(explain(err, { labels: GOAL_LABELS, missing: 'This goal no longer exists. Reload the page.' })));
     }
   };
+  if (editing) {
+    return html`<tr data-goal=${goal.id}><td colspan="5">
+      <form class="row wrap" aria-label=${`Edit goal ${goal.name}`} onSubmit=${save}>
+        <${Field} label="Goal name">${(id) => html`<input id=${id} name="name" required maxlength="255" value=${name} onInput=${(e) => setName(e.currentTarget.value)} />`}<//>
+        <${Field} label="Value currency">${(id) => html`<${CurrencySelect} id=${id} value=${cur} onChange=${setCur} />`}<//>
+        <button type="submit">Save</button>
+        <button type="button" class="secondary" onClick=${() => setEditing(false)}>Cancel</button>
+      </form>
+    </td></tr>`;
+  }
+  const conversions = counts === undefined ? '…' : counts === null ? 'not available' : fmtInt(counts.conversions);
+  const value = counts && currency !== 'none' ? fmtValue(counts.value, currency) : '';
+  return html`<tr data-goal=${goal.id}>
+    <td class="label">${goal.name}</td>
+    <td data-currency="">${currencyWords(currency)}</td>
+    <td class="num" data-conversions="">${conversions}${value ? html`<br /><small class="muted" data-value="">${value}</small>` : null}</td>
+    <td><code>${`fathom.trackEvent(${JSON.stringify(goal.name)})`}</code><br /><small class="muted">id ${goal.id}</small></td>
+    <td class="actions">
+      <button type="button" class="secondary small" aria-label=${`Edit goal ${goal.name}`} onClick=${() => setEditing(true)}>Edit</button>
+      <${ConfirmButton} label="Delete" confirmLabel="Confirm delete" what=${`goal ${goal.name}`} onConfirm=${() => onDeleted(goal)} />
+    </td>
+  </tr>`;
+}
 
-  const add = addForm();
-  const form = h('form', { class: 'row wrap', 'aria-label': `Add a ${kind}` }, ...add.fields, h('button', { type: 'submit' }, `Add ${kind}`));
-  form.addEventListener('submit', (event) => {
+function Goals({ siteId, timeZone, initialCurrencies }) {
+  const [goals, setGoals] = useState(null);
+  const [currencies, setCurrencies] = useState(() => parseCurrencies(initialCurrencies));
+  const [counts, setCounts] = useState({});
+  const [status, setStatus] = useState(null);
+  const [name, setName] = useState('');
+  const [currency, setCurrency] = useState('dollar');
+  const url = `/v1/sites/${siteId}/events`;
+  const period = last30Days(timeZone);
+  const count = (goal) =>
+    conversionsOf(siteId, goal, period).then(
+      (c) => setCounts((old) => ({ ...old, [goal.id]: c })),
+      () => setCounts((old) => ({ ...old, [goal.id]: null })),
+    );
+  const load = async () => {
+    try {
+      const list = await listAll(url);
+      setGoals(list);
+      await Promise.all(list.map(count));
+    } catch (err) {
+      setStatus(failed(`The goals could not be loaded. ${explain(err)}`));
+    }
+  };
+  useEffect(() => void load(), [siteId]);
+  const remember = (goal) => setCurrencies((old) => ({ ...old, [goal.id]: goal.currency }));
+  const add = async (event) => {
     event.preventDefault();
-    void attempt(async () => {
-      const body = add.body();
-      await api('POST', url, body);
-      status.ok(`Added ${kind} ${body.name}.`);
-      add.reset();
-      await render();
-    });
-  });
-
-  async function render() {
-    const items = await listAll(url);
-    if (items.length === 0) {
-      fill(list, h('p', { class: 'muted' }, `No ${plural} yet.`));
-      return;
+    try {
+      const goal = await api('POST', url, { name: name.trim(), currency });
+      remember(goal);
+      setName('');
+      setStatus(ok(`Added goal ${goal.name}. Send it from your pages with the code shown next to it.`));
+      await load();
+    } catch (err) {
+      setStatus(failed(explain(err, { labels: GOAL_LABELS })));
     }
-    fill(list, h('table', {},
-      h('thead', {}, h('tr', {}, [...headers, 'Actions'].map((text) => h('th', { scope: 'col' }, text)))),
-      h('tbody', {}, items.map((item) => row(item)))));
-  }
-
-  function row(item) {
-    const tr = h('tr', { [`data-${kind}`]: item.id });
-    const view = () =>
-      fill(tr,
-        cells(item).map((contents) => h('td', {}, contents)),
-        h('td', { class: 'actions' },
-          h('button', { type: 'button', class: 'secondary small', 'aria-label': `Edit ${kind} ${item.name}`, onclick: edit }, 'Edit'),
-          deleteButton(`${kind} ${item.name}`, () =>
-            attempt(async () => {
-              await api('DELETE', `${url}/${item.id}`);
-              status.ok(`Deleted ${kind} ${item.name}.`);
-              await render();
-            }))));
-    function edit() {
-      const controls = editForm(item);
-      const editing = h('form', { class: 'row wrap' }, ...controls.fields,
-        h('button', { type: 'submit' }, 'Save'), h('button', { type: 'button', class: 'secondary', onclick: view }, 'Cancel'));
-      editing.addEventListener('submit', (event) => {
-        event.preventDefault();
-        void attempt(async () => {
-          item = await api('POST', `${url}/${item.id}`, controls.body());
-          status.ok(`Saved ${kind} ${item.name}.`);
-          view();
-        });
-      });
-      fill(tr, h('td', { colspan: headers.length + 1 }, editing));
-      controls.first.focus();
+  };
+  const saved = async (goal) => {
+    remember(goal);
+    await load();
+  };
+  const deleted = async (goal) => {
+    try {
+      await api('DELETE', `${url}/${goal.id}`);
+      setStatus(ok(`Deleted goal ${goal.name}.`));
+      await load();
+    } catch (err) {
+      setStatus(failed(explain(err, { missing: 'This goal was already deleted. Reload the page.' })));
     }
-    view();
-    return tr;
+  };
+  return html`<section class="card" aria-labelledby="goals-h">
+    <h2 id="goals-h">Goals</h2>
+    <p class="muted">Conversions the tracking script sends with fathom.trackEvent(name). The conversions are those of the last 30 days,${' '}<span class="nowrap">${dayWords(period.from)}</span> to <span class="nowrap">${dayWords(period.to)}</span>, in the site's time zone (${timeZone}).</p>
+    ${goals === null
+      ? html`<p class="muted">Loading…</p>`
+      : goals.length === 0
+        ? html`<p class="muted">No goals yet.</p>`
+        : html`<div class="scroll-x"><table>
+            <thead><tr><th scope="col">Name</th><th scope="col">Currency</th><th scope="col" class="num">Conversions, last 30 days</th><th scope="col">Code to send it</th><th scope="col">Actions</th></tr></thead>
+            <tbody>${goals.map((g) => html`<${GoalRow} key=${`${g.id}:${g.name}:${currencies[g.id]}`} siteId=${siteId} goal=${g} currency=${currencies[g.id] ?? 'dollar'}
+              counts=${counts[g.id]} onSaved=${saved} onDeleted=${deleted} setStatus=${setStatus} />`)}</tbody>
+          </table></div>`}
+    <form class="row wrap add-form" aria-label="Add a goal" onSubmit=${add}>
+      <${Field} label="Goal name">${(id) => html`<input id=${id} name="name" required maxlength="255" value=${name} onInput=${(e) => setName(e.currentTarget.value)} />`}<//>
+      <${Field} label="Value currency">${(id) => html`<${CurrencySelect} id=${id} value=${currency} onChange=${setCurrency} />`}<//>
+      <button type="submit">Add goal</button>
+    </form>
+    <${Status} status=${status} />
+  </section>`;
+}
+
+function MilestoneRow({ milestone, url, onChanged, setStatus }) {
+  const [editing, setEditing] = useState(false);
+  const [name, setName] = useState(milestone.name);
+  const [date, setDate] = useState(milestone.milestone_date.slice(0, 10));
+  const save = async (event) => {
+    event.preventDefault();
+    try {
+      const saved = await api('POST', `${url}/${milestone.id}`, { name: name.trim(), milestone_date: date });
+      setEditing(false);
+      setStatus(ok(`Saved milestone ${saved.name}.`));
+      await onChanged();
+    } catch (err) {
+      setStatus(failed(explain(err, { labels: MILESTONE_LABELS, missing: 'This milestone no longer exists. Reload the page.' })));
+    }
+  };
+  const remove = async () => {
+    try {
+      await api('DELETE', `${url}/${milestone.id}`);
+      setStatus(ok(`Deleted milestone ${milestone.name}.`));
+      await onChanged();
+    } catch (err) {
+      setStatus(failed(explain(err, { missing: 'This milestone was already deleted. Reload the page.' })));
+    }
+  };
+  if (editing) {
+    return html`<tr data-milestone=${milestone.id}><td colspan="3">
+      <form class="row wrap" aria-label=${`Edit milestone ${milestone.name}`} onSubmit=${save}>
+        <${Field} label="Milestone name">${(id) => html`<input id=${id} name="name" required maxlength="30" value=${name} onInput=${(e) => setName(e.currentTarget.value)} />`}<//>
+        <${Field} label="Date">${(id) => html`<input id=${id} name="milestone_date" type="date" required value=${date} onInput=${(e) => setDate(e.currentTarget.value)} />`}<//>
+        <button type="submit">Save</button>
+        <button type="button" class="secondary" onClick=${() => setEditing(false)}>Cancel</button>
+      </form>
+    </td></tr>`;
   }
-
-  fill(section, h('h2', { id: `${plural}-h` }, title), h('p', { class: 'muted' }, intro), list, form, status.el);
-  return { section, render };
+  return html`<tr data-milestone=${milestone.id}>
+    <td class="label">${milestone.name}</td>
+    <td>${milestone.milestone_date.slice(0, 10)}</td>
+    <td class="actions">
+      <button type="button" class="secondary small" aria-label=${`Edit milestone ${milestone.name}`} onClick=${() => setEditing(true)}>Edit</button>
+      <${ConfirmButton} label="Delete" confirmLabel="Confirm delete" what=${`milestone ${milestone.name}`} onConfirm=${remove} />
+    </td>
+  </tr>`;
 }
 
-function goalsSection(siteId) {
-  return resourceSection({
-    siteId,
-    kind: 'goal',
-    plural: 'goals',
-    title: 'Goals',
-    intro: 'Conversions the tracking script sends with fathom.trackEvent(name).',
-    collection: 'events',
-    headers: ['Name', 'Code to send it'],
-    cells: (g) => [
-      g.name,
-      [h('code', {}, `fathom.trackEvent(${JSON.stringify(g.name)})`), h('br'), h('small', { class: 'muted' }, `id ${g.id}`)],
-    ],
-    addForm() {
-      const name = h('input', { name: 'name', required: true, maxlength: 255 });
-      const currency = select('currency', currencyOptions, 'dollar');
-      return {
-        fields: [field('Goal name', name), field('Value currency', currency)],
-        body: () => ({ name: name.value, currency: currency.value }),
-        reset: () => (name.value = ''),
-      };
-    },
-    editForm(g) {
-      const name = h('input', { name: 'name', required: true, maxlength: 255, value: g.name });
-      // The API does not return a goal's currency in lists, so "keep" leaves it as it is.
-      const currency = select('currency', [['', 'Keep current currency'], ...currencyOptions], '');
-      return {
-        fields: [field('Goal name', name), field('Value currency', currency)],
-        first: name,
-        body: () => ({ name: name.value, ...(currency.value ? { currency: currency.value } : {}) }),
-      };
-    },
-  });
+function Milestones({ siteId }) {
+  const [items, setItems] = useState(null);
+  const [status, setStatus] = useState(null);
+  const [name, setName] = useState('');
+  const [date, setDate] = useState('');
+  const url = `/v1/sites/${siteId}/milestones`;
+  const load = async () => {
+    try {
+      setItems(await listAll(url));
+    } catch (err) {
+      setStatus(failed(`The milestones could not be loaded. ${explain(err)}`));
+    }
+  };
+  useEffect(() => void load(), [siteId]);
+  const add = async (event) => {
+    event.preventDefault();
+    try {
+      const m = await api('POST', url, { name: name.trim(), milestone_date: date });
+      setName('');
+      setStatus(ok(`Added milestone ${m.name}.`));
+      await load();
+    } catch (err) {
+      setStatus(failed(explain(err, { labels: MILESTONE_LABELS })));
+    }
+  };
+  return html`<section class="card" aria-labelledby="milestones-h">
+    <h2 id="milestones-h">Milestones</h2>
+    <p class="muted">Dated notes drawn on the report chart (a launch, a campaign).</p>
+    ${items === null
+      ? html`<p class="muted">Loading…</p>`
+      : items.length === 0
+        ? html`<p class="muted">No milestones yet.</p>`
+        : html`<div class="scroll-x"><table>
+            <thead><tr><th scope="col">Name</th><th scope="col">Date</th><th scope="col">Actions</th></tr></thead>
+            <tbody>${items.map((m) => html`<${MilestoneRow} key=${`${m.id}:${m.name}:${m.milestone_date}`} milestone=${m} url=${url} onChanged=${load} setStatus=${setStatus} />`)}</tbody>
+          </table></div>`}
+    <form class="row wrap add-form" aria-label="Add a milestone" onSubmit=${add}>
+      <${Field} label="Milestone name">${(id) => html`<input id=${id} name="name" required maxlength="30" value=${name} onInput=${(e) => setName(e.currentTarget.value)} />`}<//>
+      <${Field} label="Date">${(id) => html`<input id=${id} name="milestone_date" type="date" required value=${date} onInput=${(e) => setDate(e.currentTarget.value)} />`}<//>
+      <button type="submit">Add milestone</button>
+    </form>
+    <${Status} status=${status} />
+  </section>`;
 }
 
-function milestonesSection(siteId) {
-  const dateOf = (m) => m.milestone_date.slice(0, 10);
-  return resourceSection({
-    siteId,
-    kind: 'milestone',
-    plural: 'milestones',
-    title: 'Milestones',
-    intro: 'Dated notes drawn on the report chart (a launch, a campaign).',
-    collection: 'milestones',
-    headers: ['Name', 'Date'],
-    cells: (m) => [m.name, dateOf(m)],
-    addForm() {
-      const name = h('input', { name: 'name', required: true, maxlength: 30 });
-      const date = h('input', { name: 'milestone_date', type: 'date', required: true });
-      return {
-        fields: [field('Milestone name', name), field('Date', date)],
-        body: () => ({ name: name.value, milestone_date: date.value }),
-        reset: () => (name.value = ''),
-      };
-    },
-    editForm(m) {
-      const name = h('input', { name: 'name', required: true, maxlength: 30, value: m.name });
-      const date = h('input', { name: 'milestone_date', type: 'date', required: true, value: dateOf(m) });
-      return {
-        fields: [field('Milestone name', name), field('Date', date)],
-        first: name,
-        body: () => ({ name: name.value, milestone_date: date.value }),
-      };
-    },
-  });
-}
-
-export async function goalsPage() {
-  const siteId = pageData('site');
-  const goals = goalsSection(siteId);
-  const milestones = milestonesSection(siteId);
-  fill(main(), h('h1', {}, `Goals and milestones of ${pageData('siteName')}`),
-    h('p', { class: 'links' }, h('a', { href: `/sites/${siteId}` }, 'Report'), ' · ', h('a', { href: `/sites/${siteId}/settings` }, 'Site settings')),
-    goals.section, milestones.section);
-  await Promise.all([goals.render(), milestones.render()]);
+export function GoalsPage({ data }) {
+  return html`<h1>Goals and milestones of ${data.siteName}</h1>
+    <p class="links"><a href=${`/sites/${data.site}`}>Report</a> · <a href=${`/sites/${data.site}/settings`}>Site settings</a> · <a href="/sites">All sites</a></p>
+    <${Goals} siteId=${data.site} timeZone=${data.timezone || 'UTC'} initialCurrencies=${data.goalCurrencies} />
+    <${Milestones} siteId=${data.site} />`;
 }

@@ -13,20 +13,20 @@
 // A page that throws (or rejects) is replaced by a message in words, never a blank page.
 
 import { whenLoggedOut } from './api.js';
-import { goalsPage } from './goals.js';
+import { GoalsPage } from './goals.js';
 import { ReportPage } from './report/page.js';
-import { siteSettingsPage } from './site-settings.js';
-import { sitesPage } from './sites.js';
+import { SiteSettingsPage } from './site-settings.js';
+import { SitesPage } from './sites.js';
 import { startTheme, ThemeSwitch } from './theme.js';
-import { tokensPage } from './tokens.js';
+import { TokensPage } from './tokens.js';
 import { Component, html, render } from './ui.js';
 
 export const PAGES = {
   report: { component: ReportPage },
-  sites: { legacy: sitesPage },
-  'site-settings': { legacy: siteSettingsPage },
-  goals: { legacy: goalsPage },
-  tokens: { legacy: tokensPage },
+  sites: { component: SitesPage },
+  'site-settings': { component: SiteSettingsPage },
+  goals: { component: GoalsPage },
+  tokens: { component: TokensPage },
 };
 
 const explain = (err) => (err && err.message ? err.message : String(err));

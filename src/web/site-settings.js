@@ -1,85 +1,167 @@
-// A site's settings: name, time zone, sharing (with its password and link), multi-domain, the script tag, and
-// deletion behind a typed confirmation.
+// A site's settings: name, domain, time zone, sharing (password, link), multi-domain; where its public report may
+// be embedded (the origins allowed to frame /share/{id}?embed=true); the script tag; deletion behind the typed name.
 
 import { api } from './api.js';
-import { field, fill, h, main, pageData, select, snippet, statusLine } from './dom.js';
-import { scriptTag, zoneOptions } from './sites.js';
+import { failed, Field, ok, Snippet, Status, ZoneField, zoneAccepted } from './forms.js';
+import { explain } from './messages.js';
+import { scriptTag } from './sites.js';
+import { html, useEffect, useState } from './ui.js';
 
-export async function siteSettingsPage() {
-  const root = main();
-  const siteId = pageData('site');
-  let site = await api('GET', `/v1/sites/${siteId}`);
+const LABELS = { name: 'The site name', domain: 'The domain', share_password: 'The share password' };
+const MISSING = 'This site no longer exists: it may have been deleted. Go back to the sites page.';
 
-  const status = statusLine();
-  const name = h('input', { name: 'name', required: true, maxlength: 255, value: site.name });
-  const zone = select('timezone', zoneOptions(site.timezone), site.timezone);
-  const sharing = select('sharing', [['none', 'Not shared'], ['private', 'Shared with a password'], ['public', 'Shared publicly']], site.sharing);
-  const password = h('input', { name: 'share_password', type: 'password', maxlength: 255, autocomplete: 'new-password' });
-  const passwordField = field('Share password', password, 'Required when making the report private; leave empty to keep the current password.');
-  const multi = h('input', { type: 'checkbox', name: 'multi_domain', checked: site.multi_domain });
-  const option = select('multi_domain_option', [['combined', 'Combined: one visitor across all domains'], ['separate', 'Separate: each domain on its own']], site.multi_domain_option || 'combined');
-  const optionField = field('How to count several domains', option);
-  const shareLink = h('div');
-  const sync = () => {
-    passwordField.hidden = sharing.value !== 'private';
-    optionField.hidden = !multi.checked;
-    fill(shareLink, site.sharing === 'none' ? null : h('p', {}, 'Share link: ', h('a', { href: `/share/${site.id}` }, `${location.origin}/share/${site.id}`)));
-  };
-  sharing.addEventListener('change', sync);
-  multi.addEventListener('change', sync);
-
-  const form = h('form', { class: 'card stack', 'aria-label': 'Site settings' },
-    h('h2', {}, 'Settings'), field('Site name', name), field('Time zone', zone), field('Sharing', sharing), passwordField, shareLink,
-    h('div', { class: 'check' }, multi, h('label', { for: (multi.id = 'multi-domain') }, 'Track several domains with this site')), optionField,
-    h('button', { type: 'submit' }, 'Save settings'), status.el);
-
-  form.addEventListener('submit', async (event) => {
+function SettingsForm({ site, onSaved }) {
+  const [name, setName] = useState(site.name);
+  const [domain, setDomain] = useState(site.domain ?? '');
+  const [zone, setZone] = useState(site.timezone);
+  const [sharing, setSharing] = useState(site.sharing);
+  const [password, setPassword] = useState('');
+  const [multi, setMulti] = useState(site.multi_domain);
+  const [option, setOption] = useState(site.multi_domain_option || 'combined');
+  const [status, setStatus] = useState(null);
+  const submit = async (event) => {
     event.preventDefault();
-    status.clear();
+    if (!zoneAccepted(zone, site.timezone)) return setStatus(failed('Choose a time zone from the list.'));
+    if (sharing === 'private' && site.sharing !== 'private' && !password) {
+      return setStatus(failed('Choose a share password: visitors of the private report will need it.'));
+    }
     const body = {};
-    if (name.value !== site.name) body.name = name.value;
-    if (zone.value !== site.timezone) body.timezone = zone.value;
-    if (sharing.value !== site.sharing || (sharing.value === 'private' && password.value)) body.sharing = sharing.value;
-    if (sharing.value === 'private' && password.value) body.share_password = password.value;
-    if (multi.checked !== site.multi_domain || (multi.checked && option.value !== site.multi_domain_option)) {
-      body.multi_domain = multi.checked;
-      if (multi.checked) body.multi_domain_option = option.value;
+    if (name.trim() !== site.name) body.name = name.trim();
+    if (domain.trim() !== (site.domain ?? '')) body.domain = domain.trim();
+    if (zone !== site.timezone) body.timezone = zone;
+    if (sharing !== site.sharing || (sharing === 'private' && password)) body.sharing = sharing;
+    if (sharing === 'private' && password) body.share_password = password;
+    if (multi !== site.multi_domain || (multi && option !== site.multi_domain_option)) {
+      body.multi_domain = multi;
+      if (multi) body.multi_domain_option = option;
     }
     try {
-      site = await api('POST', `/v1/sites/${siteId}`, body);
-      password.value = '';
-      status.ok('Saved.');
-      sync();
+      const saved = await api('POST', `/v1/sites/${site.id}`, body);
+      setPassword('');
+      setStatus(ok('Saved.'));
+      onSaved(saved);
     } catch (err) {
-      status.error(err.message);
+      setStatus(failed(explain(err, { labels: LABELS, missing: MISSING })));
     }
-  });
+  };
+  return html`<form class="card stack" aria-label="Site settings" onSubmit=${submit}>
+    <h2>Settings</h2>
+    <${Field} label="Site name">${(id) => html`<input id=${id} name="name" required maxlength="255" value=${name} onInput=${(e) => setName(e.currentTarget.value)} />`}<//>
+    <${Field} label="Domain" hint="The site's address without https://, several separated by commas. Other trackers' tags (Plausible's) find the site by it.">
+      ${(id, hint) => html`<input id=${id} name="domain" maxlength="2048" spellcheck="false" autocomplete="off" aria-describedby=${hint} value=${domain} onInput=${(e) => setDomain(e.currentTarget.value)} />`}
+    <//>
+    <${ZoneField} value=${zone} onChange=${setZone} keep=${site.timezone} />
+    <${Field} label="Sharing">
+      ${(id) => html`<select id=${id} name="sharing" value=${sharing} onChange=${(e) => setSharing(e.currentTarget.value)}>
+        <option value="none">Not shared</option><option value="private">Shared with a password</option><option value="public">Shared publicly</option>
+      </select>`}
+    <//>
+    ${sharing === 'private'
+      ? html`<${Field} label="Share password" hint=${site.sharing === 'private' ? 'Leave empty to keep the current password.' : 'Visitors of the shared report will need it.'}>
+          ${(id, hint) => html`<input id=${id} name="share_password" type="password" maxlength="255" autocomplete="new-password" aria-describedby=${hint} value=${password} onInput=${(e) => setPassword(e.currentTarget.value)} />`}
+        <//>`
+      : null}
+    ${site.sharing !== 'none' ? html`<p>Share link: <a href=${`/share/${site.id}`}>${`${location.origin}/share/${site.id}`}</a></p>` : null}
+    <div class="check">
+      <input type="checkbox" id="multi-domain" name="multi_domain" checked=${multi} onChange=${(e) => setMulti(e.currentTarget.checked)} />
+      <label for="multi-domain">Track several domains with this site</label>
+    </div>
+    ${multi
+      ? html`<${Field} label="How to count several domains">
+          ${(id) => html`<select id=${id} name="multi_domain_option" value=${option} onChange=${(e) => setOption(e.currentTarget.value)}>
+            <option value="combined">Combined: one visitor across all domains</option><option value="separate">Separate: each domain on its own</option>
+          </select>`}
+        <//>`
+      : null}
+    <button type="submit">Save settings</button>
+    <${Status} status=${status} />
+  </form>`;
+}
 
-  // Deleting asks for the site's name, typed: a slip of the mouse must not wipe a site and its data.
-  const confirmInput = h('input', { name: 'confirm', autocomplete: 'off' });
-  const deleteStatus = statusLine();
-  const deleteButton = h('button', { type: 'submit', class: 'danger', disabled: true }, 'Delete this site and all its data');
-  confirmInput.addEventListener('input', () => {
-    deleteButton.disabled = confirmInput.value !== site.name;
-  });
-  const danger = h('form', { class: 'card stack danger-zone', 'aria-label': 'Delete site' },
-    h('h2', {}, 'Delete site'), h('p', {}, 'This removes the site, its goals, milestones and every recorded pageview. It cannot be undone.'),
-    field(`Type the site name (${site.name}) to confirm`, confirmInput), deleteButton, deleteStatus.el);
-  danger.addEventListener('submit', async (event) => {
+function Embedding({ site }) {
+  const [text, setText] = useState('');
+  const [saved, setSaved] = useState(null);
+  const [status, setStatus] = useState(null);
+  const url = `/dashboard/api/sites/${site.id}/embedding`;
+  useEffect(() => {
+    api('GET', url).then(
+      (e) => {
+        setSaved(e.embed_origins);
+        setText(e.embed_origins.join('\n'));
+      },
+      (err) => setStatus(failed(`The embedding settings could not be loaded. ${explain(err, { missing: MISSING })}`)),
+    );
+  }, [site.id]);
+  const submit = async (event) => {
     event.preventDefault();
-    if (confirmInput.value !== site.name) return;
+    const origins = text.split(/[\s,]+/).filter(Boolean);
+    if (origins.length > 20) return setStatus(failed('List at most 20 sites.'));
     try {
-      await api('DELETE', `/v1/sites/${siteId}`);
+      const answer = await api('PUT', url, { embed_origins: origins });
+      setSaved(answer.embed_origins);
+      setText(answer.embed_origins.join('\n'));
+      setStatus(ok(answer.embed_origins.length ? 'Saved: only these sites may embed the report.' : 'Saved: no site may embed the report.'));
+    } catch (err) {
+      setStatus(failed(explain(err, { labels: { embed_origins: 'The address' }, missing: MISSING })));
+    }
+  };
+  const embedUrl = `${location.origin}/share/${site.id}?embed=true`;
+  return html`<form class="card stack" aria-label="Embedding" onSubmit=${submit}>
+    <h2>Embed the report on another site</h2>
+    <p class="muted">The shared report can sit in an iframe on the sites you list here, and nowhere else.${site.sharing === 'public'
+      ? ''
+      : ' It must be shared publicly for that: a password cannot be asked for inside another page.'}</p>
+    <${Field} label="Sites allowed to embed the report" hint="One address per line, such as https://blog.example.com; https://*.example.com for every subdomain. Empty: no site may.">
+      ${(id, hint) => html`<textarea id=${id} name="embed_origins" rows="3" spellcheck="false" class="code" aria-describedby=${hint} value=${text} onInput=${(e) => setText(e.currentTarget.value)}></textarea>`}
+    <//>
+    <button type="submit" disabled=${saved === null}>Save embedding</button>
+    <${Status} status=${status} />
+    ${site.sharing === 'public' && saved && saved.length > 0
+      ? html`<${Snippet} label="Embed code" text=${`<iframe src="${embedUrl}" title="${site.name.replace(/"/g, '&quot;')}: statistics" width="100%" height="1400" style="border:0"></iframe>`} />`
+      : null}
+  </form>`;
+}
+
+function DeleteSite({ site }) {
+  const [typed, setTyped] = useState('');
+  const [status, setStatus] = useState(null);
+  const submit = async (event) => {
+    event.preventDefault();
+    if (typed !== site.name) return;
+    try {
+      await api('DELETE', `/v1/sites/${site.id}`);
       location.assign('/sites');
     } catch (err) {
-      deleteStatus.error(err.message);
+      setStatus(failed(explain(err, { missing: MISSING })));
     }
-  });
+  };
+  // Deleting asks for the site's name, typed: a slip of the mouse must not wipe a site and its data.
+  return html`<form class="card stack danger-zone" aria-label="Delete site" onSubmit=${submit}>
+    <h2>Delete site</h2>
+    <p>This removes the site, its goals, milestones and every recorded pageview. It cannot be undone.</p>
+    <${Field} label=${`Type the site name (${site.name}) to confirm`}>
+      ${(id) => html`<input id=${id} name="confirm" autocomplete="off" value=${typed} onInput=${(e) => setTyped(e.currentTarget.value)} />`}
+    <//>
+    <button type="submit" class="danger" disabled=${typed !== site.name}>Delete this site and all its data</button>
+    <${Status} status=${status} />
+  </form>`;
+}
 
-  fill(root, h('h1', {}, `Settings of ${site.name}`),
-    h('p', { class: 'links' }, h('a', { href: `/sites/${siteId}` }, 'Report'), ' · ', h('a', { href: `/sites/${siteId}/goals` }, 'Goals and milestones')),
-    form, h('section', { class: 'card' }, h('h2', {}, 'Script tag'), h('p', {}, 'Add this to every page of the site, in <head> or at the end of <body>.'),
-      snippet('Script tag', scriptTag(site.id))),
-    danger);
-  sync();
+export function SiteSettingsPage({ data }) {
+  const [site, setSite] = useState(null);
+  const [problem, setProblem] = useState('');
+  useEffect(() => {
+    api('GET', `/v1/sites/${data.site}`).then(setSite, (err) => setProblem(explain(err, { missing: MISSING })));
+  }, [data.site]);
+  const title = `Settings of ${site ? site.name : data.siteName}`;
+  return html`<h1>${title}</h1>
+    <p class="links"><a href=${`/sites/${data.site}`}>Report</a> · <a href=${`/sites/${data.site}/goals`}>Goals and milestones</a> · <a href="/sites">All sites</a></p>
+    ${problem ? html`<p class="status error" role="alert">The settings could not be loaded. ${problem}</p>` : null}
+    ${site === null
+      ? problem ? null : html`<p class="muted">Loading…</p>`
+      : html`<${SettingsForm} key=${site.id} site=${site} onSaved=${setSite} />
+        <${Embedding} site=${site} />
+        <section class="card"><h2>Script tag</h2><p>Add this to every page of the site, in ${'<head>'} or at the end of ${'<body>'}.</p>
+          <${Snippet} label="Script tag" text=${scriptTag(site.id)} /></section>
+        <${DeleteSite} site=${site} />`}`;
 }

@@ -1,57 +1,98 @@
-// The sites page: every site of the account with its links and script tag, and a form to add one.
+// The sites page: every site of the account with its links and script tag, and the form that adds one (name,
+// domain, time zone defaulting to the viewer's own).
 
 import { api, listAll } from './api.js';
-import { field, fill, h, main, pageData, select, snippet, statusLine } from './dom.js';
+import { failed, Field, ok, Snippet, Status, ZoneField, zoneAccepted } from './forms.js';
+import { explain } from './messages.js';
+import { browserZone } from './time-zones.js';
+import { html, useEffect, useState } from './ui.js';
 
-export const timeZones = () => (typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : ['UTC']);
-export const zoneOptions = (current) => {
-  const zones = timeZones();
-  return (zones.includes(current) ? zones : [current, ...zones]).map((z) => [z, z]);
-};
+/** The tag an owner adds to their pages; SPA tracking on, so client-side navigations count too. */
+export const scriptTag = (siteId) => `<script src="${location.origin}/script.js" data-site="${siteId}" data-spa="auto" defer></script>`;
 
-export const scriptTag = (siteId) => `<script src="${location.origin}/script.js" data-site="${siteId}" defer></script>`;
+export const SHARING_WORDS = new Map([
+  ['none', 'not shared'],
+  ['private', 'shared with a password'],
+  ['public', 'shared publicly'],
+]);
 
-export async function sitesPage() {
-  const root = main();
-  const list = h('div', { class: 'sites' }, h('p', { class: 'muted' }, 'Loading…'));
-  const status = statusLine();
-  const name = h('input', { name: 'name', required: true, maxlength: 255, autocomplete: 'off' });
-  const zone = select('timezone', zoneOptions(pageData('timezone') || 'UTC'), pageData('timezone') || 'UTC');
-  const form = h('form', { class: 'card stack', 'aria-label': 'Add a site' }, h('h2', {}, 'Add a site'), field('Site name', name), field('Time zone', zone),
-    h('button', { type: 'submit' }, 'Add site'), status.el);
-  fill(root, h('h1', {}, 'Sites'), list, form);
+const SITE_LABELS = { name: 'The site name', domain: 'The domain' };
 
-  form.addEventListener('submit', async (event) => {
+function SiteCard({ site, fresh }) {
+  const facts = [`Site id ${site.id}`, site.timezone, site.domain ? site.domain.split(',').join(', ') : null, SHARING_WORDS.get(site.sharing)];
+  return html`<article class=${`card site${fresh ? ' fresh' : ''}`} data-site-id=${site.id}>
+    <h2><a href=${`/sites/${site.id}`}>${site.name}</a></h2>
+    <p class="muted">${facts.filter(Boolean).join(' · ')}</p>
+    <p class="links">
+      <a href=${`/sites/${site.id}`}>Report</a>${' · '}<a href=${`/sites/${site.id}/settings`}>Settings</a>${' · '}<a href=${`/sites/${site.id}/goals`}>Goals and milestones</a>
+    </p>
+    ${fresh ? html`<p><strong>Add this tag to every page of ${site.name}</strong> to start counting.</p>` : null}
+    <${Snippet} label=${`Script tag for ${site.name}`} text=${scriptTag(site.id)} />
+  </article>`;
+}
+
+function AddSite({ onAdded }) {
+  const [name, setName] = useState('');
+  const [domain, setDomain] = useState('');
+  const [zone, setZone] = useState(() => browserZone());
+  const [status, setStatus] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (event) => {
     event.preventDefault();
-    status.clear();
+    if (!zoneAccepted(zone)) return setStatus(failed('Choose a time zone from the list.'));
+    setBusy(true);
+    setStatus(null);
     try {
-      const site = await api('POST', '/v1/sites', { name: name.value, timezone: zone.value });
-      name.value = '';
-      status.ok(`Added ${site.name}. Add its script tag to your pages to start counting.`);
-      await render();
+      const site = await api('POST', '/v1/sites', { name: name.trim(), timezone: zone, ...(domain.trim() ? { domain: domain.trim() } : {}) });
+      setName('');
+      setDomain('');
+      setStatus(ok(`Added ${site.name}. Its script tag is above: add it to every page of the site.`));
+      await onAdded(site);
     } catch (err) {
-      status.error(err.message);
+      setStatus(failed(explain(err, { labels: SITE_LABELS })));
+    } finally {
+      setBusy(false);
     }
-  });
+  };
+  return html`<form class="card stack" aria-label="Add a site" onSubmit=${submit}>
+    <h2>Add a site</h2>
+    <${Field} label="Site name" hint="What you call the site, such as My blog.">
+      ${(id, hint) => html`<input id=${id} name="name" required maxlength="255" autocomplete="off" aria-describedby=${hint} value=${name} onInput=${(e) => setName(e.currentTarget.value)} />`}
+    <//>
+    <${Field} label="Domain (optional)" hint="The site's address without https://, such as example.com; several separated by commas. Other trackers' tags (Plausible's) find the site by it.">
+      ${(id, hint) => html`<input id=${id} name="domain" maxlength="2048" autocomplete="off" spellcheck="false" placeholder="example.com" aria-describedby=${hint} value=${domain} onInput=${(e) => setDomain(e.currentTarget.value)} />`}
+    <//>
+    <${ZoneField} value=${zone} onChange=${setZone} />
+    <button type="submit" disabled=${busy}>Add site</button>
+    <${Status} status=${status} />
+  </form>`;
+}
 
-  async function render() {
-    const sites = await listAll('/v1/sites');
-    if (sites.length === 0) {
-      fill(list, h('p', { class: 'card' }, 'No sites yet: add your first one below.'));
-      return;
+export function SitesPage() {
+  const [sites, setSites] = useState(null);
+  const [problem, setProblem] = useState('');
+  const [fresh, setFresh] = useState('');
+  const load = async () => {
+    try {
+      setSites(await listAll('/v1/sites'));
+      setProblem('');
+    } catch (err) {
+      setProblem(explain(err));
     }
-    fill(
-      list,
-      sites.map((s) =>
-        h('article', { class: 'card site', 'data-site-id': s.id },
-          h('h2', {}, h('a', { href: `/sites/${s.id}` }, s.name)),
-          h('p', { class: 'muted' }, `Site id ${s.id} · ${s.timezone} · sharing: ${s.sharing}`),
-          h('p', { class: 'links' }, h('a', { href: `/sites/${s.id}` }, 'Report'), ' · ', h('a', { href: `/sites/${s.id}/settings` }, 'Settings'), ' · ',
-            h('a', { href: `/sites/${s.id}/goals` }, 'Goals and milestones')),
-          snippet(`Script tag for ${s.name}`, scriptTag(s.id)),
-        ),
-      ),
-    );
-  }
-  await render();
+  };
+  useEffect(() => void load(), []);
+  const added = async (site) => {
+    setFresh(site.id);
+    await load();
+  };
+  return html`<h1>Sites</h1>
+    ${problem ? html`<p class="status error" role="alert">The sites could not be loaded. ${problem}</p>` : null}
+    <div class="sites">
+      ${sites === null
+        ? html`<p class="muted">Loading…</p>`
+        : sites.length === 0
+          ? html`<p class="card">No sites yet: add your first one below.</p>`
+          : sites.map((s) => html`<${SiteCard} key=${s.id} site=${s} fresh=${s.id === fresh} />`)}
+    </div>
+    <${AddSite} onAdded=${added} />`;
 }

@@ -1,106 +1,131 @@
-// API settings: the account's tokens (SPEC.md section 5): create with a name and permissions, the secret shown
-// once, the list with last use, revoke.
+// API settings: the account's tokens (SPEC.md section 5). New tokens start at the least privilege (read-only);
+// permissions are shown with site names; revoked tokens wait behind a switch.
 
 import { api, listAll } from './api.js';
-import { field, fill, h, main, select, snippet, statusLine } from './dom.js';
+import { ConfirmButton, failed, Field, ok, Snippet, Status } from './forms.js';
+import { explain } from './messages.js';
+import { html, useEffect, useState } from './ui.js';
 
-function describeAbilities(abilities) {
+const LABELS = { name: 'The token name', abilities: 'The permissions' };
+
+/** A token's abilities in words, sites by name: "Read My blog (ABCDEFGH)". */
+export function describeAbilities(abilities, siteNames) {
+  const site = (id) => (siteNames.has(id) ? `${siteNames.get(id)} (${id})` : `site ${id} (deleted)`);
   return abilities
-    .map((a) => (a === '*' ? 'Full admin' : a === 'all-sites-readonly' ? 'Read-only, all sites' : a.replace(/^read:/, 'Read ').replace(/^manage:/, 'Manage ')))
+    .map((a) => {
+      if (a === '*') return 'Full admin';
+      if (a === 'all-sites-readonly') return 'Read-only, all sites';
+      const m = /^(read|manage):(.+)$/.exec(a);
+      return m ? `${m[1] === 'read' ? 'Read' : 'Manage'} ${site(m[2])}` : a;
+    })
     .join(', ');
 }
 
-export async function tokensPage() {
-  const root = main();
-  const status = statusLine();
-  const list = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
-  const secretBox = h('div', { 'aria-live': 'polite' });
-  const sites = await listAll('/v1/sites');
-
-  const name = h('input', { name: 'name', required: true, maxlength: 255, autocomplete: 'off' });
-  const radio = (value, label, checked) => {
-    const input = h('input', { type: 'radio', name: 'permission', value, id: `perm-${value}`, checked });
-    return h('div', { class: 'check' }, input, h('label', { for: input.id }, label));
-  };
-  const perSite = h('div', { class: 'per-site', hidden: true },
-    sites.length === 0
-      ? h('p', { class: 'muted' }, 'No sites yet.')
-      : sites.map((s) => field(`${s.name} (${s.id})`, select(`site-${s.id}`, [['', 'No access'], ['read', 'Read'], ['manage', 'Manage']], '', { 'data-site': s.id }))));
-  const permissions = h('fieldset', {}, h('legend', {}, 'Permissions'),
-    radio('*', 'Full admin: everything the account can do', true),
-    radio('all-sites-readonly', 'Read-only on all sites', false),
-    radio('sites', 'Site-specific: choose per site', false),
-    perSite);
-  permissions.addEventListener('change', () => {
-    perSite.hidden = permissions.querySelector('input[name=permission]:checked')?.value !== 'sites';
-  });
-  const form = h('form', { class: 'card stack', 'aria-label': 'Create a token' }, h('h2', {}, 'Create a token'), field('Token name', name), permissions,
-    h('button', { type: 'submit' }, 'Create token'), status.el, secretBox);
-
-  form.addEventListener('submit', async (event) => {
+function CreateToken({ sites, onCreated }) {
+  const [name, setName] = useState('');
+  // Least privilege first: reading every site's reports, changing nothing.
+  const [kind, setKind] = useState('all-sites-readonly');
+  const [perSite, setPerSite] = useState({});
+  const [status, setStatus] = useState(null);
+  const [secret, setSecret] = useState(null);
+  const submit = async (event) => {
     event.preventDefault();
-    status.clear();
-    fill(secretBox);
-    const choice = permissions.querySelector('input[name=permission]:checked')?.value;
-    const abilities =
-      choice === 'sites'
-        ? [...perSite.querySelectorAll('select')].filter((s) => s.value).map((s) => `${s.value}:${s.dataset.site}`)
-        : [choice];
-    if (abilities.length === 0) {
-      status.error('Choose read or manage for at least one site.');
-      return;
-    }
+    setSecret(null);
+    const abilities = kind === 'sites' ? Object.entries(perSite).filter(([, v]) => v).map(([id, v]) => `${v}:${id}`) : [kind];
+    if (abilities.length === 0) return setStatus(failed('Choose read or manage for at least one site.'));
     try {
-      const token = await api('POST', '/dashboard/api/tokens', { name: name.value, abilities });
-      name.value = '';
-      status.ok(`Created ${token.name}.`);
-      fill(secretBox, h('div', { class: 'secret', 'data-secret': '' },
-        h('p', {}, h('strong', {}, 'Copy this token now. It will not be shown again.')), snippet('New API token', token.token)));
-      await render();
+      const token = await api('POST', '/dashboard/api/tokens', { name: name.trim(), abilities });
+      setName('');
+      setStatus(ok(`Created ${token.name}.`));
+      setSecret(token);
+      await onCreated();
     } catch (err) {
-      status.error(err.message);
+      setStatus(failed(explain(err, { labels: LABELS })));
     }
-  });
+  };
+  const radio = (value, label) => html`<div class="check">
+    <input type="radio" name="permission" id=${`perm-${value}`} value=${value} checked=${kind === value} onChange=${() => setKind(value)} />
+    <label for=${`perm-${value}`}>${label}</label>
+  </div>`;
+  return html`<form class="card stack" aria-label="Create a token" onSubmit=${submit}>
+    <h2>Create a token</h2>
+    <${Field} label="Token name" hint="What will use it, such as Grafana or the deploy script.">
+      ${(id, hint) => html`<input id=${id} name="name" required maxlength="255" autocomplete="off" aria-describedby=${hint} value=${name} onInput=${(e) => setName(e.currentTarget.value)} />`}
+    <//>
+    <fieldset>
+      <legend>Permissions</legend>
+      ${radio('all-sites-readonly', 'Read-only on all sites: reports and settings, no changes')}
+      ${radio('sites', 'Site-specific: choose per site')}
+      ${radio('*', 'Full admin: everything the account can do')}
+      ${kind === 'sites'
+        ? html`<div class="per-site">${sites.length === 0
+            ? html`<p class="muted">No sites yet.</p>`
+            : sites.map((s) => html`<${Field} label=${`${s.name} (${s.id})`}>
+                ${(id) => html`<select id=${id} data-site=${s.id} value=${perSite[s.id] ?? ''} onChange=${(e) => setPerSite({ ...perSite, [s.id]: e.currentTarget.value })}>
+                  <option value="">No access</option><option value="read">Read</option><option value="manage">Manage</option>
+                </select>`}
+              <//>`)}</div>`
+        : null}
+    </fieldset>
+    <button type="submit">Create token</button>
+    <${Status} status=${status} />
+    ${secret
+      ? html`<div class="secret" data-secret="" aria-live="polite">
+          <p><strong>Copy this token now. It will not be shown again.</strong></p>
+          <${Snippet} label="New API token" text=${secret.token} />
+        </div>`
+      : null}
+  </form>`;
+}
 
-  async function render() {
-    const { data } = await api('GET', '/dashboard/api/tokens');
-    if (data.length === 0) {
-      fill(list, h('p', { class: 'muted' }, 'No tokens.'));
-      return;
+function TokenTable({ tokens, siteNames, onRevoke }) {
+  return html`<div class="scroll-x"><table>
+    <thead><tr>${['Name', 'Permissions', 'Created', 'Last used', 'Status', 'Actions'].map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
+    <tbody>${tokens.map((t) => html`<tr data-token=${t.id} class=${t.revoked_at ? 'revoked' : ''}>
+      <td>${t.name}</td>
+      <td data-abilities="">${describeAbilities(t.abilities, siteNames)}</td>
+      <td>${t.created_at}</td>
+      <td data-last-used="">${t.last_used_at ?? 'never'}</td>
+      <td data-status="">${t.revoked_at ? `revoked ${t.revoked_at}` : 'active'}</td>
+      <td class="actions">${t.revoked_at ? null : html`<${ConfirmButton} label="Revoke" confirmLabel="Confirm revoke" what=${`token ${t.name}`} onConfirm=${() => onRevoke(t)} />`}</td>
+    </tr>`)}</tbody>
+  </table></div>`;
+}
+
+export function TokensPage() {
+  const [sites, setSites] = useState(null);
+  const [tokens, setTokens] = useState(null);
+  const [showRevoked, setShowRevoked] = useState(false);
+  const [status, setStatus] = useState(null);
+  const loadTokens = async () => setTokens((await api('GET', '/dashboard/api/tokens')).data);
+  useEffect(() => {
+    Promise.all([listAll('/v1/sites').then(setSites), loadTokens()]).catch((err) => setStatus(failed(`The tokens could not be loaded. ${explain(err)}`)));
+  }, []);
+  const revoke = async (t) => {
+    try {
+      await api('DELETE', `/dashboard/api/tokens/${encodeURIComponent(t.id)}`);
+      setStatus(ok(`Revoked ${t.name}: programs using it are refused from now on.`));
+      await loadTokens();
+    } catch (err) {
+      setStatus(failed(explain(err, { missing: 'That token was already revoked. Reload the page.' })));
     }
-    fill(list, h('table', {},
-      h('thead', {}, h('tr', {}, ['Name', 'Permissions', 'Created', 'Last used', 'Status', 'Actions'].map((c) => h('th', { scope: 'col' }, c)))),
-      h('tbody', {}, data.map((t) =>
-        h('tr', { 'data-token': t.id },
-          h('td', {}, t.name), h('td', {}, describeAbilities(t.abilities)), h('td', {}, t.created_at),
-          h('td', { 'data-last-used': '' }, t.last_used_at ?? 'never'),
-          h('td', { 'data-status': '' }, t.revoked_at ? `revoked ${t.revoked_at}` : 'active'),
-          h('td', {}, t.revoked_at ? null : revokeButton(t)))))));
-  }
-
-  function revokeButton(t) {
-    const button = h('button', { type: 'button', class: 'danger small', 'aria-label': `Revoke token ${t.name}` }, 'Revoke');
-    let armed = false;
-    button.addEventListener('click', async () => {
-      if (!armed) {
-        armed = true;
-        button.textContent = 'Confirm revoke';
-        button.setAttribute('aria-label', `Confirm: revoke token ${t.name}`);
-        return;
-      }
-      try {
-        await api('DELETE', `/dashboard/api/tokens/${encodeURIComponent(t.id)}`);
-        status.ok(`Revoked ${t.name}.`);
-        await render();
-      } catch (err) {
-        status.error(err.message);
-      }
-    });
-    return button;
-  }
-
-  fill(root, h('h1', {}, 'API settings'),
-    h('p', {}, 'Tokens let programs use the v1 API: send ', h('code', {}, 'Authorization: Bearer <token>'), '. A token is shown once, when it is created.'),
-    h('section', { class: 'card', 'aria-labelledby': 'tokens-h' }, h('h2', { id: 'tokens-h' }, 'Tokens'), list), form);
-  await render();
+  };
+  const siteNames = new Map((sites ?? []).map((s) => [s.id, s.name]));
+  const active = (tokens ?? []).filter((t) => !t.revoked_at);
+  const revoked = (tokens ?? []).filter((t) => t.revoked_at);
+  const shown = showRevoked ? tokens ?? [] : active;
+  return html`<h1>API settings</h1>
+    <p>Tokens let programs use the v1 API: send <code>${'Authorization: Bearer <token>'}</code>. A token is shown once, when it is created.</p>
+    <section class="card" aria-labelledby="tokens-h">
+      <h2 id="tokens-h">Tokens</h2>
+      ${tokens === null || sites === null
+        ? html`<p class="muted">Loading…</p>`
+        : html`${shown.length === 0 ? html`<p class="muted">${revoked.length ? 'No active tokens.' : 'No tokens yet.'}</p>` : html`<${TokenTable} tokens=${shown} siteNames=${siteNames} onRevoke=${revoke} />`}
+          ${revoked.length > 0
+            ? html`<div class="check"><input type="checkbox" id="show-revoked" checked=${showRevoked} onChange=${(e) => setShowRevoked(e.currentTarget.checked)} />
+                <label for="show-revoked">Show revoked tokens (${revoked.length})</label></div>`
+            : null}`}
+      <${Status} status=${status} />
+    </section>
+    ${sites === null ? null : html`<${CreateToken} sites=${sites} onCreated=${loadTokens} />`}`;
 }
