@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { TokenAuthenticator } from './auth/token-authenticator.js';
 import { NO_MAILER, SmtpMailer, type Mailer } from './mail/mailer.js';
+import { ReportScheduler } from './mail/report-scheduler.js';
 import { buildApp } from './http/app.js';
 import { buildTrackerScript, type TrackerScript } from './http/tracker-script.js';
 import { Ingest } from './ingest/live.js';
@@ -77,6 +78,8 @@ export interface AssembleOptions {
   mail?: { smtpUrl: string; from: string } | undefined;
   /** PLUMB_PUBLIC_URL: where links in emails point. */
   publicUrl?: string | undefined;
+  /** Whether email reports go out on a timer (tests run them with `reportEmails.runOnce(now)` instead). */
+  reportEmailTimer?: boolean;
 }
 
 export interface Plumb {
@@ -91,6 +94,8 @@ export interface Plumb {
   auth: TokenAuthenticator;
   usage: UsageMeter;
   mailer: Mailer;
+  /** Email reports, when mail is configured. */
+  reportEmails: ReportScheduler | undefined;
   /** Runs `work` while no other process of this installation runs exclusive work (first-start bootstrap). */
   exclusive<T>(work: () => Promise<T>): Promise<T>;
   /** Stops taking requests, finishes those in flight, writes everything buffered, closes the stores. */
@@ -206,11 +211,15 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
     ...(o.requestTimeoutMs ? { requestTimeoutMs: o.requestTimeoutMs } : {}),
   });
   logError = (err, message) => app.log.error({ err }, message);
+  const reportEmails =
+    o.mail && o.publicUrl ? new ReportScheduler({ meta, team, engine: reports, mailer, publicUrl: o.publicUrl, log: (err, m) => logError(err, m) }) : undefined;
+  if (o.reportEmailTimer !== false) reportEmails?.start();
 
   return {
-    app, meta, team, events, ingest, reports, metrics, auth, usage, mailer,
+    app, meta, team, events, ingest, reports, metrics, auth, usage, mailer, reportEmails,
     exclusive: (work) => stores.exclusive(work),
     async close() {
+      await reportEmails?.close();
       await app.close();
       await ingest.close();
       await auth.close();

@@ -360,28 +360,28 @@ export class SqlTeamStore implements TeamStore {
     });
   }
 
-  async claimDelivery(subscriptionId: string, period: string, owner: string, leaseUntil: Date, now: Date): Promise<boolean> {
+  async claimDelivery(subscriptionId: string, period: string, owner: string, leaseUntil: Date, now: Date, unsubscribeHash: string): Promise<boolean> {
     // The first claim inserts the row; a later one may take it only when unsent and its lease has lapsed (the
     // process holding it died). Each statement is atomic on its own, in DuckDB and in PostgreSQL alike.
     const inserted = await this.rows(
       `INSERT INTO report_deliveries (subscription_id, period, lease_owner, lease_until, sent_at, unsubscribe_hash)
-       VALUES (?, ?, ?, ?, NULL, NULL) ON CONFLICT (subscription_id, period) DO NOTHING RETURNING subscription_id`,
-      [subscriptionId, period, owner, leaseUntil],
+       VALUES (?, ?, ?, ?, NULL, ?) ON CONFLICT (subscription_id, period) DO NOTHING RETURNING subscription_id`,
+      [subscriptionId, period, owner, leaseUntil, unsubscribeHash],
     );
     if (inserted.length > 0) return true;
     const taken = await this.rows(
-      `UPDATE report_deliveries SET lease_owner = ?, lease_until = ?
+      `UPDATE report_deliveries SET lease_owner = ?, lease_until = ?, unsubscribe_hash = ?
        WHERE subscription_id = ? AND period = ? AND sent_at IS NULL AND lease_until < ? RETURNING subscription_id`,
-      [owner, leaseUntil, subscriptionId, period, now],
+      [owner, leaseUntil, unsubscribeHash, subscriptionId, period, now],
     );
     return taken.length > 0;
   }
 
-  async markDelivered(subscriptionId: string, period: string, owner: string, unsubscribeHash: string, now: Date): Promise<void> {
+  async markDelivered(subscriptionId: string, period: string, owner: string, now: Date): Promise<void> {
     await this.rows(
-      `UPDATE report_deliveries SET sent_at = ?, unsubscribe_hash = ? WHERE subscription_id = ? AND period = ? AND lease_owner = ?
+      `UPDATE report_deliveries SET sent_at = ? WHERE subscription_id = ? AND period = ? AND lease_owner = ?
        RETURNING subscription_id`,
-      [now, unsubscribeHash, subscriptionId, period, owner],
+      [now, subscriptionId, period, owner],
     );
   }
 

@@ -143,8 +143,8 @@ export interface TeamStore {
    * Takes the lease on sending one subscription's report for one period: true for exactly one caller while the
    * lease lasts, never once the report is marked sent.
    */
-  claimDelivery(subscriptionId: string, period: string, owner: string, leaseUntil: Date, now: Date): Promise<boolean>;
-  markDelivered(subscriptionId: string, period: string, owner: string, unsubscribeHash: string, now: Date): Promise<void>;
+  claimDelivery(subscriptionId: string, period: string, owner: string, leaseUntil: Date, now: Date, unsubscribeHash: string): Promise<boolean>;
+  markDelivered(subscriptionId: string, period: string, owner: string, now: Date): Promise<void>;
   /** Gives a lease back after a failed send, so the next tick (of any process) tries again. */
   releaseDelivery(subscriptionId: string, period: string, owner: string): Promise<void>;
   /** The subscription an emailed report's unsubscribe link names (by the link's hash). */

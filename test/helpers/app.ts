@@ -74,6 +74,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
     ...(options.localAdminKey ? { localAdminKey: options.localAdminKey } : {}),
     ...(options.mail ? { mail: { smtpUrl: options.mail.smtpUrl, from: 'Plumb <plumb@example.test>' }, publicUrl: options.mail.publicUrl } : {}),
+    reportEmailTimer: false,
   });
   const { app, meta } = plumb;
   await bootstrap(meta, OWNER_TOKEN);

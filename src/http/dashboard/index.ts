@@ -19,6 +19,7 @@ import { pageRoutes } from './pages.js';
 import { peopleRoutes } from './people.js';
 import { recoveryRoutes } from './recovery.js';
 import { shareRoutes } from './share.js';
+import { subscriptionRoutes } from './subscriptions.js';
 import { tokenRoutes } from './tokens.js';
 
 export interface DashboardOptions {
@@ -56,4 +57,5 @@ export async function dashboard(app: FastifyInstance, deps: DashboardOptions): P
   embeddingRoutes(app, deps);
   accountRoutes(app, deps);
   recoveryRoutes(app, deps);
+  subscriptionRoutes(app, deps);
 }
