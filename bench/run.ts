@@ -1,15 +1,17 @@
-// `npm run bench [section ...]`: Plumb's benchmarks. Sections: collector, import, reports, overhead.
+// `npm run bench [section ...]`: Plumb's benchmarks. Sections: collector, import, reports, overhead, umami-import.
 
 import { benchCollector } from './collector.js';
 import { benchImport } from './import.js';
 import { benchOverhead } from './overhead.js';
 import { benchReports } from './reports.js';
+import { benchUmamiImport } from './umami-import.js';
 
 const sections: Record<string, () => Promise<void>> = {
   collector: () => benchCollector(Number(process.env.BENCH_SECONDS ?? 15)),
   import: () => benchImport(Number(process.env.BENCH_IMPORT_HITS ?? 1_000_000)),
   reports: () => benchReports(Number(process.env.BENCH_PAGEVIEWS ?? 10_000_000)),
   overhead: () => benchOverhead(Number(process.env.BENCH_OVERHEAD_PAGEVIEWS ?? 20_000)),
+  'umami-import': () => benchUmamiImport(Number(process.env.BENCH_UMAMI_ROWS ?? 2_000_000)),
 };
 
 const chosen = process.argv.slice(2);
