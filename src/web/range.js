@@ -77,16 +77,24 @@ export function rangeDates(name, timeZone, custom = {}) {
 }
 
 /**
- * The period a range is compared with: `previous`, the same number of days just before it; `year`, the same
- * dates a year earlier; `off`, none.
+ * The period a range is compared with: `previous`, the period just before it: the months before for the month
+ * ranges (this month so far against the same days of last month, last month against the month before, the
+ * last 12 months against the 12 before), else the same number of days; `year`, the same dates a year earlier;
+ * `off`, none.
  */
-export function comparisonDates({ from, to }, compare) {
+export function comparisonDates({ from, to }, compare, rangeName = 'custom') {
   if (compare === 'year') return { from: addYears(from, -1), to: addYears(to, -1) };
-  if (compare === 'previous') {
-    const days = daysBetween(from, to) + 1;
-    return { from: addDays(from, -days), to: addDays(from, -1) };
+  if (compare !== 'previous') return null;
+  if (rangeName === 'month') {
+    const start = monthStart(from, -1);
+    const end = addDays(start, daysBetween(from, to));
+    const last = addDays(monthStart(from, 0), -1);
+    return { from: start, to: end > last ? last : end };
   }
-  return null;
+  if (rangeName === 'last-month') return { from: monthStart(from, -1), to: addDays(from, -1) };
+  if (rangeName === '12mo') return { from: monthStart(from, -12), to: addDays(from, -1) };
+  const days = daysBetween(from, to) + 1;
+  return { from: addDays(from, -days), to: addDays(from, -1) };
 }
 
 /** Granularities the chart offers for a range (the API allows hours over at most 7 days). */

@@ -89,7 +89,7 @@ describe('report page in Chromium', { skip }, () => {
   const cspViolations: string[] = [];
   const pages: Watched[] = [];
 
-  const shot = (p: Page, name: string) => p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  const shot = (p: Page, name: string, fullPage = true) => p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage });
 
   async function v1(params: Record<string, string>, period = WEEK, filters?: unknown[]): Promise<Row[]> {
     const query = new URLSearchParams({
@@ -335,6 +335,17 @@ describe('report page in Chromium', { skip }, () => {
     const previous = { from: addDays(range.from, -9), to: addDays(range.from, -1) };
     const [before] = await v1({ aggregates: 'visitors' }, previous);
     assert.equal(await page.locator('[data-metric="visitors"] [data-change]').getAttribute('data-previous'), String(Number(before!.visitors)));
+
+    // Last month is compared with the month before it.
+    await page.getByLabel('Date range').selectOption('last-month');
+    const [y, m] = TODAY.split('-').map(Number);
+    const first = (offset: number) => new Date(Date.UTC(y!, m! - 1 + offset, 1)).toISOString().slice(0, 10);
+    const lastMonth = { from: first(-1), to: addDays(first(0), -1) };
+    const monthBefore = { from: first(-2), to: addDays(first(-1), -1) };
+    const [[shown], [compared]] = await Promise.all([v1({ aggregates: 'visitors' }, lastMonth), v1({ aggregates: 'visitors' }, monthBefore)]);
+    await eventually(() => metric(page, 'visitors'), fmtInt(shown!.visitors!), 'last month');
+    await eventually(() => page.locator('[data-metric="visitors"] [data-change]').getAttribute('data-previous'), String(Number(compared!.visitors)), 'the month before');
+    await page.locator('.chart-legend').filter({ hasText: `compared with ${monthBefore.from} to ${monthBefore.to}` }).waitFor();
   });
 
   it('chooses hours for today (nothing drawn after now), and offers weeks and months, with milestones and bars', async () => {
@@ -354,6 +365,7 @@ describe('report page in Chromium', { skip }, () => {
     );
     assert.match((await page.getByLabel('Per', { exact: true }).locator('option:checked').textContent())!, /Auto \(hour\)/);
     await page.locator('.milestones').filter({ hasText: 'Release day' }).waitFor();
+    await shot(page, 'report-today-hours');
 
     // The tooltip names the bucket in the site's zone.
     const canvas = page.locator('.chart .u-over').first();
@@ -453,7 +465,7 @@ describe('report page in Chromium', { skip }, () => {
 
     const detailsCsv = await downloaded(page, () => dialog.getByRole('button', { name: 'Export CSV' }).click());
     assert.equal(detailsCsv.body.toString('utf8'), csv(['pathname', 'visitors', 'pageviews'], ascending));
-    await shot(page, 'report-details');
+    await shot(page, 'report-details', false);
     await page.keyboard.press('Escape');
     await eventually(() => dialog.count(), 0, 'Escape closes the details');
 
@@ -674,7 +686,7 @@ describe('report page in Chromium', { skip }, () => {
       await phone.locator('dialog[data-details] tbody tr').first().waitFor();
       const dialogWidth = await phone.locator('dialog[data-details]').evaluate((d) => d.getBoundingClientRect().width);
       assert.ok(dialogWidth <= 360, `the details fit the screen (${dialogWidth}px)`);
-      await shot(phone, `report-phone-details-${scheme}`);
+      await shot(phone, `report-phone-details-${scheme}`, false);
       assert.deepEqual(phone.errors, []);
     }
   });

@@ -127,7 +127,7 @@ function Details({ field, label, onClose }) {
     ${error ? html`<p class="status error" role="alert">${explainError(error)}</p>` : null}
     <div class="details-body">
       <table class="breakdown">
-        <thead><tr>${header(field, label, false)}${columns.map(([k, title]) => header(k, title, true))}</tr></thead>
+        <thead><tr>${header(field, propertyLabel(field), false)}${columns.map(([k, title]) => header(k, title, true))}</tr></thead>
         <tbody>
           ${rows.map((row) => html`<tr data-value=${row[field] ?? ''}>
             <td class="label">${displayValue(field, row[field] ?? '')}</td>

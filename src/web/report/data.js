@@ -122,7 +122,7 @@ export function usePanel(load, deps, { compare = true } = {}) {
   useEffect(() => {
     let live = true;
     const period = periodOf(state, site.timeZone);
-    const previousPeriod = compare ? comparisonDates(period, state.compare) : null;
+    const previousPeriod = compare ? comparisonDates(period, state.compare, state.range) : null;
     setResult((r) => ({ ...r, loading: true }));
     Promise.all([load(period), previousPeriod ? load(previousPeriod) : null]).then(
       ([data, previous]) => live && setResult({ loading: false, data, previous, period, previousPeriod }),
