@@ -212,7 +212,11 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
   });
   logError = (err, message) => app.log.error({ err }, message);
   const reportEmails =
-    o.mail && o.publicUrl ? new ReportScheduler({ meta, team, engine: reports, mailer, publicUrl: o.publicUrl, log: (err, m) => logError(err, m) }) : undefined;
+    o.mail && o.publicUrl ? new ReportScheduler({
+          meta, team, engine: reports, mailer, publicUrl: o.publicUrl,
+          log: (err, m) => logError(err, m),
+          info: (fields, m) => app.log.info(fields, m),
+        }) : undefined;
   if (o.reportEmailTimer !== false) reportEmails?.start();
 
   return {

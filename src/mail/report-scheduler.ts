@@ -20,6 +20,8 @@ export interface ReportSchedulerDeps {
   mailer: Mailer;
   publicUrl: string;
   log: (err: unknown, message: string) => void;
+  /** Told after a tick that found reports due: how many, and how many this process sent. */
+  info?: (fields: { due: number; sent: number }, message: string) => void;
 }
 
 /** How long a process may take to send one report before another may try. */
@@ -56,6 +58,7 @@ export class ReportScheduler {
   async runOnce(now = new Date()): Promise<number> {
     const { meta, team, engine, mailer, publicUrl } = this.deps;
     let sent = 0;
+    let due = 0;
     for (const s of await team.listAllSubscriptions()) {
       const site = await meta.getSite(s.siteId);
       if (!site || site.accountId !== s.accountId) {
@@ -69,6 +72,7 @@ export class ReportScheduler {
       // A subscription gets the periods that end after it was made, never one already over.
       if (localDate(site.timezone, s.createdAt) > period.to) continue;
       const secret = newTokenSecret();
+      due += 1;
       if (!(await team.claimDelivery(s.id, period.from, this.owner, new Date(now.getTime() + LEASE_MS), now, hashToken(secret)))) continue;
       try {
         const report = await gatherReport(engine, meta, site, period);
@@ -85,6 +89,7 @@ export class ReportScheduler {
         await team.releaseDelivery(s.id, period.from, this.owner).catch(() => undefined);
       }
     }
+    if (due > 0) this.deps.info?.({ due, sent }, 'email reports: tick done');
     return sent;
   }
 
