@@ -90,10 +90,10 @@ function GoalRow({ siteId, goal, currency, counts, onSaved, onDeleted, setStatus
   const conversions = counts === undefined ? '…' : counts === null ? 'not available' : fmtInt(counts.conversions);
   const value = counts && currency !== 'none' ? fmtValue(counts.value, currency) : '';
   return html`<tr data-goal=${goal.id}>
-    <td class="label">${goal.name}</td>
-    <td data-currency="">${currencyWords(currency)}</td>
-    <td class="num" data-conversions="">${conversions}${value ? html`<br /><small class="muted" data-value="">${value}</small>` : null}</td>
-    <td><code>${`fathom.trackEvent(${JSON.stringify(goal.name)})`}</code><br /><small class="muted">id ${goal.id}</small></td>
+    <td class="label" data-label="Name">${goal.name}</td>
+    <td data-label="Currency" data-currency="">${currencyWords(currency)}</td>
+    <td class="num" data-label="Conversions, last 30 days" data-conversions="">${conversions}${value ? html`<br /><small class="muted" data-value="">${value}</small>` : null}</td>
+    <td data-label="Code to send it"><code>${`fathom.trackEvent(${JSON.stringify(goal.name)})`}</code><br /><small class="muted">id ${goal.id}</small></td>
     <td class="actions">
       <button type="button" class="secondary small" aria-label=${`Edit goal ${goal.name}`} onClick=${() => setEditing(true)}>Edit</button>
       <${ConfirmButton} label="Delete" confirmLabel="Confirm delete" what=${`goal ${goal.name}`} onConfirm=${() => onDeleted(goal)} />
@@ -158,7 +158,7 @@ function Goals({ siteId, timeZone, initialCurrencies }) {
       ? html`<p class="muted">Loading…</p>`
       : goals.length === 0
         ? html`<p class="muted">No goals yet.</p>`
-        : html`<div class="scroll-x"><table>
+        : html`<div class="scroll-x"><table class="stacked">
             <thead><tr><th scope="col">Name</th><th scope="col">Currency</th><th scope="col" class="num">Conversions, last 30 days</th><th scope="col">Code to send it</th><th scope="col">Actions</th></tr></thead>
             <tbody>${goals.map((g) => html`<${GoalRow} key=${`${g.id}:${g.name}:${currencies[g.id]}`} siteId=${siteId} goal=${g} currency=${currencies[g.id] ?? 'dollar'}
               counts=${counts[g.id]} onSaved=${saved} onDeleted=${deleted} setStatus=${setStatus} />`)}</tbody>
@@ -207,8 +207,8 @@ function MilestoneRow({ milestone, url, onChanged, setStatus }) {
     </td></tr>`;
   }
   return html`<tr data-milestone=${milestone.id}>
-    <td class="label">${milestone.name}</td>
-    <td>${milestone.milestone_date.slice(0, 10)}</td>
+    <td class="label" data-label="Name">${milestone.name}</td>
+    <td data-label="Date">${milestone.milestone_date.slice(0, 10)}</td>
     <td class="actions">
       <button type="button" class="secondary small" aria-label=${`Edit milestone ${milestone.name}`} onClick=${() => setEditing(true)}>Edit</button>
       <${ConfirmButton} label="Delete" confirmLabel="Confirm delete" what=${`milestone ${milestone.name}`} onConfirm=${remove} />
@@ -248,7 +248,7 @@ function Milestones({ siteId }) {
       ? html`<p class="muted">Loading…</p>`
       : items.length === 0
         ? html`<p class="muted">No milestones yet.</p>`
-        : html`<div class="scroll-x"><table>
+        : html`<div class="scroll-x"><table class="stacked">
             <thead><tr><th scope="col">Name</th><th scope="col">Date</th><th scope="col">Actions</th></tr></thead>
             <tbody>${items.map((m) => html`<${MilestoneRow} key=${`${m.id}:${m.name}:${m.milestone_date}`} milestone=${m} url=${url} onChanged=${load} setStatus=${setStatus} />`)}</tbody>
           </table></div>`}

@@ -79,14 +79,14 @@ function CreateToken({ sites, onCreated }) {
 }
 
 function TokenTable({ tokens, siteNames, onRevoke }) {
-  return html`<div class="scroll-x"><table>
+  return html`<div class="scroll-x"><table class="stacked">
     <thead><tr>${['Name', 'Permissions', 'Created', 'Last used', 'Status', 'Actions'].map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
     <tbody>${tokens.map((t) => html`<tr data-token=${t.id} class=${t.revoked_at ? 'revoked' : ''}>
-      <td>${t.name}</td>
-      <td data-abilities="">${describeAbilities(t.abilities, siteNames)}</td>
-      <td>${t.created_at}</td>
-      <td data-last-used="">${t.last_used_at ?? 'never'}</td>
-      <td data-status="">${t.revoked_at ? `revoked ${t.revoked_at}` : 'active'}</td>
+      <td class="label" data-label="Name">${t.name}</td>
+      <td data-label="Permissions" data-abilities="">${describeAbilities(t.abilities, siteNames)}</td>
+      <td data-label="Created">${t.created_at}</td>
+      <td data-label="Last used" data-last-used="">${t.last_used_at ?? 'never'}</td>
+      <td data-label="Status" data-status="">${t.revoked_at ? `revoked ${t.revoked_at}` : 'active'}</td>
       <td class="actions">${t.revoked_at ? null : html`<${ConfirmButton} label="Revoke" confirmLabel="Confirm revoke" what=${`token ${t.name}`} onConfirm=${() => onRevoke(t)} />`}</td>
     </tr>`)}</tbody>
   </table></div>`;

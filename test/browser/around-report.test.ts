@@ -250,6 +250,29 @@ describe('pages around the report in Chromium', { skip }, () => {
     assert.deepEqual(owner.errors, []);
   });
 
+  it('fits a phone-width screen on every page around the report', async () => {
+    const phone = await openPage(browser, { baseURL: base, viewport: { width: 360, height: 740 } });
+    await phone.context().addCookies(await owner.context().cookies());
+    for (const [path, ready, name] of [
+      ['/sites', 'article.site', 'sites'],
+      [`/sites/${shopId}/settings`, 'form[aria-label="Embedding"] button:enabled', 'site-settings'],
+      ['/settings/api', 'tr[data-token]', 'tokens'],
+      [`/sites/${shopId}/goals`, 'tr[data-goal] [data-conversions]', 'goals'],
+    ] as const) {
+      await phone.goto(path);
+      // Ready: the page's own data is in (the goals' conversions are numbers, not "…").
+      await phone.locator(ready).filter({ hasText: name === 'goals' ? /\d/ : /.*/ }).first().waitFor();
+      const overflow = await phone.evaluate(() => {
+        const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
+        return root.scrollWidth - root.clientWidth;
+      });
+      assert.ok(overflow <= 0, `${path} scrolls sideways by ${overflow}px`);
+      await shot(phone, `${name}-phone`);
+    }
+    assert.deepEqual(phone.errors, []);
+    await phone.context().close();
+  });
+
   const setOrigins = async (origins: string[]) => {
     await t.meta.setEmbedOrigins(siteId, origins);
   };
