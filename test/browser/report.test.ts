@@ -319,6 +319,21 @@ describe('report page in Chromium', { skip }, () => {
     );
   });
 
+  it("formats numbers and the chart's times in the viewer's locale, times in the site's zone", async () => {
+    const german = await newPage({ locale: 'de-DE' });
+    await german.goto(`/sites/${siteId}?range=yesterday`);
+    const day = addDays(TODAY, -1);
+    const [totals] = await v1({ aggregates: 'visits,pageviews' }, { from: day, to: day });
+    const perVisit = new Intl.NumberFormat('de-DE', { maximumFractionDigits: 2 }).format(round2(Number(totals!.pageviews) / Number(totals!.visits)));
+    await eventually(() => metric(german, 'views_per_visit'), perVisit, 'views per visit in German');
+    await german.getByText("The chart's numbers as a table").click();
+    const first = german.locator('[data-chart-table] tbody tr').first().locator('td').first();
+    const expected = new Intl.DateTimeFormat('de-DE', { timeZone: 'UTC', weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', hour: 'numeric', minute: '2-digit' })
+      .format(new Date(`${day}T00:00:00Z`));
+    await eventually(() => first.textContent(), expected, 'the first hour of yesterday, in German, site time');
+    assert.deepEqual(german.errors, []);
+  });
+
   it('shows a custom range of dates as /v1 answers it', async () => {
     await page.goto(`/sites/${siteId}`);
     await page.getByLabel('Date range').selectOption('custom');
@@ -420,6 +435,13 @@ describe('report page in Chromium', { skip }, () => {
       assert.ok(rows.length > 0, `${field} has rows`);
       await eventually(() => tableRows(page, `[data-table="${field}"]`), expectedRows(rows, field, ['visitors', 'pageviews']), field);
     }
+    // Each row's bar is its share of the top row.
+    await page.getByRole('tab', { name: 'Top pages' }).click();
+    const top10 = await v1({ aggregates: 'visitors,pageviews', field_grouping: 'pathname', sort_by: 'visitors:desc', limit: '10' });
+    await eventually(() => tableRows(page, '[data-table="pathname"]'), expectedRows(top10, 'pathname', ['visitors', 'pageviews']), 'pages again');
+    const widths = await page.locator('[data-table="pathname"] tbody .bar').evaluateAll((bars) => bars.map((b) => (b as unknown as { style: { width: string } }).style.width));
+    assert.deepEqual(widths.map((w) => Math.round(parseFloat(w))), top10.map((r) => Math.round((Number(r.visitors) / Number(top10[0]!.visitors)) * 100)));
+
     // A row's value becomes an `is` filter.
     await page.getByRole('tab', { name: 'Top pages' }).click();
     await page.getByRole('tab', { name: 'Browsers' }).click();
