@@ -1,6 +1,7 @@
-// Whether the compiled output in dist/ is older than the TypeScript it came from, and the build itself: shared
-// by `npm run build` (and `prepare`, at install), `npm start` and the `plumb` command, so a start compiles only
-// when a source changed since the last build.
+// Whether the compiled output in dist/ is older than the sources it came from, and the build itself (the
+// TypeScript compiled, the dashboard bundled into dist/web/): shared by `npm run build` (and `prepare`, at
+// install), `npm start` and the `plumb` command, so a start compiles only when a source changed since the last
+// build.
 
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -16,12 +17,12 @@ function newestSource(dir, newest = 0) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) newest = newestSource(path, newest);
-    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
+    else newest = Math.max(newest, statSync(path).mtimeMs); // TypeScript, and the dashboard's scripts and styles
   }
   return newest;
 }
 
-/** True when `root` has no build yet, or a source (src/**.ts, tsconfig, package.json) is newer than it. */
+/** True when `root` has no build yet, or a source (anything under src/, tsconfig, package.json) is newer than it. */
 export function isStale(root = ROOT) {
   const stamp = join(root, STAMP);
   if (!existsSync(stamp)) return true;
@@ -51,9 +52,25 @@ export function build(root = ROOT) {
   }
   const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
   if (result.status !== 0) return false;
+  // The dashboard bundle, made by the compiled server's own code so the two never differ in how they bundle.
+  const bundled = spawnSync(process.execPath, ['--input-type=module', '-e', BUNDLE_DASHBOARD], { cwd: root, stdio: 'inherit', env: { ...process.env, PLUMB_BUILD_ROOT: root } });
+  if (bundled.status !== 0) return false;
   writeFileSync(join(root, STAMP), `${new Date().toISOString()}\n`);
   return true;
 }
+
+/** Run in a child process (the build is synchronous): writes dist/web/app.js and app.css. */
+const BUNDLE_DASHBOARD = `
+  import { mkdirSync, writeFileSync } from 'node:fs';
+  import { join } from 'node:path';
+  import { pathToFileURL } from 'node:url';
+  const root = process.env.PLUMB_BUILD_ROOT;
+  const { bundleDashboard } = await import(pathToFileURL(join(root, 'dist', 'src', 'http', 'dashboard', 'assets.js')).href);
+  const { js, css } = await bundleDashboard();
+  mkdirSync(join(root, 'dist', 'web'), { recursive: true });
+  writeFileSync(join(root, 'dist', 'web', 'app.js'), js);
+  writeFileSync(join(root, 'dist', 'web', 'app.css'), css);
+`;
 
 /** Builds only when stale; says so on standard error, since it takes a few seconds. */
 export function buildIfStale(root = ROOT) {

@@ -1,9 +1,10 @@
-// First run as a user does it: `npm start` runs the compiled server without compiling again, and
+// First run as a user does it: `npm start` runs the compiled server (and the dashboard bundle the build wrote)
+// without compiling again, and
 // `npx plumb demo` (bin/plumb.js) works against it with nothing set up: no PLUMB_ADMIN_TOKEN, no token at all.
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -52,6 +53,8 @@ describe('first run', () => {
     assert.doesNotMatch(output, /compiling/);
     assert.equal(stampTime(), built, 'no build ran');
     assert.equal((await fetch(`${url}/healthz`)).status, 200);
+    // The dashboard it serves is the bundle the build wrote (no bundling at start either).
+    assert.equal(await (await fetch(`${url}/dashboard/app.js`)).text(), readFileSync('dist/web/app.js', 'utf8'));
   });
 
   it('runs `plumb demo` with nothing set up and prints an address that opens the report', async () => {
