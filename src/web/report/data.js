@@ -131,7 +131,6 @@ export function usePanel(load, deps, { compare = true } = {}) {
     return () => {
       live = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [state.range, state.from, state.to, state.compare, state.goal, JSON.stringify(state.filters), compare, ...deps]);
   return result;
 }

@@ -4,10 +4,9 @@
 import { strToU8, zipSync } from 'fflate';
 import { download, slug, toCsv } from '../download.js';
 import { autoInterval } from '../range.js';
-import { fetchSeries, fetchTotals, metricKeys, periodOf } from './data.js';
+import { fetchSeries, fetchTotals, goalOf, metricKeys, periodOf } from './data.js';
 import { BREAKDOWN_FIELDS, breakdownQuery, columnsOf, DETAILS_LIMIT } from './breakdowns.js';
 import { fetchGoals } from './goals.js';
-import { goalOf } from './data.js';
 
 /** The files of the zip for a state: { name: csvText }. */
 export async function exportFiles(site, state) {
