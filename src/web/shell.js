@@ -12,8 +12,10 @@
 //     Converting one to a component means changing its entry here from `legacy` to `component`; nothing else.
 // A page that throws (or rejects) is replaced by a message in words, never a blank page.
 
+import { AccountPage } from './account.js';
 import { whenLoggedOut } from './api.js';
 import { GoalsPage } from './goals.js';
+import { MembersPage } from './members.js';
 import { ReportPage } from './report/page.js';
 import { SiteSettingsPage } from './site-settings.js';
 import { SitesPage } from './sites.js';
@@ -27,6 +29,8 @@ export const PAGES = {
   'site-settings': { component: SiteSettingsPage },
   goals: { component: GoalsPage },
   tokens: { component: TokensPage },
+  members: { component: MembersPage },
+  account: { component: AccountPage },
 };
 
 const explain = (err) => (err && err.message ? err.message : String(err));

@@ -1,7 +1,7 @@
 // Authentication and the scope table of SPEC.md section 5, applied to every /v1 route from its `access` config.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { CSRF_HEADER, EMBEDDED_SHARE_COOKIE, SHARE_SESSION_HEADER, type SessionManager } from '../../auth/sessions.js';
+import { CSRF_HEADER, EMBEDDED_SHARE_COOKIE, SHARE_SESSION_HEADER, type SessionManager, type SessionPrincipal } from '../../auth/sessions.js';
 import type { Principal, TokenAuthenticator } from '../../auth/token-authenticator.js';
 import { badRequest, forbidden, notFound } from '../../domain/errors.js';
 import { RateLimited, type Admission, type LimitClass, type Limiter } from '../../limits/limiter.js';
@@ -38,6 +38,12 @@ declare module 'fastify' {
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new Error('route has no principal: is its access "public"?');
   return request.principal;
+}
+
+/** The sites a dashboard session's viewer is limited to, or undefined for any other principal. */
+export function chosenSitesOf(request: FastifyRequest): readonly string[] | undefined {
+  const principal = request.principal as SessionPrincipal | null;
+  return principal?.member?.membership.siteIds ?? undefined;
 }
 
 export function siteOf(request: FastifyRequest): Site {
@@ -131,7 +137,8 @@ export function installAccessControl(app: FastifyInstance, { sites, auth, limite
     if (access === undefined || access === 'public') return;
     const { scopes } = principalOf(request);
     if (access === 'full' && !scopes.isFullAccess) throw forbidden();
-    if (access === 'list-sites' && !scopes.canListSites) throw forbidden();
+    // A dashboard viewer of chosen sites may list sites: the list is then theirs only (src/http/v1/sites.ts).
+    if (access === 'list-sites' && !scopes.canListSites && !chosenSitesOf(request)) throw forbidden();
     if (access === 'read-site' || access === 'manage-site' || access === 'full-site') {
       const site = await readableSite(sites, principalOf(request), (request.params as { site_id?: string }).site_id ?? '');
       if (access === 'manage-site' && !scopes.canManageSite(site.id)) throw forbidden();

@@ -6,7 +6,7 @@ import { siteSettings, type SiteBody } from '../../domain/resource-rules.js';
 import { hashPassword } from '../../domain/secrets.js';
 import type { MetaStore, Site } from '../../store/types.js';
 import type { SiteDataHooks } from './index.js';
-import { principalOf, siteOf } from './access.js';
+import { chosenSitesOf, principalOf, siteOf } from './access.js';
 import { pageRequest } from './pagination.js';
 import { presentDeleted, presentList, presentSite } from './present.js';
 import {
@@ -21,7 +21,15 @@ export function siteRoutes(app: FastifyInstance, meta: MetaStore, siteData: Site
     config: { access: 'list-sites' },
     schema: { tags, summary: 'List sites', querystring: paginationQuery, response: { 200: siteList } },
     handler: async (request) => {
-      const page = await meta.listSites(principalOf(request).account.id, pageRequest(request.query));
+      const { account } = principalOf(request);
+      const chosen = chosenSitesOf(request);
+      if (chosen) {
+        // A viewer of chosen sites (a dashboard session): those sites, in creation order, as one page.
+        const sites = (await Promise.all(chosen.map((id) => meta.getSite(id)))).filter((s): s is Site => s?.accountId === account.id);
+        sites.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+        return presentList(request.url, { items: sites, hasMore: false }, presentSite);
+      }
+      const page = await meta.listSites(account.id, pageRequest(request.query));
       return presentList(request.url, page, presentSite);
     },
   });
