@@ -18,6 +18,8 @@ export interface Config {
   excludedHosts: string[];
   /** PLUMB_RATE_LIMITS: false turns off the three per-account limits (private installs). */
   rateLimits: boolean;
+  /** PLUMB_LOCAL_ADMIN_KEY: false stops writing the CLI's local admin key (src/local-admin-key.ts). */
+  localAdminKey: boolean;
   /** Scale-out (all three set): metadata and salts in PostgreSQL, hits in ClickHouse, limits and visits in Redis. */
   databaseUrl: string | undefined;
   clickhouseUrl: string | undefined;
@@ -130,6 +132,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   const limitsText = (text('PLUMB_RATE_LIMITS') ?? 'on').toLowerCase();
   if (!['on', 'off'].includes(limitsText)) problems.push(`PLUMB_RATE_LIMITS must be "on" or "off" (got "${limitsText}")`);
+  const localKeyText = (text('PLUMB_LOCAL_ADMIN_KEY') ?? 'on').toLowerCase();
+  if (!['on', 'off'].includes(localKeyText)) problems.push(`PLUMB_LOCAL_ADMIN_KEY must be "on" or "off" (got "${localKeyText}")`);
 
   // Mail: the SMTP server, the sender, and the public address links in messages point to. The last is not taken
   // from requests: a forged Host header would otherwise send password-reset links to another site.
@@ -155,6 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy,
     excludedHosts,
     rateLimits: limitsText !== 'off',
+    localAdminKey: localKeyText !== 'off',
     databaseUrl,
     clickhouseUrl,
     redisUrl,

@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   const { databaseUrl, clickhouseUrl, redisUrl } = config;
   const scaleOut = databaseUrl && clickhouseUrl && redisUrl ? { databaseUrl, clickhouseUrl, redisUrl, dataDir: config.dataDir } : undefined;
   // For the CLI on this machine: `npx plumb ...` works without PLUMB_ADMIN_TOKEN (README, Administration).
-  const localAdminKey = newLocalAdminKey();
+  const localAdminKey = config.localAdminKey ? newLocalAdminKey() : undefined;
   const plumb = await assemble({
     dbPath: join(config.dataDir, 'plumb.duckdb'),
     ...(scaleOut ? { scaleOut } : {}),
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     processMetrics: true,
   });
   const { app } = plumb;
-  await localAdminKey.save(config.dataDir);
+  await localAdminKey?.save(config.dataDir);
 
   // Signals are handled from here on, before the server listens, so a stop that arrives at any moment is clean.
   let stopping = false;
@@ -50,7 +50,7 @@ async function main(): Promise<void> {
     stopping = true;
     app.log.info({ signal }, 'shutting down');
     await plumb.close();
-    await localAdminKey.remove();
+    await localAdminKey?.remove();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
@@ -76,7 +76,7 @@ async function main(): Promise<void> {
       mode: scaleOut ? 'scale-out' : 'embedded',
       dataDir: config.dataDir,
       admin: Boolean(config.adminToken),
-      localAdminKey: join(config.dataDir, LOCAL_ADMIN_KEY_FILE),
+      localAdminKey: localAdminKey ? join(config.dataDir, LOCAL_ADMIN_KEY_FILE) : 'off',
       rateLimits: config.rateLimits ? (config.redisUrl ? 'redis' : 'memory') : 'off',
     },
     'started',

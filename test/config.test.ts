@@ -69,4 +69,10 @@ describe('config', () => {
     assert.throws(() => loadConfig({ PLUMB_RATE_LIMITS: 'maybe' }), /PLUMB_RATE_LIMITS/);
     assert.throws(() => loadConfig({ PORT: '70000' }), /PORT/);
   });
+
+  it('writes the CLI\'s local admin key unless told not to', () => {
+    assert.equal(loadConfig({}).localAdminKey, true);
+    assert.equal(loadConfig({ PLUMB_LOCAL_ADMIN_KEY: 'off' }).localAdminKey, false);
+    assert.throws(() => loadConfig({ PLUMB_LOCAL_ADMIN_KEY: 'no' }), /PLUMB_LOCAL_ADMIN_KEY must be "on" or "off"/);
+  });
 });

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -72,6 +72,15 @@ describe('first run', () => {
     assert.match(await page.text(), /Demo site/);
     // Without the key (another user, or another machine) the admin API stays closed, as before.
     assert.equal((await fetch(`${url}/admin/accounts`)).status, 404);
+  });
+
+  it('keeps the local admin key to its user and removes it at a clean stop', async () => {
+    const key = join(dataDir, 'local-admin.key');
+    assert.equal(statSync(key).mode & 0o777, 0o600);
+    const exited = new Promise((resolve) => server!.once('exit', resolve));
+    server!.kill('SIGTERM');
+    assert.equal(await exited, 0);
+    assert.equal(existsSync(key), false, 'a stopped server leaves no key behind');
   });
 });
 
