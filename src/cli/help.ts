@@ -120,6 +120,13 @@ country. The file is streamed with a progress bar. Rows that cannot be imported 
 Importing the same file again replaces the earlier import; the answer names imports it overlaps in time.
 
 ${ADMIN}`],
+  ['import plausible', `plumb import plausible FILE --site SITE_ID [--json]
+
+Imports Plausible CE's CSV export (the zip of imported_*.csv tables) into the site as daily aggregates: the site's
+daily totals and each page's. Reports add them to recorded hits where they can answer exactly (docs/reports.md,
+"Imported data"). Bad rows are listed by file and line; the same file again replaces the earlier import.
+
+${ADMIN}`],
   ['import list', `plumb import list --site SITE_ID [--json]
 
 Lists the site's imports: id, kind, file, status, hits imported and rejected, and the time they cover.

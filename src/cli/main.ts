@@ -12,7 +12,7 @@ import { credentials, noAdminMessage, refusedAdminHint } from './credentials.js'
 import { demo, describeDemo } from './demo.js';
 import { helpFor } from './help.js';
 import { importNdjson, progressBar, type ImportSummary } from './import.js';
-import { describePeerImport, importUmamiFile, type PeerImportJson } from './peer-import.js';
+import { describePeerImport, importPeerFile, type PeerImportJson } from './peer-import.js';
 import { readPassword } from './password.js';
 import { describeSite, describeSiteLine, listSites, reportUrl, scriptTag, type SiteJson } from './sites.js';
 
@@ -35,6 +35,8 @@ Commands:
   import FILE             import NDJSON hits (one JSON object per line; see the README)
   import umami FILE --site SITE_ID
                           import Umami's raw events (CSV, see docs/collection.md), streamed
+  import plausible FILE --site SITE_ID
+                          import Plausible CE's export zip as daily aggregates
   import list --site SITE_ID
   import delete IMPORT_ID delete an import and every hit it brought
   demo [--account ID] [--days 30] [--visits-per-day 1000] [--no-share]
@@ -271,12 +273,13 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: Out, err:
       case 'import ': {
         throw new UsageError('missing FILE');
       }
-      case 'import umami': {
+      case 'import umami':
+      case 'import plausible': {
         const file = need(rest[0], 'FILE');
         const siteId = need(o.site, '--site SITE_ID').toUpperCase();
         let result: PeerImportJson;
         try {
-          result = await importUmamiFile(client, file, siteId, io.progress ?? process.stderr);
+          result = await importPeerFile(client, action === 'plausible' ? 'plausible' : 'umami', file, siteId, io.progress ?? process.stderr);
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code === undefined) throw e;
           err(`plumb: cannot read ${file}: ${(e as Error).message}`);

@@ -8,6 +8,7 @@ import type { EventStore, Site } from '../store/types.js';
 import { aggregateAlias, fieldAlias, ReportCompiler, TIMESTAMP_ALIAS } from './compiler.js';
 import type { CompiledQuery } from './dialect.js';
 import { DECIMAL_PLACES, type Aggregate } from './fields.js';
+import { importedPlan, mergeImported } from './imported.js';
 import { DEFAULT_GROUPED_LIMIT, EARLIEST_DATE, LATEST_DATE, type RangeEnd, type ReportRequest } from './parse.js';
 import type { QueryGate } from './query-gate.js';
 import type { ReportQuery } from './query.js';
@@ -57,6 +58,16 @@ export class ReportEngine {
 
   async aggregate(request: ReportRequest, site: Site): Promise<ReportRow[]> {
     const { query, compiled } = await this.compile(request, site);
+    // Imported history joins the answer only for queries it can answer exactly, and only when there is some.
+    const plan = importedPlan(query, site);
+    if (plan) {
+      const days = await this.gate.run(() => this.store.importedDays(site.id, plan.dimension, plan.fromDay, plan.untilDay));
+      if (days.length > 0) {
+        const { limit: _limit, ...unlimited } = query;
+        const recorded = await this.run(this.compiler.aggregation(unlimited));
+        return mergeImported(query, recorded.map((row) => this.shape(query, row)), days);
+      }
+    }
     const rows = await this.run(compiled);
     return rows.map((row) => this.shape(query, row));
   }

@@ -77,7 +77,7 @@ export interface Milestone {
   updatedAt: Date;
 }
 
-export type ImportKind = 'umami';
+export type ImportKind = 'umami' | 'plausible';
 export type ImportStatus = 'running' | 'done' | 'failed';
 
 /**
@@ -286,6 +286,25 @@ export interface LimitStore {
 /** A value bound into a report query (dialects that cannot bind receive none: their SQL inlines literals). */
 export type QueryParam = string | number | boolean | null | Date | bigint;
 
+/** One day of another product's numbers for a site: its totals (`dimension` '') or one page's ('pathname'). */
+export interface ImportedDay {
+  importId: string;
+  siteId: string;
+  /** The site's local day, `YYYY-MM-DD`. */
+  day: string;
+  dimension: '' | 'pathname';
+  value: string;
+  pageviews: number;
+  visits: number;
+  visitors: number;
+  bounces: number;
+  /** Seconds, summed over the day's visits. */
+  visitDuration: number;
+}
+
+/** Imported days summed per day and value (what reports add to recorded hits). */
+export type ImportedDaySums = Pick<ImportedDay, 'day' | 'value' | 'pageviews' | 'visits' | 'visitors'>;
+
 /** Hits and visits. Visits are written whole each time they change (the newest version wins). */
 export interface EventStore {
   /** Runs a compiled report query (read only). */
@@ -305,6 +324,10 @@ export interface EventStore {
   deleteSite(siteId: string): Promise<void>;
   /** Deletes the site's hits and visits whose visit ids lie in `[from, to]` (an import's range). */
   deleteVisitRange(siteId: string, from: bigint, to: bigint): Promise<void>;
+  writeImportedDays(rows: readonly ImportedDay[]): Promise<void>;
+  /** The site's imported days from `fromDay` to before `untilDay` of one dimension, summed per day and value. */
+  importedDays(siteId: string, dimension: ImportedDay['dimension'], fromDay: string, untilDay: string): Promise<ImportedDaySums[]>;
+  deleteImportedDays(siteId: string, importId: string): Promise<void>;
   close(): Promise<void>;
 }
 

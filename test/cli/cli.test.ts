@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { run } from '../../src/cli/main.js';
 import { LOCAL_ADMIN_KEY_FILE, localAdminKeyOf } from '../../src/local-admin-key.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
+import { strToU8, zipSync } from 'fflate';
 import { generateUmamiExport } from '../helpers/umami-export.js';
 
 const LOCAL_KEY = 'plumb_local_test-key-0123456789abcdefghij';
@@ -125,6 +126,19 @@ describe('plumb CLI', () => {
     assert.equal((await plumb(['import', 'list', '--site', site])).out, 'no imports');
     assert.equal((await plumb(['import', 'umami', join(emptyDir, 'missing.csv'), '--site', site])).code, 1);
     assert.equal((await plumb(['import', 'umami', file])).code, 2, 'no --site');
+  });
+
+  it('imports a Plausible export zip as daily rows', async () => {
+    const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Plausible CLI' })).body.id;
+    const file = join(emptyDir, 'plausible.zip');
+    writeFileSync(file, zipSync({
+      'imported_visitors_20260101_20260102.csv': strToU8('date,visitors,pageviews,bounces,visits,visit_duration\n2026-01-01,3,9,1,4,100\n2026-01-02,2,5,1,2,50\n'),
+    }));
+    const done = await plumb(['import', 'plausible', file, '--site', site]);
+    assert.equal(done.code, 0, done.err);
+    assert.match(done.out, /\(plausible, plausible\.zip\): done, 2 daily rows imported, 0 rejected, 2026-01-01 00:00:00 to 2026-01-02 00:00:00/);
+    const report = await t.call(OWNER_TOKEN, 'GET', `/v1/aggregations?entity=pageview&entity_id=${site}&aggregates=pageviews,visitors&date_from=2026-01-01&date_to=2026-01-02`);
+    assert.deepEqual(report.body, [{ pageviews: '14', visitors: '5' }]);
   });
 
   it('creates a demo site with events, a milestone and a month of traffic', async () => {

@@ -302,6 +302,9 @@ function bind(store: DuckEventStore): EventStore {
     listVisits: (siteId) => store.listVisits(siteId),
     deleteSite: (siteId) => store.deleteSite(siteId),
     deleteVisitRange: (siteId, from, to) => store.deleteVisitRange(siteId, from, to),
+    writeImportedDays: (rows) => store.writeImportedDays(rows),
+    importedDays: (siteId, dimension, fromDay, untilDay) => store.importedDays(siteId, dimension, fromDay, untilDay),
+    deleteImportedDays: (siteId, importId) => store.deleteImportedDays(siteId, importId),
     close: () => store.close(),
   };
 }

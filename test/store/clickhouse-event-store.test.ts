@@ -82,7 +82,7 @@ describe('ClickHouseEventStore', () => {
     const rows = await stores[0]!.query('SELECT version, count() AS n FROM schema_migrations GROUP BY version ORDER BY version', []);
     assert.deepEqual(rows.map((r) => Number(r.version)), MIGRATIONS.map((m) => m.version));
     const tables = await stores[0]!.query(`SELECT name FROM system.tables WHERE database = '${database}' ORDER BY name`, []);
-    assert.deepEqual(tables.map((t) => t.name), ['hit_log_marks', 'hits', 'schema_migrations', 'visits']);
+    assert.deepEqual(tables.map((t) => t.name), ['hit_log_marks', 'hits', 'imported_daily', 'schema_migrations', 'visits']);
     // A later open finds nothing to do and still works.
     const again = await open(database);
     assert.deepEqual(await again.listHits('X'), []);

@@ -1,13 +1,19 @@
-// /admin/imports: other products' exports imported into a site (Umami's raw events so far), listed and deleted.
-// The export is streamed: the request body is read as it arrives, never held whole.
+// /admin/imports: other products' exports imported into a site (Umami's raw events as hits, Plausible CE's export
+// as imported daily aggregates), listed and deleted. Exports are streamed: a request body is never held whole.
 
-import { randomBytes } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance } from 'fastify';
 import { badRequest, notFound, ValidationError } from '../../domain/errors.js';
 import { TRACKING_CODE_RE } from '../../domain/ids.js';
 import { formatTimestamp } from '../../domain/time.js';
 import type { Ingest } from '../../ingest/live.js';
+import { importPlausibleZip, PlausibleFormatError } from '../../ingest/plausible-import.js';
 import { importUmamiCsv, UmamiFormatError } from '../../ingest/umami-import.js';
 import type { EventStore, ImportRecord, MetaStore, Site } from '../../store/types.js';
 
@@ -45,7 +51,33 @@ interface SiteQuery {
 
 export async function importRoutes(app: FastifyInstance, { meta, events, ingest }: ImportRoutesOptions): Promise<void> {
   // CSV bodies reach the handler as the request stream itself (a 1 GB export is never in memory).
-  app.addContentTypeParser(['text/csv', 'application/csv'], (_request, payload, done) => done(null, payload));
+  app.addContentTypeParser(['text/csv', 'application/csv', 'application/zip', 'application/x-zip-compressed'], (_request, payload, done) =>
+    done(null, payload),
+  );
+
+  /** Everything an import brought, whatever its kind. */
+  const removeImported = async (record: ImportRecord) => {
+    if (record.kind === 'plausible') await events.deleteImportedDays(record.siteId, record.id);
+    else await events.deleteVisitRange(record.siteId, record.visitIdBase, record.visitIdBase + VISIT_RANGE);
+  };
+
+  /** Replaces earlier imports of the same file; names those the new one overlaps in time. */
+  const settle = async (finished: ImportRecord) => {
+    const replaced: string[] = [];
+    const overlaps: string[] = [];
+    for (const earlier of await meta.listImports(finished.siteId)) {
+      if (earlier.id === finished.id || earlier.status !== 'done') continue;
+      if (earlier.kind === finished.kind && earlier.digest === finished.digest) {
+        await removeImported(earlier);
+        await meta.deleteImport(earlier.id);
+        replaced.push(earlier.id);
+      } else if (earlier.firstHitAt && earlier.lastHitAt && finished.firstHitAt && finished.lastHitAt &&
+        earlier.firstHitAt <= finished.lastHitAt && finished.firstHitAt <= earlier.lastHitAt) {
+        overlaps.push(earlier.id);
+      }
+    }
+    return { replaced, overlaps };
+  };
 
   const siteOf = async (id: unknown): Promise<Site> => {
     if (typeof id !== 'string' || id === '') throw ValidationError.of('site_id', 'is required');
@@ -98,20 +130,44 @@ export async function importRoutes(app: FastifyInstance, { meta, events, ingest 
       lastHitAt: result.lastHitAt,
     });
     // Importing the same file again replaces the earlier import instead of counting it twice.
-    const replaced: string[] = [];
-    const overlaps: string[] = [];
-    for (const earlier of await meta.listImports(site.id)) {
-      if (earlier.id === finished.id || earlier.status !== 'done') continue;
-      if (earlier.kind === finished.kind && earlier.digest === finished.digest) {
-        await events.deleteVisitRange(site.id, earlier.visitIdBase, earlier.visitIdBase + VISIT_RANGE);
-        await meta.deleteImport(earlier.id);
-        replaced.push(earlier.id);
-      } else if (earlier.firstHitAt && earlier.lastHitAt && finished.firstHitAt && finished.lastHitAt &&
-        earlier.firstHitAt <= finished.lastHitAt && finished.firstHitAt <= earlier.lastHitAt) {
-        overlaps.push(earlier.id);
-      }
-    }
+    const { replaced, overlaps } = await settle(finished);
     return reply.send({ ...presentImport(finished), errors: result.errors, replaced, overlaps });
+  });
+
+  app.post<{ Querystring: SiteQuery }>('/imports/plausible', async (request, reply) => {
+    const site = await siteOf(request.query.site_id);
+    const body = request.body as Readable | undefined;
+    if (!body || typeof (body as Readable).pipe !== 'function') {
+      throw new ValidationError({ body: ["must be Plausible's export zip (Content-Type: application/zip)"] });
+    }
+    const record = await meta.createImport({ siteId: site.id, kind: 'plausible', fileName: (request.query.file_name ?? 'plausible.zip').slice(0, 255), visitIdBase: 0n });
+    // A zip's directory is at its end: the upload goes to a temporary file first (streamed, hashed on the way).
+    const dir = await mkdtemp(join(tmpdir(), 'plumb-import-'));
+    const file = join(dir, 'export.zip');
+    const digest = createHash('sha256');
+    let result;
+    try {
+      await pipeline(body, new Transform({ transform: (chunk: Buffer, _e, done) => done(null, (digest.update(chunk), chunk)) }), createWriteStream(file));
+      result = await importPlausibleZip(file, { siteId: site.id, importId: record.id, write: (rows) => events.writeImportedDays(rows) });
+    } catch (err) {
+      await events.deleteImportedDays(site.id, record.id);
+      await meta.finishImport(record.id, { status: 'failed', digest: null, imported: 0, rejected: 0, firstHitAt: null, lastHitAt: null });
+      if (err instanceof PlausibleFormatError) throw badRequest(err.message);
+      throw err;
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    const day = (d: string | null) => (d ? new Date(`${d}T00:00:00Z`) : null);
+    const finished = await meta.finishImport(record.id, {
+      status: 'done',
+      digest: digest.digest('hex'),
+      imported: result.imported,
+      rejected: result.rejected,
+      firstHitAt: day(result.firstDay),
+      lastHitAt: day(result.lastDay),
+    });
+    const { replaced, overlaps } = await settle(finished);
+    return reply.send({ ...presentImport(finished), errors: result.errors, read: result.read, skipped: result.skipped, replaced, overlaps });
   });
 
   app.get<{ Querystring: SiteQuery }>('/imports', async (request) => {
@@ -124,7 +180,7 @@ export async function importRoutes(app: FastifyInstance, { meta, events, ingest 
     const record = /^[0-9a-f-]{36}$/i.test(id) ? await meta.getImport(id) : undefined;
     if (!record) throw notFound('Import not found');
     await ingest.buffer.flush();
-    await events.deleteVisitRange(record.siteId, record.visitIdBase, record.visitIdBase + VISIT_RANGE);
+    await removeImported(record);
     await meta.deleteImport(record.id);
     return { id: record.id, object: 'import', deleted: true };
   });

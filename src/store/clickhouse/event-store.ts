@@ -5,7 +5,7 @@
 
 import { visitVersion, type StoredHit, type VisitRecord } from '../../domain/hits.js';
 import { HIT_TEXT_COLUMNS, hitFromRow, snake, VISIT_ATTRIBUTION_COLUMNS, visitFromRow } from '../event-rows.js';
-import type { EventStore, QueryParam } from '../types.js';
+import type { EventStore, ImportedDay, ImportedDaySums, QueryParam } from '../types.js';
 import { ClickHouseConnection, parseClickHouseUrl, type ClickHouseTarget, type OpenTransport, type QuerySettings, type Row } from './client.js';
 import { atLeast, featuresOf, type ClickHouseFeatures } from './features.js';
 import { identifier, sqlLiteral } from './literal.js';
@@ -158,7 +158,7 @@ export class ClickHouseEventStore implements EventStore {
 
   /** Deletes by mutation and waits until the mutations are done, so nothing of the site is read afterwards. */
   async deleteSite(siteId: string): Promise<void> {
-    for (const table of ['hits', 'visits']) await this.conn.exec(`ALTER TABLE ${table} DELETE WHERE site_id = ${sqlLiteral(siteId)}`);
+    for (const table of ['hits', 'visits', 'imported_daily']) await this.conn.exec(`ALTER TABLE ${table} DELETE WHERE site_id = ${sqlLiteral(siteId)}`);
     await this.mutationsDone(`deleting site ${siteId}`);
   }
 
@@ -171,13 +171,41 @@ export class ClickHouseEventStore implements EventStore {
     await this.mutationsDone(`deleting visits of site ${siteId}`);
   }
 
-  /** Waits until every mutation of hits and visits has finished (ALTER ... DELETE runs in the background). */
+  async writeImportedDays(rows: readonly ImportedDay[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+      const tuples = rows.slice(i, i + ROWS_PER_INSERT).map((r) =>
+        `(${[r.importId, r.siteId, r.day, r.dimension, r.value, r.pageviews, r.visits, r.visitors, r.bounces, r.visitDuration].map(sqlLiteral).join(', ')})`,
+      );
+      await this.conn.insert(`INSERT INTO imported_daily (import_id, site_id, day, dimension, value, pageviews, visits, visitors, bounces, visit_duration) VALUES ${tuples.join(',')}`);
+    }
+  }
+
+  async importedDays(siteId: string, dimension: ImportedDay['dimension'], fromDay: string, untilDay: string): Promise<ImportedDaySums[]> {
+    const rows = await this.conn.rows(
+      // Aliases differ from column names: ClickHouse resolves a column name to an alias of the same name everywhere.
+      `SELECT toString(day) AS d, value AS v, sum(pageviews) AS sum_pageviews, sum(visits) AS sum_visits, sum(visitors) AS sum_visitors
+       FROM imported_daily
+       WHERE site_id = ${sqlLiteral(siteId)} AND dimension = ${sqlLiteral(dimension)}
+         AND day >= toDate(${sqlLiteral(fromDay)}) AND day < toDate(${sqlLiteral(untilDay)})
+       GROUP BY day, value`,
+    );
+    return rows.map((r) => ({
+      day: String(r.d), value: String(r.v), pageviews: Number(r.sum_pageviews), visits: Number(r.sum_visits), visitors: Number(r.sum_visitors),
+    }));
+  }
+
+  async deleteImportedDays(siteId: string, importId: string): Promise<void> {
+    await this.conn.exec(`ALTER TABLE imported_daily DELETE WHERE site_id = ${sqlLiteral(siteId)} AND import_id = ${sqlLiteral(importId)}`);
+    await this.mutationsDone(`deleting import ${importId}`);
+  }
+
+  /** Waits until every mutation of hits, visits and imported days has finished (ALTER ... DELETE runs in the background). */
   private async mutationsDone(what: string): Promise<void> {
     const deadline = Date.now() + MUTATION_TIMEOUT_MS;
     for (;;) {
       const [row] = await this.conn.rows(
         `SELECT count() AS pending FROM system.mutations WHERE database = ${sqlLiteral(this.target.database)} ` +
-          `AND table IN ('hits', 'visits') AND is_done = 0`,
+          `AND table IN ('hits', 'visits', 'imported_daily') AND is_done = 0`,
       );
       if (Number(row?.pending ?? 0) === 0) return;
       if (Date.now() > deadline) throw new Error(`${what}: ClickHouse mutations still running after ${MUTATION_TIMEOUT_MS} ms`);

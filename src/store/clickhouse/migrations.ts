@@ -64,6 +64,17 @@ export const MIGRATIONS: Migration[] = [
     // their own attribution here (18.16 cannot update rows from another table's values; docs/reports.md).
     statements: VISIT_ATTRIBUTION.map((c) => (f: ClickHouseFeatures) => `ALTER TABLE visits ${addColumn(f)} ${c} String DEFAULT ''`),
   },
+  {
+    version: 3,
+    name: 'imported daily aggregates',
+    // Another product's daily numbers (Plausible's export), as in DuckDB's imported_daily; deleted by import.
+    statements: [
+      `CREATE TABLE IF NOT EXISTS imported_daily (
+        import_id String, site_id String, day Date, dimension String, value String,
+        pageviews UInt64, visits UInt64, visitors UInt64, bounces UInt64, visit_duration UInt64
+      ) ENGINE = MergeTree ORDER BY (site_id, dimension, day, value)`,
+    ],
+  },
 ];
 
 // ClickHouse's codes for "already exists": two processes creating the same thing at the same moment may see

@@ -3,7 +3,7 @@
 import type { DuckDBAppender } from '@duckdb/node-api';
 import type { StoredHit, VisitRecord } from '../../domain/hits.js';
 import { HIT_TEXT_COLUMNS, hitFromRow, VISIT_ATTRIBUTION_COLUMNS, visitFromRow } from '../event-rows.js';
-import type { EventStore, QueryParam } from '../types.js';
+import type { EventStore, ImportedDay, ImportedDaySums, QueryParam } from '../types.js';
 import { timestampValue, type DuckDatabase, type SerialConnection } from './database.js';
 
 type Row = Record<string, unknown>;
@@ -142,6 +142,7 @@ export class DuckEventStore implements EventStore {
     await this.conn.transaction(async (q) => {
       await q.exec('DELETE FROM hits WHERE site_id = ?', [siteId]);
       await q.exec('DELETE FROM visits WHERE site_id = ?', [siteId]);
+      await q.exec('DELETE FROM imported_daily WHERE site_id = ?', [siteId]);
     });
   }
 
@@ -153,6 +154,36 @@ export class DuckEventStore implements EventStore {
         ]);
       }
     });
+  }
+
+  async writeImportedDays(rows: readonly ImportedDay[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.conn.transaction(async (q) => {
+      for (let i = 0; i < rows.length; i += 500) {
+        const chunk = rows.slice(i, i + 500);
+        await q.exec(
+          `INSERT INTO imported_daily VALUES ${chunk.map(() => '(?, ?, CAST(? AS DATE), ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+          chunk.flatMap((r) => [r.importId, r.siteId, r.day, r.dimension, r.value, r.pageviews, r.visits, r.visitors, r.bounces, r.visitDuration]),
+        );
+      }
+    });
+  }
+
+  async importedDays(siteId: string, dimension: ImportedDay['dimension'], fromDay: string, untilDay: string): Promise<ImportedDaySums[]> {
+    const rows = await this.conn.serial((q) =>
+      q.rows<{ day: string; value: string; pageviews: bigint; visits: bigint; visitors: bigint }>(
+        `SELECT strftime(day, '%Y-%m-%d') AS day, value, sum(pageviews)::BIGINT AS pageviews, sum(visits)::BIGINT AS visits,
+           sum(visitors)::BIGINT AS visitors
+         FROM imported_daily WHERE site_id = ? AND dimension = ? AND day >= CAST(? AS DATE) AND day < CAST(? AS DATE)
+         GROUP BY day, value`,
+        [siteId, dimension, fromDay, untilDay],
+      ),
+    );
+    return rows.map((r) => ({ day: r.day, value: r.value, pageviews: Number(r.pageviews), visits: Number(r.visits), visitors: Number(r.visitors) }));
+  }
+
+  async deleteImportedDays(siteId: string, importId: string): Promise<void> {
+    await this.conn.serial((q) => q.exec('DELETE FROM imported_daily WHERE site_id = ? AND import_id = ?', [siteId, importId]));
   }
 
   async close(): Promise<void> {

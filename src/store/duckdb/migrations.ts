@@ -385,6 +385,26 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 14,
+    name: 'imported daily aggregates',
+    sql: `
+      -- Another product's daily numbers (Plausible's export): one row per import, day and dimension value
+      -- ('' dimension: the site's totals; 'pathname': one page). Days are the site's local days.
+      CREATE TABLE imported_daily (
+        import_id VARCHAR NOT NULL,
+        site_id VARCHAR NOT NULL,
+        day DATE NOT NULL,
+        dimension VARCHAR NOT NULL,
+        value VARCHAR NOT NULL,
+        pageviews BIGINT NOT NULL,
+        visits BIGINT NOT NULL,
+        visitors BIGINT NOT NULL,
+        bounces BIGINT NOT NULL,
+        visit_duration BIGINT NOT NULL -- seconds, summed over the day's visits
+      );
+    `,
+  },
 ];
 
 /**

@@ -1,0 +1,176 @@
+// Plausible CE's export imported through /admin/imports/plausible as daily aggregates: a generated export of two
+// months (site totals and 60 pages a day) in a zip as Plausible writes it, report answers over the imported range
+// checked against the export's numbers (with a recorded hit on top), the queries imports cannot answer exactly left
+// to recorded hits, bad rows reported by file and line, re-running replacing, deleting removing.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { strToU8, zipSync } from 'fflate';
+import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
+
+const ZONE = 'America/New_York';
+const DAYS = 60;
+const PAGES = Array.from({ length: 60 }, (_, i) => (i === 0 ? '/' : `/docs/page-${i}`));
+
+/** Today in the site's zone, `YYYY-MM-DD`, and the day `n` days before. */
+const today = new Intl.DateTimeFormat('en-CA', { timeZone: ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+const dayBefore = (n: number) => new Date(Date.parse(`${today}T00:00:00Z`) - n * 86_400_000).toISOString().slice(0, 10);
+
+interface Source {
+  zip: Uint8Array;
+  byDay: Map<string, { pageviews: number; visits: number; visitors: number }>;
+  byPage: Map<string, { pageviews: number; visits: number; visitors: number }>;
+}
+
+function generate(seed = 3): Source {
+  let a = seed;
+  const r = () => ((a = (Math.imul(a, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const byDay = new Map<string, { pageviews: number; visits: number; visitors: number }>();
+  const byPage = new Map<string, { pageviews: number; visits: number; visitors: number }>();
+  const visitors = ['date,visitors,pageviews,bounces,visits,visit_duration'];
+  const pages = ['date,hostname,page,visits,visitors,pageviews,total_scroll_depth,total_scroll_depth_visits,total_time_on_page,total_time_on_page_visits'];
+  for (let d = DAYS - 1; d >= 0; d--) {
+    const day = dayBefore(d);
+    const v = 200 + Math.floor(r() * 300);
+    const visits = v + Math.floor(r() * 50);
+    const pageviews = visits * 2 + Math.floor(r() * 100);
+    visitors.push(`${day},${v},${pageviews},${Math.floor(visits / 3)},${visits},${visits * 40}`);
+    byDay.set(day, { pageviews, visits, visitors: v });
+    for (const page of PAGES) {
+      const pv = 1 + Math.floor(r() * 40);
+      const pvisits = Math.max(1, Math.floor(pv * 0.8));
+      const pvisitors = Math.max(1, Math.floor(pvisits * 0.9));
+      pages.push(`${day},example.com,${page},${pvisits},${pvisitors},${pv},0,0,0,0`);
+      const p = byPage.get(page) ?? { pageviews: 0, visits: 0, visitors: 0 };
+      byPage.set(page, { pageviews: p.pageviews + pv, visits: p.visits + pvisits, visitors: p.visitors + pvisitors });
+    }
+  }
+  const suffix = `_${dayBefore(DAYS - 1).replace(/-/g, '')}_${today.replace(/-/g, '')}.csv`;
+  const zip = zipSync({
+    [`imported_visitors${suffix}`]: strToU8(`${visitors.join('\n')}\n`),
+    [`imported_pages${suffix}`]: strToU8(`${pages.join('\n')}\n`),
+    [`imported_sources${suffix}`]: strToU8('date,source,referrer,utm_source,utm_medium,utm_campaign,utm_content,utm_term,pageviews,visitors,visits,visit_duration,bounces\n'),
+  });
+  return { zip, byDay, byPage };
+}
+
+describe('/admin/imports/plausible', () => {
+  let t: TestApp;
+  let site: string;
+  let source: Source;
+  let importId: string;
+  const range = `date_from=${dayBefore(DAYS - 1)}&date_to=${today}`;
+
+  const upload = (body: Uint8Array | string, query: string) =>
+    t.app.inject({
+      method: 'POST',
+      url: `/admin/imports/plausible?${query}`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/zip' },
+      payload: Buffer.from(body),
+    });
+  const report = async (params: string) => {
+    const res = await t.call(OWNER_TOKEN, 'GET', `/v1/aggregations?entity=pageview&entity_id=${site}&${params}`);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body as Record<string, string>[];
+  };
+  const sum = (m: Map<string, { pageviews: number; visits: number; visitors: number }>, keys?: (k: string) => boolean) => {
+    const out = { pageviews: 0, visits: 0, visitors: 0 };
+    for (const [k, v] of m) {
+      if (keys && !keys(k)) continue;
+      out.pageviews += v.pageviews;
+      out.visits += v.visits;
+      out.visitors += v.visitors;
+    }
+    return out;
+  };
+
+  before(async () => {
+    t = await startTestApp();
+    site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'From Plausible', domain: 'example.com', timezone: ZONE })).body.id;
+    source = generate();
+    // One recorded pageview today, on top of the imported day.
+    await t.app.inject({ method: 'GET', url: `/?sid=${site}&h=https%3A%2F%2Fexample.com&p=%2F`, headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36' } });
+    await t.flushHits();
+  });
+  after(() => t.close());
+
+  it('imports the daily totals and pages, and names the tables it does not use', async () => {
+    const res = await upload(source.zip, `site_id=${site}&file_name=example_com_export.zip`);
+    assert.equal(res.statusCode, 200, res.body);
+    const body = res.json();
+    importId = body.id;
+    assert.deepEqual([body.kind, body.status, body.imported, body.rejected], ['plausible', 'done', DAYS + DAYS * PAGES.length, 0]);
+    assert.equal(body.first_hit_at, `${dayBefore(DAYS - 1)} 00:00:00`);
+    assert.equal(body.skipped.length, 1);
+    assert.match(body.skipped[0], /^imported_sources_/);
+  });
+
+  it('adds imported days to recorded hits for whole-day pageview reports of pageviews, visits and visitors', async () => {
+    const total = sum(source.byDay);
+    assert.deepEqual(await report(`aggregates=pageviews,visits,visitors&${range}`), [
+      { pageviews: String(total.pageviews + 1), visits: String(total.visits + 1), visitors: String(total.visitors + 1) },
+    ]);
+    const byDay = await report(`aggregates=pageviews&date_grouping=day&${range}`);
+    assert.equal(byDay.length, DAYS);
+    for (const row of byDay) {
+      const day = row.timestamp!.slice(0, 10);
+      assert.equal(Number(row.pageviews), source.byDay.get(day)!.pageviews + (day === today ? 1 : 0), day);
+    }
+    const months = await report(`aggregates=visits&date_grouping=month&${range}`);
+    for (const row of months) {
+      const month = row.timestamp!.slice(0, 7);
+      const expected = sum(source.byDay, (d) => d.startsWith(month)).visits + (today.startsWith(month) ? 1 : 0);
+      assert.equal(Number(row.visits), expected, month);
+    }
+    // By page, ordered by pageviews then pathname, limited.
+    const expectedPages = [...source.byPage].map(([page, v]) => ({ page, pageviews: v.pageviews + (page === '/' ? 1 : 0), visitors: v.visitors + (page === '/' ? 1 : 0) }));
+    expectedPages.sort((a, b) => b.pageviews - a.pageviews || Buffer.compare(Buffer.from(a.page), Buffer.from(b.page)));
+    const top = await report(`aggregates=pageviews,visitors&field_grouping=pathname&sort_by=pageviews:desc&limit=10&${range}`);
+    assert.deepEqual(top, expectedPages.slice(0, 10).map((p) => ({ pathname: p.page, pageviews: String(p.pageviews), visitors: String(p.visitors) })));
+  });
+
+  it('answers from recorded hits only what the imported days cannot answer exactly', async () => {
+    const recordedOnly = [{ pageviews: '1', bounce_rate: '1' }];
+    assert.deepEqual(await report(`aggregates=pageviews,bounce_rate&${range}`), recordedOnly, 'bounce_rate is not additive');
+    assert.deepEqual(await report(`aggregates=pageviews&date_from=${dayBefore(DAYS - 1)} 06:00:00&date_to=${today}`), [{ pageviews: '1' }], 'not whole days');
+    assert.deepEqual(await report(`aggregates=pageviews&timezone=UTC&${range}`), [{ pageviews: '1' }], "another zone than the site's");
+    assert.deepEqual(await report(`aggregates=pageviews&filters=${encodeURIComponent(JSON.stringify([{ property: 'pathname', operator: 'is', value: '/' }]))}&${range}`), [{ pageviews: '1' }], 'filters');
+    assert.deepEqual(await report(`aggregates=pageviews&field_grouping=browser&${range}`), [{ browser: 'Chrome', pageviews: '1' }], 'a grouping the export lacks');
+  });
+
+  it('re-running the same export replaces it; deleting it leaves recorded hits only', async () => {
+    const again = await upload(source.zip, `site_id=${site}`);
+    assert.equal(again.statusCode, 200, again.body);
+    assert.deepEqual(again.json().replaced, [importId]);
+    const total = sum(source.byDay);
+    assert.deepEqual(await report(`aggregates=pageviews&${range}`), [{ pageviews: String(total.pageviews + 1) }]);
+    const deleted = await t.call(ADMIN_TOKEN, 'DELETE', `/admin/imports/${again.json().id}`);
+    assert.equal(deleted.status, 200);
+    assert.deepEqual(await report(`aggregates=pageviews&${range}`), [{ pageviews: '1' }]);
+  });
+
+  it('reports bad rows by file and line, and refuses what is not a Plausible export', async () => {
+    const zip = zipSync({
+      'imported_visitors.csv': strToU8(`date,visitors,pageviews,bounces,visits,visit_duration\n${dayBefore(3)},1,2,0,1,5\nnot-a-date,1,1,0,1,1\n${dayBefore(2)},x,1,0,1,1\n`),
+      'imported_pages.csv': strToU8(`date,hostname,page,visits,visitors,pageviews\n${dayBefore(3)},example.com,no-slash,1,1,1\n`),
+    });
+    const res = await upload(zip, `site_id=${site}`);
+    assert.equal(res.statusCode, 200, res.body);
+    const body = res.json();
+    assert.deepEqual([body.imported, body.rejected], [1, 3]);
+    assert.deepEqual(body.errors.map((e: { file: string; line: number }) => [e.file, e.line]), [
+      ['imported_pages.csv', 2], ['imported_visitors.csv', 3], ['imported_visitors.csv', 4],
+    ]);
+    await t.call(ADMIN_TOKEN, 'DELETE', `/admin/imports/${body.id}`);
+    const notZip = await upload('date,visitors\n', `site_id=${site}`);
+    assert.equal(notZip.statusCode, 400);
+    assert.match(notZip.json().error, /not a zip/);
+    const noVisitors = await upload(zipSync({ 'imported_pages.csv': strToU8('date,page\n') }), `site_id=${site}`);
+    assert.equal(noVisitors.statusCode, 400);
+    assert.match(noVisitors.json().error, /imported_visitors/);
+    const missingColumns = await upload(zipSync({ 'imported_visitors.csv': strToU8('date,visitors\n2026-01-01,1\n') }), `site_id=${site}`);
+    assert.equal(missingColumns.statusCode, 400);
+    assert.equal((await upload(source.zip, 'site_id=ZZZZZZZZ')).statusCode, 404);
+    assert.deepEqual(await report(`aggregates=pageviews&${range}`), [{ pageviews: '1' }], 'refused imports left nothing');
+  });
+});
