@@ -729,6 +729,16 @@ describe('report page in Chromium', { skip }, () => {
     await page.locator('[data-metric="bounce_rate"]').focus();
     await page.keyboard.press('Enter');
     await eventually(() => text(page, '#chart-h'), 'Bounce rate over time', 'Enter on a metric');
+    // The chart is read with the arrow keys: the tooltip moves from bucket to bucket.
+    await page.locator('.chart[data-ready]').focus();
+    await page.keyboard.press('ArrowRight');
+    const firstDay = new Intl.DateTimeFormat('en-US', { timeZone: 'UTC', weekday: 'short', day: 'numeric', month: 'short', year: 'numeric' }).format(new Date(`${WEEK.from}T00:00:00Z`));
+    await eventually(() => text(page, '.chart-tip strong'), `${firstDay} (${ZONE})`, 'the first day by keyboard');
+    await page.keyboard.press('End');
+    const lastDay = new Intl.DateTimeFormat('en-US', { timeZone: 'UTC', weekday: 'short', day: 'numeric', month: 'short', year: 'numeric' }).format(new Date(`${WEEK.to}T00:00:00Z`));
+    await eventually(() => text(page, '.chart-tip strong'), `${lastDay} (${ZONE})`, 'the last day by keyboard');
+    await page.keyboard.press('Escape');
+    await eventually(() => page.locator('.chart-tip').isVisible(), false, 'Escape hides the tooltip');
   });
 
   it('has a favicon, and loaded nothing from elsewhere, broke no CSP rule and threw no error', async () => {

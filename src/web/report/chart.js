@@ -123,6 +123,7 @@ function tooltipPlugin(tip, describe) {
 function Plot({ series, previous, metric, goal, interval, type, milestones, timeZone, previousPeriod }) {
   const box = useRef(null);
   const tip = useRef(null);
+  const said = useRef(null);
   const { dark } = useStore(theme);
   useEffect(() => {
     const el = box.current;
@@ -183,6 +184,7 @@ function Plot({ series, previous, metric, goal, interval, type, milestones, time
             if (ys[i] !== null) lines.push(`${metricLabel(metric, goal)}: ${m.format(ys[i], goal)}`);
             else lines.push('Not yet');
             if (prev && previous[i]) lines.push(`Compared with ${bucketWords(previous[i], interval)}: ${m.format(prev[i], goal)}`);
+            if (document.activeElement === el && said.current) said.current.textContent = lines.join('. ');
             return lines;
           }),
         ],
@@ -193,13 +195,39 @@ function Plot({ series, previous, metric, goal, interval, type, milestones, time
     el.dataset.ready = String(xs.length);
     const resize = () => plot.setSize({ width: width(), height: 260 });
     window.addEventListener('resize', resize);
+    // From the keyboard: arrows move the tooltip from bucket to bucket (Home and End to the ends), Escape hides it.
+    let at = -1;
+    const keys = (e) => {
+      const last = xs.length - 1;
+      const next = { ArrowRight: Math.min(last, at + 1), ArrowLeft: Math.max(0, at < 0 ? last : at - 1), Home: 0, End: last }[e.key];
+      if (e.key === 'Escape') {
+        at = -1;
+        plot.setCursor({ left: -10, top: -10 });
+        return;
+      }
+      if (next === undefined || last < 0) return;
+      e.preventDefault();
+      at = next;
+      const value = ys[at] ?? prev?.[at] ?? 0;
+      plot.setCursor({ left: plot.valToPos(xs[at], 'x'), top: plot.valToPos(value, 'y') });
+    };
+    const leave = () => {
+      at = -1;
+      plot.setCursor({ left: -10, top: -10 });
+    };
+    el.addEventListener('keydown', keys);
+    el.addEventListener('blur', leave);
     return () => {
       window.removeEventListener('resize', resize);
+      el.removeEventListener('keydown', keys);
+      el.removeEventListener('blur', leave);
       plot.destroy();
     };
   }, [series, previous, metric, interval, type, milestones, dark, previousPeriod]);
   return html`<div class="chart-host">
-    <div class="chart" ref=${box} role="img" aria-label=${`${metricLabel(metric, goal)} per ${interval}; the numbers are in the table below`}></div>
+    <div class="chart" ref=${box} role="application" aria-roledescription="chart" tabindex="0"
+      aria-label=${`${metricLabel(metric, goal)} per ${interval}: arrow keys read the chart bucket by bucket; the numbers are also in the table below`}></div>
+    <p class="visually-hidden" aria-live="polite" ref=${said}></p>
     <div class="chart-tip" ref=${tip} hidden role="presentation"></div>
   </div>`;
 }
