@@ -57,10 +57,13 @@ describe('pages around the report in Chromium', { skip }, () => {
     });
     assert.equal(JSON.parse(imported.body).imported, 4, imported.body);
     await t.flushHits();
-    blog = createServer((_req, res) => {
+    blog = createServer((req, res) => {
       res.setHeader('content-type', 'text/html; charset=utf-8');
+      // ?site=ID embeds another site's share page (only letters pass: it goes into the page's markup).
+      const asked = new URL(req.url ?? '/', 'http://blog').searchParams.get('site');
+      const shown = asked && /^[A-Z]{8}$/.test(asked) ? asked : siteId;
       res.end(`<!doctype html><title>A blog</title><h1>Our numbers</h1>
-<iframe id="stats" src="${base}/share/${siteId}?embed=true" width="1000" height="800" onload="this.dataset.loaded = 'yes'"></iframe>`);
+<iframe id="stats" src="${base}/share/${shown}?embed=true" width="1000" height="800" onload="this.dataset.loaded = 'yes'"></iframe>`);
     });
     await new Promise<void>((resolve) => blog.listen(0, '127.0.0.1', resolve));
     blogPort = (blog.address() as AddressInfo).port;
@@ -323,6 +326,22 @@ describe('pages around the report in Chromium', { skip }, () => {
     assert.ok(!frame.url().startsWith(base), `the frame shows Chromium's error page, not the report (${frame.url()})`);
     assert.ok(console.some((m) => /frame-ancestors/.test(m)), `Chromium names the refusal: ${console.join(' | ')}`);
     await page.context().close();
+  });
+
+  it('says inside the frame that a password-protected report cannot be embedded, with a link to open it', async () => {
+    const privateId = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Members only', sharing: 'private', share_password: 'a share password' })).body.id;
+    await t.meta.setEmbedOrigins(privateId, [`http://blog.localhost:${blogPort}`]);
+    for (const scheme of SCHEMES) {
+      const page = await openPage(browser, { viewport: { width: 1100, height: 600 }, colorScheme: scheme });
+      await page.goto(`http://blog.localhost:${blogPort}/?site=${privateId}`);
+      const frame = page.frames().find((f) => f.url().includes(`/share/${privateId}`));
+      assert.ok(frame);
+      await frame.getByText('A report with a share password cannot be shown inside another page.', { exact: false }).waitFor();
+      assert.equal(await frame.getByRole('link', { name: 'open it in its own window' }).getAttribute('href'), `/share/${privateId}`);
+      assert.equal(await frame.locator('input[type=password]').count(), 0, 'no password asked inside another site');
+      await shot(page, `share-embedded-private-${scheme}`);
+      await page.context().close();
+    }
   });
 
   it('is not framable at all while the site allows no origin', async () => {
