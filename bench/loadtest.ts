@@ -1,33 +1,50 @@
 // `npm run loadtest`: the collector and the reporting API under load together, on loopback, bounded in time.
 // Starts a real server on a fresh data directory, imports a month of history, then for LOADTEST_SECONDS
-// (default 20) drives pageviews and a rotating set of reports at once; prints throughput, errors and latency,
-// and checks after SIGTERM that every acknowledged hit was stored.
+// (default 20) drives pageviews and a rotating set of reports at once; prints throughput, errors, latency and the
+// server's peak resident memory, and checks after SIGTERM that every acknowledged hit was stored.
+// LOADTEST_PAGEVIEWS=10000000 replaces the imported month by that many pageviews generated with SQL into the
+// database file before the server starts (the report benchmark's traffic), to see the server's memory at size.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { demoTraffic } from '../src/ingest/demo-traffic.js';
 import { DuckDatabase } from '../src/store/duckdb/database.js';
 import { DuckEventStore } from '../src/store/duckdb/event-store.js';
 import { startServer } from '../test/helpers/process.js';
+import { migrate } from '../src/store/duckdb/migrations.js';
+import { load } from './reports.js';
 
 const SECONDS = Number(process.env.LOADTEST_SECONDS ?? 20);
+const PAGEVIEWS = Number(process.env.LOADTEST_PAGEVIEWS ?? 0);
 const HIT_CONNECTIONS = 48;
 const REPORT_CONNECTIONS = 4;
 const TOKEN = 'loadtest-bootstrap-token-0123456789';
 const ADMIN = 'loadtest-admin-token-0123456789abcdef';
 const AGENT = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 
+/** Resident memory of a process in bytes (Linux), 0 where /proc is not there. */
+function rss(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'plumb-load-'));
-const server = await startServer({
+const env = {
   PLUMB_DATA_DIR: dir,
   PLUMB_BOOTSTRAP_TOKEN: TOKEN,
   PLUMB_ADMIN_TOKEN: ADMIN,
   PLUMB_TRUST_PROXY: 'true',
   PLUMB_RATE_LIMITS: 'off',
   PLUMB_LOG_LEVEL: 'warn',
-});
+};
+let server = await startServer(env);
 try {
   const site = ((await (await fetch(`${server.url}/v1/sites`, {
     method: 'POST',
@@ -35,14 +52,29 @@ try {
     body: JSON.stringify({ name: 'Load', timezone: 'Europe/Berlin' }),
   })).json()) as { id: string }).id;
 
-  // History for the reports to work on: a generated month, imported through the pipeline.
-  const start = new Date(Date.now() - 30 * 86_400_000);
-  const lines = [...demoTraffic({ siteId: site, start, days: 30, visitsPerDay: 1500 })].map((h) => JSON.stringify(h));
-  const imported = await (await fetch(`${server.url}/admin/import`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/x-ndjson' },
-    body: lines.join('\n'),
-  })).json() as { imported: number };
+  // History for the reports to work on: a generated month, imported through the pipeline, or PAGEVIEWS generated
+  // with SQL into the stopped server's database file.
+  let history: number;
+  if (PAGEVIEWS > 0) {
+    await server.stop();
+    const db = await DuckDatabase.open(join(dir, 'plumb.duckdb'));
+    await migrate(db);
+    await load(db, site, PAGEVIEWS, new Date());
+    await db.close();
+    history = PAGEVIEWS;
+    server = await startServer(env);
+  } else {
+    const start = new Date(Date.now() - 30 * 86_400_000);
+    const lines = [...demoTraffic({ siteId: site, start, days: 30, visitsPerDay: 1500 })].map((h) => JSON.stringify(h));
+    const imported = await (await fetch(`${server.url}/admin/import`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/x-ndjson' },
+      body: lines.join('\n'),
+    })).json() as { imported: number };
+    history = imported.imported;
+  }
+  let peakRss = rss(server.child.pid!);
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rss(server.child.pid!))), 200);
 
   const base = `/v1/aggregations?entity=pageview&entity_id=${site}`;
   const f = (filters: unknown) => `&filters=${encodeURIComponent(JSON.stringify(filters))}`;
@@ -53,6 +85,9 @@ try {
     `${base}&aggregates=visits&field_grouping=referrer_source${f([{ property: 'country_code', operator: 'is', value: 'US' }])}`,
     `${base}&aggregates=pageviews${f([{ property: 'pathname', operator: 'matching', value: '^/blog/' }])}`,
     `${base}&aggregates=visits,bounce_rate&field_grouping=entry_page&limit=10`,
+    // The two heaviest kinds: exact distinct counts over the whole range.
+    `${base}&aggregates=visits,uniques,pageviews,avg_duration,bounce_rate`,
+    `${base}&aggregates=visitors,pageviews&field_grouping=pathname&limit=10`,
     `/v1/current_visitors?site_id=${site}&detailed=true`,
   ];
 
@@ -85,22 +120,25 @@ try {
       }],
     }),
   ]);
+  clearInterval(sampler);
   await server.stop();
 
   const db = await DuckDatabase.open(join(dir, 'plumb.duckdb'));
   const events = await DuckEventStore.open(db);
-  const stored = (await events.listHits(site)).filter((h) => h.hostname === 'https://load.example').length;
+  const [row] = await events.query("SELECT count(*) AS n FROM hits WHERE site_id = ? AND hostname = 'https://load.example'", [site]);
+  const stored = Number((row as { n: bigint }).n);
   await events.close();
   await db.close();
 
   const hitErrors = hits.errors + hits.timeouts + hits.non2xx;
   const readErrors = reads.errors + reads.timeouts + reads.non2xx;
-  console.log(`\nLoad test: ${SECONDS} s, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), ${imported.imported.toLocaleString('en')} hits of history\n`);
+  console.log(`\nLoad test: ${SECONDS} s, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), ${history.toLocaleString('en')} hits of history\n`);
   console.log('| traffic | connections | requests/s | p50 ms | p99 ms | max ms | errors |');
   console.log('|---|---|---|---|---|---|---|');
   console.log(`| collector pageviews | ${HIT_CONNECTIONS} | ${hits.requests.average.toFixed(0)} | ${hits.latency.p50} | ${hits.latency.p99} | ${hits.latency.max} | ${hitErrors} |`);
-  console.log(`| reports (7 kinds, rotating) | ${REPORT_CONNECTIONS} | ${reads.requests.average.toFixed(1)} | ${reads.latency.p50} | ${reads.latency.p99} | ${reads.latency.max} | ${readErrors} |`);
+  console.log(`| reports (9 kinds, rotating) | ${REPORT_CONNECTIONS} | ${reads.requests.average.toFixed(1)} | ${reads.latency.p50} | ${reads.latency.p99} | ${reads.latency.max} | ${readErrors} |`);
   const lost = stored < hits['2xx'];
+  console.log(`\nserver peak RSS: ${(peakRss / 2 ** 20).toFixed(0)} MiB${process.env.PLUMB_DUCKDB_MEMORY_LIMIT ? ` (PLUMB_DUCKDB_MEMORY_LIMIT=${process.env.PLUMB_DUCKDB_MEMORY_LIMIT})` : ''}`);
   console.log(`\nhits acknowledged: ${hits['2xx']}, stored: ${stored} (${lost ? 'LOST HITS' : 'none lost'})`);
   if (lost || hitErrors > 0 || readErrors > 0) process.exitCode = 1;
 } finally {

@@ -370,7 +370,9 @@ export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<
   if (process.env.BENCH_ROUNDS) rounds = Number(process.env.BENCH_ROUNDS);
   if (process.env.BENCH_GENERATE === 'clickhouse') return benchGenerated(pageviews, rounds);
   const stores = (process.env.BENCH_STORES ?? 'embedded,clickhouse,chdb').split(',');
-  const t: TestApp = await startTestApp({ limits: undefined, gate: { maxConcurrent: 2 } });
+  // PLUMB_DUCKDB_MEMORY_LIMIT as the server takes it.
+  const memoryLimit = process.env.PLUMB_DUCKDB_MEMORY_LIMIT;
+  const t: TestApp = await startTestApp({ limits: undefined, gate: { maxConcurrent: 2 }, ...(memoryLimit ? { duckdbMemoryLimit: memoryLimit } : {}) });
   const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Bench', timezone: 'UTC' })).body.id as string;
   const end = new Date(Math.floor(Date.now() / DAY) * DAY);
   const db = (t.meta as unknown as { db: DuckDatabase }).db;

@@ -52,6 +52,8 @@ export interface ScaleOutOptions {
 export interface AssembleOptions {
   /** Embedded mode: the DuckDB file, or `:memory:`. Ignored in scale-out mode. */
   dbPath: string;
+  /** Embedded mode: DuckDB's memory_limit (`512MB`); DuckDB's own default when unset. */
+  duckdbMemoryLimit?: string | undefined;
   scaleOut?: ScaleOutOptions;
   adminToken: string | undefined;
   /** The local admin key of this start (the CLI on the same machine), besides or instead of adminToken. */
@@ -119,7 +121,7 @@ interface Stores {
 const BOOTSTRAP_LOCK = 0x706c756d; // "plum"
 
 async function embeddedStores(o: AssembleOptions, readers: number): Promise<Stores> {
-  const db = await DuckDatabase.open(o.dbPath);
+  const db = await DuckDatabase.open(o.dbPath, o.duckdbMemoryLimit === undefined ? {} : { memoryLimit: o.duckdbMemoryLimit });
   await migrate(db);
   return {
     meta: new SqlMetaStore(db),

@@ -31,7 +31,12 @@ export interface Config {
   mail: { smtpUrl: string; from: string } | undefined;
   /** PLUMB_PUBLIC_URL: the address people reach this server at, for links in emails (never taken from a request). */
   publicUrl: string | undefined;
+  /** PLUMB_DUCKDB_MEMORY_LIMIT: DuckDB's memory_limit for the embedded store (`512MB`, `2GiB`); DuckDB's default when unset. */
+  duckdbMemoryLimit: string | undefined;
 }
+
+/** A size DuckDB's memory_limit accepts, at least 64 MB of it (less and DuckDB cannot run the schema's work). */
+const MEMORY_SIZE_RE = /^(?:[1-9]\d{0,6}(?:KB|KiB)|(?:6[4-9]|[7-9]\d|[1-9]\d{2,5})(?:MB|MiB)|[1-9]\d{0,3}(?:GB|GiB))$/;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -148,6 +153,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push('PLUMB_SMTP_URL needs PLUMB_PUBLIC_URL, the address (https://plumb.example.com) links in emails point to');
   }
   if (smtpUrl === undefined && mailFrom !== undefined) problems.push('PLUMB_MAIL_FROM is set but PLUMB_SMTP_URL is not: set both to send mail');
+  const memoryLimit = text('PLUMB_DUCKDB_MEMORY_LIMIT');
+  if (memoryLimit !== undefined && !MEMORY_SIZE_RE.test(memoryLimit)) {
+    problems.push(`PLUMB_DUCKDB_MEMORY_LIMIT must be a size such as 512MB or 2GiB (got "${memoryLimit}")`);
+  }
 
   const config: Config = {
     port,
@@ -166,6 +175,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisPrefix: text('PLUMB_REDIS_PREFIX') ?? 'plumb:',
     mail: smtpUrl !== undefined && mailFrom !== undefined ? { smtpUrl, from: mailFrom } : undefined,
     publicUrl,
+    duckdbMemoryLimit: memoryLimit,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -27,6 +27,7 @@ async function main(): Promise<void> {
   const localAdminKey = config.localAdminKey ? newLocalAdminKey() : undefined;
   const plumb = await assemble({
     dbPath: join(config.dataDir, 'plumb.duckdb'),
+    duckdbMemoryLimit: config.duckdbMemoryLimit,
     ...(scaleOut ? { scaleOut } : {}),
     adminToken: config.adminToken,
     localAdminKey,

@@ -75,4 +75,12 @@ describe('config', () => {
     assert.equal(loadConfig({ PLUMB_LOCAL_ADMIN_KEY: 'off' }).localAdminKey, false);
     assert.throws(() => loadConfig({ PLUMB_LOCAL_ADMIN_KEY: 'no' }), /PLUMB_LOCAL_ADMIN_KEY must be "on" or "off"/);
   });
+
+  it('takes a DuckDB memory limit as a size, refusing what DuckDB would not run on', () => {
+    assert.equal(loadConfig({}).duckdbMemoryLimit, undefined);
+    for (const size of ['512MB', '64MiB', '2GB', '16GiB', '900000KB']) assert.equal(loadConfig({ PLUMB_DUCKDB_MEMORY_LIMIT: size }).duckdbMemoryLimit, size);
+    for (const size of ['512', '10MB', '0GB', '1TB', '2 GB', '-1GB', '512mb; SET x']) {
+      assert.throws(() => loadConfig({ PLUMB_DUCKDB_MEMORY_LIMIT: size }), /PLUMB_DUCKDB_MEMORY_LIMIT/, size);
+    }
+  });
 });

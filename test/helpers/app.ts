@@ -46,6 +46,8 @@ export interface TestAppOptions {
   /** The clock reports use for "now" (default: the real one). */
   now?: () => Date;
   requestTimeoutMs?: number;
+  /** DuckDB's memory_limit for the embedded store (benchmarks). */
+  duckdbMemoryLimit?: string;
   /** The local admin key the server would write for the CLI (src/local-admin-key.ts). */
   localAdminKey?: LocalAdminKey;
   /** Outgoing mail to a test SMTP server (test/helpers/mail.ts), with PLUMB_PUBLIC_URL. */
@@ -59,6 +61,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const scaleOut = TEST_STORE === 'scale-out' ? await freshScaleOut() : undefined;
   const plumb = await assemble({
     dbPath: options.dbPath ?? ':memory:',
+    ...(options.duckdbMemoryLimit ? { duckdbMemoryLimit: options.duckdbMemoryLimit } : {}),
     ...(scaleOut ? { scaleOut: scaleOut.options, redisPrefix: scaleOut.redisPrefix } : {}),
     adminToken: ADMIN_TOKEN,
     rateLimits: options.limits !== undefined,

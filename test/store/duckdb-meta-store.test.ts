@@ -62,4 +62,11 @@ describe('SqlMetaStore on a file', () => {
     assert.deepEqual(await new SqlMetaStore(db).listAccounts(), []);
     await db.close();
   });
+
+  it('opens with the memory limit it is given', async () => {
+    const limited = await DuckDatabase.open(':memory:', { memoryLimit: '256MB' });
+    const [row] = await limited.serial((q) => q.rows<{ limit: string }>("SELECT current_setting('memory_limit') AS limit"));
+    assert.match(row!.limit, /^(256|244)\.\d* ?Mi?B$/);
+    await limited.close();
+  });
 });

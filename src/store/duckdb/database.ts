@@ -88,10 +88,13 @@ export class DuckDatabase {
     readonly meta: SerialConnection,
   ) {}
 
-  /** Opens (creating if needed) the database file; `:memory:` for a throwaway database. */
-  static async open(path: string): Promise<DuckDatabase> {
+  /**
+   * Opens (creating if needed) the database file; `:memory:` for a throwaway database. `memoryLimit` bounds
+   * DuckDB's buffers (its default is 80% of the machine's memory); work beyond it spills to a folder beside the file.
+   */
+  static async open(path: string, { memoryLimit }: { memoryLimit?: string } = {}): Promise<DuckDatabase> {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    const instance = await DuckDBInstance.create(path);
+    const instance = await DuckDBInstance.create(path, memoryLimit === undefined ? {} : { memory_limit: memoryLimit });
     return new DuckDatabase(instance, new SerialConnection(await instance.connect()));
   }
 
