@@ -246,8 +246,30 @@ export const MIGRATIONS: Migration[] = [
     sql: `
       -- The site's domains, comma-separated in the owner's order (what the API returns), and the Umami website id
       -- it had (lower case), so that Plausible's and Umami's tags find it.
-      ALTER TABLE sites ADD COLUMN domains VARCHAR DEFAULT '';
-      ALTER TABLE sites ADD COLUMN umami_website_id VARCHAR;
+      -- The table is made again rather than given columns by ALTER TABLE: DuckDB 1.5 cannot replay adding a
+      -- column to a table whose defaults call a function (seq's nextval) from its write-ahead log, and a crash
+      -- before the next checkpoint would leave a file that does not open (test/store/duckdb-migrations.test.ts).
+      CREATE TABLE sites_before_v9 AS SELECT * FROM sites;
+      DROP INDEX sites_by_account;
+      DROP TABLE sites;
+      CREATE TABLE sites (
+        id VARCHAR PRIMARY KEY,
+        account_id INTEGER NOT NULL,
+        name VARCHAR NOT NULL,
+        sharing VARCHAR NOT NULL,
+        share_password_hash VARCHAR,
+        timezone VARCHAR NOT NULL,
+        multi_domain BOOLEAN NOT NULL,
+        multi_domain_option VARCHAR,
+        created_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('insertion_order'),
+        domains VARCHAR DEFAULT '',
+        umami_website_id VARCHAR
+      );
+      INSERT INTO sites SELECT *, '', NULL FROM sites_before_v9;
+      DROP TABLE sites_before_v9;
+      CREATE INDEX sites_by_account ON sites (account_id);
       -- One row per domain: the lookup from a hit's domain to its site, and what keeps a domain to one site.
       CREATE TABLE site_domains (
         domain VARCHAR PRIMARY KEY,
@@ -428,5 +450,8 @@ export async function migrate(db: DuckDatabase, upTo = Infinity): Promise<number
     });
     ran.push(m.version);
   }
+  // A migration's statements are then in the database file, not only in the write-ahead log: a crash before the
+  // next checkpoint never makes DuckDB replay schema changes, which it does less reliably than data.
+  if (ran.length > 0) await db.serial((q) => q.exec('CHECKPOINT'));
   return ran;
 }
