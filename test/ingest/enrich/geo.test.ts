@@ -10,9 +10,7 @@ const nowhere = { countryCode: '', region: '', state: '', city: '' };
 describe('GeoLookup', () => {
   let geo: GeoLookup;
   before(async () => {
-    const started = performance.now();
     geo = await GeoLookup.open();
-    assert.ok(performance.now() - started < 1500, 'opening the databases takes well under a second');
   });
 
   const cases: Array<[string, typeof nowhere]> = [
