@@ -92,6 +92,8 @@ describe('invitations and members, with mail', () => {
     assert.deepEqual((await person.api('GET', '/v1/sites', c)).body.data.map((s: { id: string }) => s.id), [theirSite]);
     assert.equal((await person.api('POST', '/dashboard/api/switch', c, { account_id: 1 })).status, 404, 'not a member there');
     assert.equal((await person.api('POST', '/dashboard/api/switch', c, { account_id: 'x' })).status, 400);
+    assert.equal((await person.api('POST', '/dashboard/api/switch', c, { account_id: 99_999_999_999 })).status, 400);
+    assert.equal((await person.api('DELETE', '/dashboard/api/members/99999999999999', c)).status, 404);
   });
 
   it('keeps the rules of roles for invitations, changes and removals', async () => {

@@ -98,7 +98,7 @@ export function peopleRoutes(app: FastifyInstance, { meta, team, sessions, maile
   });
 
   app.post<{ Body: { account_id: number } }>('/dashboard/api/switch', {
-    schema: { body: { type: 'object', properties: { account_id: { type: 'integer' } }, required: ['account_id'], additionalProperties: false } },
+    schema: { body: { type: 'object', properties: { account_id: { type: 'integer', minimum: 1, maximum: 2147483647 } }, required: ['account_id'], additionalProperties: false } },
     preValidation: async (request) => {
       await memberForApi(request, sessions, { beforeTwoFactor: true });
     },
