@@ -18,13 +18,15 @@ export const SHARING_WORDS = new Map([
 
 const SITE_LABELS = { name: 'The site name', domain: 'The domain' };
 
-function SiteCard({ site, fresh }) {
+function SiteCard({ site, fresh, canManage }) {
   const facts = [`Site id ${site.id}`, site.timezone, site.domain ? site.domain.split(',').join(', ') : null, SHARING_WORDS.get(site.sharing)];
   return html`<article class=${`card site${fresh ? ' fresh' : ''}`} data-site-id=${site.id}>
     <h2><a href=${`/sites/${site.id}`}>${site.name}</a></h2>
     <p class="muted">${facts.filter(Boolean).join(' · ')}</p>
     <p class="links">
-      <a href=${`/sites/${site.id}`}>Report</a>${' · '}<a href=${`/sites/${site.id}/settings`}>Settings</a>${' · '}<a href=${`/sites/${site.id}/goals`}>Goals and milestones</a>
+      <a href=${`/sites/${site.id}`}>Report</a>${canManage
+        ? html`${' · '}<a href=${`/sites/${site.id}/settings`}>Settings</a>${' · '}<a href=${`/sites/${site.id}/goals`}>Goals and milestones</a>`
+        : null}
     </p>
     ${fresh ? html`<p><strong>Add this tag to every page of ${site.name}</strong> to start counting.</p>` : null}
     <${Snippet} label=${`Script tag for ${site.name}`} text=${scriptTag(site.id)} />
@@ -68,7 +70,9 @@ function AddSite({ onAdded }) {
   </form>`;
 }
 
-export function SitesPage() {
+export function SitesPage({ data }) {
+  // Viewers read reports; adding and changing sites is for the account's owners and admins (the server says so too).
+  const canManage = data.role !== 'viewer';
   const [sites, setSites] = useState(null);
   const [problem, setProblem] = useState('');
   const [fresh, setFresh] = useState('');
@@ -91,8 +95,10 @@ export function SitesPage() {
       ${sites === null
         ? html`<p class="muted">Loading…</p>`
         : sites.length === 0
-          ? html`<p class="card">No sites yet: add your first one below.</p>`
-          : sites.map((s) => html`<${SiteCard} key=${s.id} site=${s} fresh=${s.id === fresh} />`)}
+          ? html`<p class="card">${canManage ? 'No sites yet: add your first one below.' : 'No sites to show yet.'}</p>`
+          : sites.map((s) => html`<${SiteCard} key=${s.id} site=${s} fresh=${s.id === fresh} canManage=${canManage} />`)}
     </div>
-    <${AddSite} onAdded=${added} />`;
+    ${canManage
+      ? html`<${AddSite} onAdded=${added} />`
+      : html`<p class="muted">You can read the reports of these sites. Adding and changing sites is up to the account's owners and admins.</p>`}`;
 }

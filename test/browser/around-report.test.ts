@@ -15,7 +15,7 @@ import type { Browser, Frame, Page } from 'playwright-core';
 import { formatTimestamp } from '../../src/domain/time.js';
 import { projectRoot } from '../../src/project-root.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
-import { givePassword, PASSWORD, EMAIL } from '../dashboard/helpers.js';
+import { addMember, EMAIL, givePassword, PASSWORD } from '../dashboard/helpers.js';
 import { browserSkipReason, launchBrowser, openPage } from './browser.js';
 
 const skip = browserSkipReason();
@@ -140,6 +140,22 @@ describe('pages around the report in Chromium', { skip }, () => {
     await owner.getByLabel('Site name').fill('');
     await shots(owner, 'sites');
     assert.deepEqual(owner.errors, []);
+  });
+
+  it('shows a viewer the sites to read, without the form to add one or links to pages they may not open', async () => {
+    const { email } = await addMember(t.team, 1, 'viewer');
+    const viewer = await openPage(browser, { baseURL: base, viewport: { width: 1200, height: 900 } });
+    await viewer.goto('/login');
+    await viewer.getByLabel('Email').fill(email);
+    await viewer.getByLabel('Password').fill(PASSWORD);
+    await viewer.getByRole('button', { name: 'Log in' }).click();
+    await viewer.waitForURL(`${base}/sites`);
+    await viewer.locator('article.site').filter({ hasText: 'Shop' }).waitFor();
+    assert.equal(await viewer.getByRole('form', { name: 'Add a site' }).count(), 0);
+    assert.equal(await viewer.getByRole('link', { name: 'Settings' }).count(), 0);
+    await viewer.getByText('Adding and changing sites is up to the account\'s owners and admins.').waitFor();
+    assert.deepEqual(viewer.errors, []);
+    await viewer.context().close();
   });
 
   it('sets the origins that may embed the report in the site settings', async () => {
