@@ -632,6 +632,11 @@ describe('report page in Chromium', { skip }, () => {
         ['conversion_rate', 'Conversion rate', fmtPercent(Number(ev!.unique_conversions) / Number(pv!.visitors))],
         ['value', 'Value', euros],
       ], 'the goal\'s totals');
+    // Compared with the week before, through the same queries.
+    const [evBefore] = await v1({ entity: 'event', entity_name: 'Purchase', aggregates: 'conversions,unique_conversions,value' }, PREVIOUS_WEEK);
+    assert.deepEqual(await page.locator('[data-metric] [data-change]').evaluateAll((els) => els.map((e) => e.getAttribute('data-previous'))),
+      [String(Number(evBefore!.conversions)), String(Number(evBefore!.unique_conversions)),
+        String(Number(evBefore!.unique_conversions) / Number((await v1({ aggregates: 'visitors' }, PREVIOUS_WEEK))[0]!.visitors)), String(Number(evBefore!.value))]);
     const pages = await v1({ entity: 'event', entity_name: 'Purchase', aggregates: 'conversions,unique_conversions', field_grouping: 'pathname', sort_by: 'conversions:desc', limit: '10' });
     await eventually(() => tableRows(page, '[data-table="pathname"]'), expectedRows(pages, 'pathname', ['conversions', 'unique_conversions']), 'completions per page');
     assert.deepEqual(await page.locator('[data-table="pathname"] thead th').allTextContents(), ['Page', 'Completions', 'Unique completions']);
@@ -653,10 +658,12 @@ describe('report page in Chromium', { skip }, () => {
     const current = (await t.call(OWNER_TOKEN, 'GET', `/v1/current_visitors?site_id=${siteId}&detailed=true`)).body;
     assert.ok(current.total >= 2);
     await eventually(() => text(page, '[data-live]'), `Current visitors: ${current.total}`, 'live count');
-    assert.deepEqual(await page.locator('[data-live-pages] li').evaluateAll((lis) => lis.map((li) => li.getAttribute('data-live-item'))),
-      current.content.slice(0, 5).map((c: { hostname: string; pathname: string }) => `${c.hostname}${c.pathname}`));
-    assert.deepEqual(await page.locator('[data-live-referrers] li').evaluateAll((lis) => lis.map((li) => li.getAttribute('data-live-item'))),
-      current.referrers.slice(0, 5).map((r: { referrer_hostname: string; referrer_pathname: string }) => `${r.referrer_hostname}${r.referrer_pathname}`));
+    const items = (scope: string) => page.locator(`${scope} li`).evaluateAll((lis) =>
+      lis.map((li) => [li.getAttribute('data-live-item'), li.querySelector('[data-total]')?.textContent]));
+    assert.deepEqual(await items('[data-live-pages]'),
+      current.content.slice(0, 5).map((c: { hostname: string; pathname: string; total: number }) => [`${c.hostname}${c.pathname}`, fmtInt(c.total)]));
+    assert.deepEqual(await items('[data-live-referrers]'),
+      current.referrers.slice(0, 5).map((r: { referrer_hostname: string; referrer_pathname: string; total: number }) => [`${r.referrer_hostname}${r.referrer_pathname}`, fmtInt(r.total)]));
     await page.evaluate(() => ((globalThis as unknown as { marker: number }).marker = 1));
 
     await importLines([{ type: 'pageview', site_id: siteId, timestamp: formatTimestamp(new Date()), url: 'https://shop.example/careers/page-1', referrer: 'https://github.com/', user_agent: UA, ip: '3.15.9.9' }]);
