@@ -19,6 +19,7 @@ import type { TeamStore } from '../store/team-types.js';
 import type { EventStore, MetaStore } from '../store/types.js';
 import { adminApi } from './admin/index.js';
 import { collector } from './collector.js';
+import { dashboardImportRoutes } from './dashboard/imports.js';
 import { peerScriptRoutes } from './peer-scripts.js';
 import { plausibleEvents } from './plausible-events.js';
 import { umamiSend } from './umami-send.js';
@@ -151,6 +152,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const sessions = new SessionManager(meta, deps.team);
   await app.register(v1Api, { prefix: '/v1', meta, sites, auth, limiter, usage, siteData, reports: deps.reports, sessions });
   await app.register(adminApi, { prefix: '/admin', meta, auth, usage, adminToken, localAdminKey: deps.localAdminKey, ingest, events });
+  // Import uploads from the dashboard (the same imports as /admin/imports, for the site's own owners and admins).
+  await app.register(dashboardImportRoutes, { meta, events, ingest, sessions });
   await app.register(dashboard, {
     meta, team: deps.team, auth, sessions, limiter, mailer: deps.mailer ?? NO_MAILER, publicUrl: deps.publicUrl,
   });

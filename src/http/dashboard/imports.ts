@@ -1,0 +1,58 @@
+// The dashboard's upload routes for imports (src/http/import-service.ts): an owner or admin of the site's account
+// uploads Umami's or Plausible's export, lists the site's imports and deletes one. Session plus anti-CSRF header,
+// checked before any of the body is read.
+
+import type { FastifyInstance } from 'fastify';
+import type { SessionManager } from '../../auth/sessions.js';
+import { notFound } from '../../domain/errors.js';
+import { TRACKING_CODE_RE } from '../../domain/ids.js';
+import type { Ingest } from '../../ingest/live.js';
+import type { EventStore, MetaStore, Site } from '../../store/types.js';
+import { importBody, ImportService, streamedImportBodies } from '../import-service.js';
+import { memberForApi } from './guard.js';
+
+export interface DashboardImportDeps {
+  meta: MetaStore;
+  events: EventStore;
+  ingest: Ingest;
+  sessions: SessionManager;
+}
+
+const KINDS = new Map([['umami', 'umami.csv'], ['plausible', 'plausible.zip']] as const);
+
+export async function dashboardImportRoutes(app: FastifyInstance, { meta, events, ingest, sessions }: DashboardImportDeps): Promise<void> {
+  streamedImportBodies(app);
+  const imports = new ImportService(meta, events, ingest);
+
+  /** The site, when the session's member may manage it (owners and admins of its account); else 404. */
+  const siteFor = async (request: Parameters<typeof memberForApi>[0], siteId: string): Promise<Site> => {
+    const member = await memberForApi(request, sessions, { role: 'admin' });
+    const site = TRACKING_CODE_RE.test(siteId) ? await meta.getSite(siteId) : undefined;
+    if (!site || site.accountId !== member.account.id) throw notFound('Site not found');
+    return site;
+  };
+
+  app.post<{ Params: { site_id: string; kind: string }; Querystring: { file_name?: string } }>(
+    '/dashboard/api/sites/:site_id/imports/:kind',
+    async (request) => {
+      const site = await siteFor(request, request.params.site_id);
+      const kind = request.params.kind;
+      const defaultName = kind === 'umami' || kind === 'plausible' ? KINDS.get(kind) : undefined;
+      if (defaultName === undefined) throw notFound('Imports are of kind umami or plausible');
+      const body = importBody(request.body, kind as 'umami' | 'plausible');
+      const fileName = (request.query.file_name ?? defaultName).slice(0, 255);
+      return kind === 'umami' ? imports.umami(site, body, fileName) : imports.plausible(site, body, fileName);
+    },
+  );
+
+  app.get<{ Params: { site_id: string } }>('/dashboard/api/sites/:site_id/imports', async (request) =>
+    imports.list((await siteFor(request, request.params.site_id)).id),
+  );
+
+  app.delete<{ Params: { site_id: string; id: string } }>('/dashboard/api/sites/:site_id/imports/:id', async (request) => {
+    const site = await siteFor(request, request.params.site_id);
+    const record = await imports.get(request.params.id);
+    if (!record || record.siteId !== site.id) throw notFound('Import not found');
+    return imports.remove(record);
+  });
+}

@@ -1,0 +1,181 @@
+// Imports of other products' exports into a site, shared by /admin/imports and the dashboard's upload routes:
+// Umami's raw events as hits, Plausible CE's export as imported daily aggregates; listing, deleting, and replacing
+// an earlier import of the same file. Request bodies arrive as streams and are never held whole.
+
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { FastifyInstance } from 'fastify';
+import { badRequest, ValidationError } from '../domain/errors.js';
+import { formatTimestamp } from '../domain/time.js';
+import type { Ingest } from '../ingest/live.js';
+import { importPlausibleZip, PlausibleFormatError } from '../ingest/plausible-import.js';
+import { importUmamiCsv, UmamiFormatError } from '../ingest/umami-import.js';
+import type { EventStore, ImportKind, ImportRecord, MetaStore, Site } from '../store/types.js';
+
+/** Imported hits waiting to be written beyond which the import waits for a write. */
+const ROOM_HITS = 20_000;
+const VISIT_RANGE = (1n << 32n) - 1n;
+
+const ts = (d: Date | null) => (d ? formatTimestamp(d) : null);
+
+export const presentImport = (i: ImportRecord) => ({
+  id: i.id,
+  object: 'import',
+  site_id: i.siteId,
+  kind: i.kind,
+  file_name: i.fileName,
+  status: i.status,
+  imported: i.imported,
+  rejected: i.rejected,
+  first_hit_at: ts(i.firstHitAt),
+  last_hit_at: ts(i.lastHitAt),
+  created_at: formatTimestamp(i.createdAt),
+  finished_at: ts(i.finishedAt),
+});
+
+/** In the calling plugin's scope: CSV and zip bodies reach handlers as the request stream itself. */
+export function streamedImportBodies(app: FastifyInstance): void {
+  app.addContentTypeParser(['text/csv', 'application/csv', 'application/zip', 'application/x-zip-compressed'], (_request, payload, done) =>
+    done(null, payload),
+  );
+}
+
+const BODY_TYPES: Record<ImportKind, string> = {
+  umami: "must be Umami's CSV export (Content-Type: text/csv)",
+  plausible: "must be Plausible's export zip (Content-Type: application/zip)",
+};
+
+/** The request body as a stream, or a 400 naming what the import wants. */
+export function importBody(body: unknown, kind: ImportKind): Readable {
+  if (!body || typeof (body as Readable).pipe !== 'function') throw new ValidationError({ body: [BODY_TYPES[kind]] });
+  return body as Readable;
+}
+
+export class ImportService {
+  constructor(
+    private readonly meta: MetaStore,
+    private readonly events: EventStore,
+    private readonly ingest: Ingest,
+  ) {}
+
+  /** Umami's raw events into `site` as hits (src/ingest/umami-import.ts). */
+  async umami(site: Site, body: Readable, fileName: string) {
+    const record = await this.meta.createImport({
+      siteId: site.id,
+      kind: 'umami',
+      fileName,
+      visitIdBase: BigInt(randomBytes(4).readUInt32BE(0)) << 32n,
+    });
+    const buffer = this.ingest.buffer;
+    let result;
+    try {
+      result = await importUmamiCsv(body, {
+        siteId: site.id,
+        defaultHostname: site.domains[0],
+        visitIdBase: record.visitIdBase,
+        goalName: async (name) => (await this.ingest.sites.goalByName(site.id, name))?.name,
+        sink: (hit, visit) => {
+          buffer.add(hit, visit);
+          if (buffer.pending >= ROOM_HITS) return buffer.flush();
+        },
+      });
+      await buffer.flush();
+    } catch (err) {
+      // Whatever was written of a failed import goes: an import is there whole or not at all.
+      await buffer.flush().catch(() => undefined);
+      await this.failed(record);
+      if (err instanceof UmamiFormatError) throw badRequest(err.message);
+      throw err;
+    }
+    const finished = await this.meta.finishImport(record.id, {
+      status: 'done',
+      digest: result.digest,
+      imported: result.imported,
+      rejected: result.rejected,
+      firstHitAt: result.firstHitAt,
+      lastHitAt: result.lastHitAt,
+    });
+    return { ...presentImport(finished), errors: result.errors, ...(await this.settle(finished)) };
+  }
+
+  /** Plausible CE's export zip into `site` as imported daily aggregates (src/ingest/plausible-import.ts). */
+  async plausible(site: Site, body: Readable, fileName: string) {
+    const record = await this.meta.createImport({ siteId: site.id, kind: 'plausible', fileName, visitIdBase: 0n });
+    // A zip's directory is at its end: the upload goes to a temporary file first (streamed, hashed on the way).
+    const dir = await mkdtemp(join(tmpdir(), 'plumb-import-'));
+    const file = join(dir, 'export.zip');
+    const digest = createHash('sha256');
+    let result;
+    try {
+      await pipeline(body, new Transform({ transform: (chunk: Buffer, _e, done) => done(null, (digest.update(chunk), chunk)) }), createWriteStream(file));
+      result = await importPlausibleZip(file, { siteId: site.id, importId: record.id, write: (rows) => this.events.writeImportedDays(rows) });
+    } catch (err) {
+      await this.failed(record);
+      if (err instanceof PlausibleFormatError) throw badRequest(err.message);
+      throw err;
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    const day = (d: string | null) => (d ? new Date(`${d}T00:00:00Z`) : null);
+    const finished = await this.meta.finishImport(record.id, {
+      status: 'done',
+      digest: digest.digest('hex'),
+      imported: result.imported,
+      rejected: result.rejected,
+      firstHitAt: day(result.firstDay),
+      lastHitAt: day(result.lastDay),
+    });
+    return { ...presentImport(finished), errors: result.errors, read: result.read, skipped: result.skipped, ...(await this.settle(finished)) };
+  }
+
+  async list(siteId: string) {
+    return { object: 'list', data: (await this.meta.listImports(siteId)).map(presentImport) };
+  }
+
+  /** The import with this id (a UUID), if any. */
+  async get(id: string): Promise<ImportRecord | undefined> {
+    return /^[0-9a-f-]{36}$/i.test(id) ? this.meta.getImport(id) : undefined;
+  }
+
+  /** Deletes the import and everything it brought. */
+  async remove(record: ImportRecord) {
+    await this.ingest.buffer.flush();
+    await this.removeImported(record);
+    await this.meta.deleteImport(record.id);
+    return { id: record.id, object: 'import', deleted: true };
+  }
+
+  private async failed(record: ImportRecord): Promise<void> {
+    await this.removeImported(record);
+    await this.meta.finishImport(record.id, { status: 'failed', digest: null, imported: 0, rejected: 0, firstHitAt: null, lastHitAt: null });
+  }
+
+  /** Everything an import brought, whatever its kind. */
+  private async removeImported(record: ImportRecord): Promise<void> {
+    if (record.kind === 'plausible') await this.events.deleteImportedDays(record.siteId, record.id);
+    else await this.events.deleteVisitRange(record.siteId, record.visitIdBase, record.visitIdBase + VISIT_RANGE);
+  }
+
+  /** Replaces earlier imports of the same file; names those the new one overlaps in time. */
+  private async settle(finished: ImportRecord): Promise<{ replaced: string[]; overlaps: string[] }> {
+    const replaced: string[] = [];
+    const overlaps: string[] = [];
+    for (const earlier of await this.meta.listImports(finished.siteId)) {
+      if (earlier.id === finished.id || earlier.status !== 'done') continue;
+      if (earlier.kind === finished.kind && earlier.digest === finished.digest) {
+        await this.removeImported(earlier);
+        await this.meta.deleteImport(earlier.id);
+        replaced.push(earlier.id);
+      } else if (earlier.firstHitAt && earlier.lastHitAt && finished.firstHitAt && finished.lastHitAt &&
+        earlier.firstHitAt <= finished.lastHitAt && finished.firstHitAt <= earlier.lastHitAt) {
+        overlaps.push(earlier.id);
+      }
+    }
+    return { replaced, overlaps };
+  }
+}
