@@ -158,5 +158,30 @@ describe('invitations without mail', () => {
     assert.equal(res.body.emailed, false);
     assert.match(res.body.link, /^http:\/\/localhost(:\d+)?\/invite\/plumb_/);
     assert.equal((await new Browser(t.app).get(pathOf(res.body.link))).statusCode, 200);
+    // An account sends at most 50 invitations an hour.
+    for (let i = 1; i < 50; i++) {
+      assert.equal((await owner.api('POST', '/dashboard/api/invitations', csrf, { email: `many${i}@example.test`, role: 'viewer' })).status, 200);
+    }
+    const over = await owner.api('POST', '/dashboard/api/invitations', csrf, { email: 'one.more@example.test', role: 'viewer' });
+    assert.equal(over.status, 429);
+    assert.ok(Number(over.headers['retry-after']) > 0);
+  });
+});
+
+describe('invitations and email changes when the mail server is down', () => {
+  let t: TestApp;
+  before(async () => (t = await startTestApp({ mail: { smtpUrl: 'smtp://127.0.0.1:9', publicUrl: PUBLIC_URL } })));
+  after(() => t.close());
+
+  it('still shows the invitation link, says the mail failed, and answers an email change with 502', async () => {
+    const login = await newLogin(t.meta);
+    const owner = new Browser(t.app);
+    const csrf = await logIn(owner, login.email);
+    const res = await owner.api('POST', '/dashboard/api/invitations', csrf, { email: 'someone@example.test', role: 'viewer' });
+    assert.equal(res.status, 200);
+    assert.deepEqual([res.body.emailed, typeof res.body.mail_error, res.body.link.startsWith(`${PUBLIC_URL}/invite/`)], [false, 'string', true]);
+    const change = await owner.api('POST', '/dashboard/api/account/email', csrf, { email: 'new@example.test', current_password: PASSWORD });
+    assert.equal(change.status, 502);
+    assert.match(change.body.error, /mail server/);
   });
 });

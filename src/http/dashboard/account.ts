@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Member, SessionManager } from '../../auth/sessions.js';
 import { newRecoveryCodes, newTotpSecret, otpauthUri, recoveryCodeHash, totpStep } from '../../auth/two-factor.js';
-import { badRequest, notFound, ValidationError } from '../../domain/errors.js';
+import { badRequest, GeneralError, notFound, ValidationError } from '../../domain/errors.js';
 import { newTokenSecret } from '../../domain/ids.js';
 import { EMAIL_RE, passwordProblem } from '../../domain/passwords.js';
 import { hashPassword, hashToken, verifyPassword } from '../../domain/secrets.js';
@@ -80,7 +80,12 @@ export function accountRoutes(app: FastifyInstance, { team, sessions, limiter, m
       if (taken && taken.id !== m.user.id) throw ValidationError.of('email', 'belongs to another login');
       const secret = newTokenSecret();
       await team.createLink({ tokenHash: hashToken(secret), purpose: 'email', userId: m.user.id, email, expiresAt: new Date(Date.now() + EMAIL_LINK_HOURS * 3_600_000) });
-      await mailer.send(emailChangeMail({ to: email, link: `${publicUrl}/confirm-email/${secret}`, hours: EMAIL_LINK_HOURS }));
+      try {
+        await mailer.send(emailChangeMail({ to: email, link: `${publicUrl}/confirm-email/${secret}`, hours: EMAIL_LINK_HOURS }));
+      } catch (err) {
+        request.log.warn({ err }, 'email confirmation mail failed');
+        throw new GeneralError(502, 'The mail server did not accept the message: try again later');
+      }
       return { object: 'email_change', email, sent: true };
     },
   });

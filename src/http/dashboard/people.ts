@@ -9,6 +9,7 @@ import { EMAIL_RE } from '../../domain/passwords.js';
 import { hashToken } from '../../domain/secrets.js';
 import { newTokenSecret } from '../../domain/ids.js';
 import { formatTimestamp } from '../../domain/time.js';
+import { RateLimited, type Limiter } from '../../limits/limiter.js';
 import type { Mailer } from '../../mail/mailer.js';
 import { invitationMail } from '../../mail/messages.js';
 import { ROLES, type Invitation, type Role, type TeamStore } from '../../store/team-types.js';
@@ -17,6 +18,7 @@ import { memberForApi } from './guard.js';
 
 export interface PeopleDeps {
   meta: MetaStore;
+  limiter: Limiter;
   team: TeamStore;
   sessions: SessionManager;
   mailer: Mailer;
@@ -24,6 +26,8 @@ export interface PeopleDeps {
 }
 
 export const INVITATION_DAYS = 7;
+/** Invitations an account may send per hour: plenty for a team, too few to turn Plumb into a mail cannon. */
+export const INVITATIONS_PER_HOUR = 50;
 
 /** Where links point: PLUMB_PUBLIC_URL, or (for links only shown in the page, never mailed) this request's origin. */
 export const linkBase = (request: FastifyRequest, publicUrl: string | undefined) => publicUrl ?? `${request.protocol}://${request.host}`;
@@ -57,7 +61,7 @@ const inviteBody = {
 
 type RoleBody = { role: Role; site_ids?: string[] | null };
 
-export function peopleRoutes(app: FastifyInstance, { meta, team, sessions, mailer, publicUrl }: PeopleDeps): void {
+export function peopleRoutes(app: FastifyInstance, { meta, team, sessions, limiter, mailer, publicUrl }: PeopleDeps): void {
   const admin = (request: FastifyRequest) => memberForApi(request, sessions, { role: 'admin' });
 
   /** Owners alone grant or touch ownership; site lists belong to viewers and must name the account's sites. */
@@ -145,6 +149,11 @@ export function peopleRoutes(app: FastifyInstance, { meta, team, sessions, maile
       const existing = await team.findUserByEmail(email);
       if (existing && (await team.getMembership(me.account.id, existing.id))) errors.add('email', 'is already a member of this account');
       errors.throwIfAny();
+      const allowed = await limiter.attempt(`invitations:${me.account.id}`, 3_600_000, INVITATIONS_PER_HOUR);
+      if (!allowed.allowed) {
+        const seconds = Math.max(1, Math.ceil(allowed.retryAfterMs / 1000));
+        throw new RateLimited(`This account sent ${INVITATIONS_PER_HOUR} invitations in the last hour. Retry in ${seconds} s.`, seconds);
+      }
       const secret = newTokenSecret();
       const invitation = await team.createInvitation({
         tokenHash: hashToken(secret),
