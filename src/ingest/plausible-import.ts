@@ -1,11 +1,12 @@
 // Plausible CE's CSV export (a zip of imported_*.csv tables) stored as imported daily aggregates of a site: the
-// site's daily totals (imported_visitors) and each page's (imported_pages), the tables reports can add to recorded
-// hits (docs/reports.md, "Imported data"). Entries are read one at a time, each as a stream (yauzl, csv-parse),
+// site's daily totals and, per day, each page's, entry and exit page's, source's and campaign's, browser's,
+// system's, device's and country's numbers, which reports can add to recorded hits (docs/reports.md,
+// "Imported data"). Entries are read one at a time, each as a stream (yauzl, csv-parse),
 // and rows written in batches: memory does not grow with the export.
 
 import { parse } from 'csv-parse';
 import yauzl, { type Entry, type ZipFile } from 'yauzl';
-import type { ImportedDay } from '../store/types.js';
+import type { ImportedDay, ImportedDimension } from '../store/types.js';
 
 export interface PlausibleImportError {
   /** The zip entry and its line (1 = header). */
@@ -31,10 +32,60 @@ export class PlausibleFormatError extends Error {}
 const MAX_ERRORS = 1000;
 const BATCH = 5000;
 
-/** Tables read, with the columns they must have. */
-const TABLES = new Map<string, { dimension: ImportedDay['dimension']; columns: string[] }>([
-  ['imported_visitors', { dimension: '', columns: ['date', 'visitors', 'pageviews', 'bounces', 'visits', 'visit_duration'] }],
-  ['imported_pages', { dimension: 'pathname', columns: ['date', 'page', 'visitors', 'pageviews', 'visits'] }],
+type Pair = [ImportedDimension, string];
+
+interface TableSpec {
+  /** Columns it must have to be read (besides date, visitors and pageviews, which every table read has). */
+  columns: string[];
+  /** The column counting the visits of a value (entry pages count entrances, exit pages exits). */
+  visits: string;
+  /** The site totals table also carries bounces and durations. */
+  totals?: boolean;
+  /** The field values a row counts for, or what is wrong with it. */
+  values(record: Record<string, string>): Pair[] | string;
+}
+
+const text = (r: Record<string, string>, c: string) => (Object.hasOwn(r, c) ? (r[c] ?? '').trim() : '');
+const NOT_SET = new Set(['', '(not set)']);
+const path = (dimension: ImportedDimension, column: string) => (r: Record<string, string>): Pair[] | string => {
+  const v = text(r, column);
+  return v.startsWith('/') && v.length <= 2000 ? [[dimension, v]] : `${column} must be a path starting with / (at most 2,000 characters)`;
+};
+const named = (dimension: ImportedDimension, column: string, names: ReadonlyMap<string, string>, unknown: string) =>
+  (r: Record<string, string>): Pair[] => {
+    const v = text(r, column);
+    return [[dimension, NOT_SET.has(v) ? unknown : (names.get(v) ?? v).slice(0, 255)]];
+  };
+
+// Plausible's names as Plumb's own parsing gives them, so imported and recorded numbers group together.
+const OS_NAMES = new Map([['Mac', 'macOS'], ['GNU/Linux', 'Linux']]);
+const DEVICE_NAMES = new Map([['Laptop', 'Desktop']]);
+const NO_NAMES = new Map<string, string>();
+const UTM = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term'] as const;
+
+/** The export's tables Plumb reads, and which report field each value is. */
+const TABLES = new Map<string, TableSpec>([
+  ['imported_visitors', { columns: ['bounces', 'visits', 'visit_duration'], visits: 'visits', totals: true, values: () => [['', '']] }],
+  ['imported_pages', { columns: ['page', 'visits'], visits: 'visits', values: path('pathname', 'page') }],
+  ['imported_entry_pages', { columns: ['entry_page', 'entrances'], visits: 'entrances', values: path('entry_page', 'entry_page') }],
+  ['imported_exit_pages', { columns: ['exit_page', 'exits'], visits: 'exits', values: path('exit_page', 'exit_page') }],
+  ['imported_sources', {
+    columns: ['source', 'visits', ...UTM],
+    visits: 'visits',
+    // One row is one combination of source and campaign: it counts for each of them.
+    values: (r) => [['referrer_source', text(r, 'source') === 'Direct / None' ? '' : text(r, 'source').slice(0, 255)], ...UTM.map((u): Pair => [u, text(r, u).slice(0, 255)])],
+  }],
+  ['imported_browsers', { columns: ['browser', 'visits'], visits: 'visits', values: named('browser', 'browser', NO_NAMES, 'Unknown') }],
+  ['imported_operating_systems', { columns: ['operating_system', 'visits'], visits: 'visits', values: named('operating_system', 'operating_system', OS_NAMES, 'Unknown') }],
+  ['imported_devices', { columns: ['device', 'visits'], visits: 'visits', values: named('device_type', 'device', DEVICE_NAMES, 'Desktop') }],
+  ['imported_locations', {
+    columns: ['country', 'visits'],
+    visits: 'visits',
+    values: (r) => {
+      const c = text(r, 'country').toUpperCase();
+      return [['country_code', /^[A-Z]{2}$/.test(c) && c !== 'ZZ' ? c : '']];
+    },
+  }],
 ]);
 
 /** The table an entry holds (`imported_pages_20240101_20241231.csv` → imported_pages), or undefined. */
@@ -87,47 +138,56 @@ export async function importPlausibleZip(
       const table = tableOf(entry.fileName);
       const spec = table === undefined ? undefined : TABLES.get(table);
       if (!spec) {
-        if (!entry.fileName.endsWith('/')) result.skipped.push(entry.fileName);
+        if (!entry.fileName.endsWith('/')) result.skipped.push(`${entry.fileName} (not used)`);
         continue;
       }
       result.read.push(entry.fileName);
       const stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) =>
         zip.openReadStream(entry, (err, s) => (err || !s ? reject(new PlausibleFormatError(`cannot read ${entry.fileName}: ${err?.message}`)) : resolve(s))),
       );
-      const parser = parse({ columns: true, bom: true, skip_empty_lines: true, skip_records_with_error: true, info: true });
+      const required = ['date', 'visitors', 'pageviews', ...spec.columns];
+      // Checked on the header itself, so a table with no rows is judged too.
+      let missing: string[] = [];
+      const parser = parse({
+        columns: (header: string[]) => {
+          missing = required.filter((c) => !header.includes(c));
+          return header;
+        },
+        bom: true,
+        skip_empty_lines: true,
+        skip_records_with_error: true,
+        info: true,
+      });
       parser.on('skip', (err: Error & { lines?: number }) => reject(entry.fileName, err.lines ?? 0, `not a CSV record: ${err.message}`));
       stream.pipe(parser);
       let batch: ImportedDay[] = [];
-      let checked = false;
       for await (const { record, info } of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
-        if (!checked) {
-          checked = true;
-          const missing = spec.columns.filter((c) => !Object.hasOwn(record, c));
-          if (missing.length > 0) throw new PlausibleFormatError(`${entry.fileName} lacks the columns ${missing.join(', ')}`);
-        }
+        if (missing.length > 0) break;
         const day = record.date;
         const pageviews = count(record.pageviews);
-        const visits = count(record.visits);
+        const visits = count(record[spec.visits]);
         const visitors = count(record.visitors);
-        const bounces = spec.dimension === '' ? count(record.bounces) : 0;
-        const duration = spec.dimension === '' ? count(record.visit_duration) : 0;
+        const bounces = spec.totals ? count(record.bounces) : 0;
+        const duration = spec.totals ? count(record.visit_duration) : 0;
         if (!isDay(day)) {
           reject(entry.fileName, info.lines, 'date must be YYYY-MM-DD');
           continue;
         }
         if ([pageviews, visits, visitors, bounces, duration].some((n) => n === undefined)) {
-          reject(entry.fileName, info.lines, 'visitors, pageviews, visits (and for totals bounces, visit_duration) must be whole numbers');
+          reject(entry.fileName, info.lines, `visitors, pageviews, ${spec.visits}${spec.totals ? ', bounces, visit_duration' : ''} must be whole numbers`);
           continue;
         }
-        const value = spec.dimension === 'pathname' ? (record.page ?? '') : '';
-        if (spec.dimension === 'pathname' && (!value.startsWith('/') || value.length > 2000)) {
-          reject(entry.fileName, info.lines, 'page must be a path starting with / (at most 2,000 characters)');
+        const values = spec.values(record);
+        if (typeof values === 'string') {
+          reject(entry.fileName, info.lines, values);
           continue;
         }
-        batch.push({
-          importId: o.importId, siteId: o.siteId, day: day!, dimension: spec.dimension, value,
-          pageviews: pageviews!, visits: visits!, visitors: visitors!, bounces: bounces!, visitDuration: duration!,
-        });
+        for (const [dimension, value] of values) {
+          batch.push({
+            importId: o.importId, siteId: o.siteId, day: day!, dimension, value,
+            pageviews: pageviews!, visits: visits!, visitors: visitors!, bounces: bounces!, visitDuration: duration!,
+          });
+        }
         result.imported++;
         if (result.firstDay === null || day! < result.firstDay) result.firstDay = day!;
         if (result.lastDay === null || day! > result.lastDay) result.lastDay = day!;
@@ -135,6 +195,13 @@ export async function importPlausibleZip(
           await o.write(batch);
           batch = [];
         }
+      }
+      if (missing.length > 0) {
+        // The totals are required; another table an older export writes without a column is left out.
+        if (spec.totals) throw new PlausibleFormatError(`${entry.fileName} lacks the columns ${missing.join(', ')}`);
+        result.read.pop();
+        result.skipped.push(`${entry.fileName} (lacks ${missing.join(', ')})`);
+        continue;
       }
       if (batch.length > 0) await o.write(batch);
     }

@@ -4,12 +4,13 @@
 // reports use recorded hits only.
 
 import { zoneOffsetMs } from '../domain/zoned-time.js';
-import type { ImportedDay, ImportedDaySums, Site } from '../store/types.js';
+import { IMPORTED_DIMENSIONS, type ImportedDay, type ImportedDaySums, type Site } from '../store/types.js';
 import type { Aggregate } from './fields.js';
 import type { ReportQuery } from './query.js';
 
 /** Aggregates imported days carry as sums that add up exactly over days (visitors are visitor-days). */
 const ADDITIVE = new Set<Aggregate>(['pageviews', 'visits', 'visitors']);
+const GROUPABLE = new Set<string>(IMPORTED_DIMENSIONS.filter((d) => d !== ''));
 const DAY_MS = 86_400_000;
 
 export interface ImportedPlan {
@@ -28,19 +29,20 @@ function localMidnight(zone: string, at: Date): string | undefined {
 
 /**
  * Whether imported days can answer `q`, and from which of their tables: pageview reports without filters, asking
- * only for pageviews, visits and visitors, grouped by nothing or by pathname, by day, month, year or not at all,
+ * only for pageviews, visits and visitors, grouped by nothing or by one field an imported table carries, by day,
+ * month, year or not at all,
  * over whole days of the site's own time zone (the days the export was made in).
  */
 export function importedPlan(q: ReportQuery, site: Site): ImportedPlan | undefined {
   if (q.entity !== 'pageview' || q.filters.length > 0) return undefined;
   if (!q.aggregates.every((a) => ADDITIVE.has(a))) return undefined;
   if (q.dateGrouping === 'hour') return undefined;
-  if (q.fieldGrouping.length > 1 || (q.fieldGrouping.length === 1 && q.fieldGrouping[0] !== 'pathname')) return undefined;
+  if (q.fieldGrouping.length > 1 || (q.fieldGrouping.length === 1 && !GROUPABLE.has(q.fieldGrouping[0]!))) return undefined;
   if (q.timezone !== site.timezone) return undefined;
   const fromDay = localMidnight(q.timezone, q.from);
   const untilDay = localMidnight(q.timezone, q.until);
   if (fromDay === undefined || untilDay === undefined || untilDay <= fromDay) return undefined;
-  return { dimension: q.fieldGrouping.length === 1 ? 'pathname' : '', fromDay, untilDay };
+  return { dimension: (q.fieldGrouping[0] ?? '') as ImportedDay['dimension'], fromDay, untilDay };
 }
 
 /** The `timestamp` of an imported day's bucket, as reports write bucket starts. */
@@ -71,18 +73,17 @@ const compareNumbers = (a: string, b: string) => {
  * docs/reports.md says: by the sort field, ties by timestamp ascending, then by each grouped field ascending.
  */
 export function mergeImported(q: ReportQuery, recorded: readonly Row[], days: readonly ImportedDaySums[]): Row[] {
-  const grouped = q.fieldGrouping.length === 1;
-  const keyOf = (timestamp: string | undefined, pathname: string | undefined) => `${timestamp ?? ''}\0${pathname ?? ''}`;
+  const field = q.fieldGrouping[0];
+  const keyOf = (timestamp: string | undefined, value: string | undefined) => `${timestamp ?? ''}\0${value ?? ''}`;
   const rows = new Map<string, Row>();
-  for (const row of recorded) rows.set(keyOf(row.timestamp, grouped ? row.pathname : undefined), { ...row });
+  for (const row of recorded) rows.set(keyOf(row.timestamp, field === undefined ? undefined : row[field]), { ...row });
   const zero = Object.fromEntries(q.aggregates.map((a) => [a, '0']));
   for (const d of days) {
     const timestamp = bucketOf(q, d.day);
-    const pathname = grouped ? d.value : undefined;
-    const key = keyOf(timestamp, pathname);
+    const key = keyOf(timestamp, field === undefined ? undefined : d.value);
     let row = rows.get(key);
     if (!row) {
-      row = { ...(grouped ? { pathname: d.value } : {}), ...(timestamp !== undefined ? { timestamp } : {}), ...zero };
+      row = { ...(field === undefined ? {} : { [field]: d.value }), ...(timestamp !== undefined ? { timestamp } : {}), ...zero };
       rows.set(key, row);
     }
     for (const a of q.aggregates) {
@@ -91,11 +92,11 @@ export function mergeImported(q: ReportQuery, recorded: readonly Row[], days: re
     }
   }
   const out = [...rows.values()];
-  const { field, direction } = q.sort;
+  const { field: sortField, direction } = q.sort;
   const sign = direction === 'asc' ? 1 : -1;
   const primary = (a: Row, b: Row) => {
-    if (ADDITIVE.has(field as Aggregate)) return compareNumbers(a[field] ?? '0', b[field] ?? '0');
-    return compareBytes(a[field] ?? '', b[field] ?? '');
+    if (ADDITIVE.has(sortField as Aggregate)) return compareNumbers(a[sortField] ?? '0', b[sortField] ?? '0');
+    return compareBytes(a[sortField] ?? '', b[sortField] ?? '');
   };
   out.sort((a, b) => {
     const p = primary(a, b) * sign;

@@ -286,13 +286,23 @@ export interface LimitStore {
 /** A value bound into a report query (dialects that cannot bind receive none: their SQL inlines literals). */
 export type QueryParam = string | number | boolean | null | Date | bigint;
 
-/** One day of another product's numbers for a site: its totals (`dimension` '') or one page's ('pathname'). */
+/**
+ * The report fields imported days can be grouped by ('': the site's totals), each from one table of the export
+ * (src/ingest/plausible-import.ts).
+ */
+export const IMPORTED_DIMENSIONS = [
+  '', 'pathname', 'entry_page', 'exit_page', 'referrer_source', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content',
+  'utm_term', 'browser', 'operating_system', 'device_type', 'country_code',
+] as const;
+export type ImportedDimension = (typeof IMPORTED_DIMENSIONS)[number];
+
+/** One day of another product's numbers for a site: its totals (`dimension` '') or one value of a field's. */
 export interface ImportedDay {
   importId: string;
   siteId: string;
   /** The site's local day, `YYYY-MM-DD`. */
   day: string;
-  dimension: '' | 'pathname';
+  dimension: ImportedDimension;
   value: string;
   pageviews: number;
   visits: number;

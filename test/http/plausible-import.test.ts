@@ -16,8 +16,12 @@ const PAGES = Array.from({ length: 60 }, (_, i) => (i === 0 ? '/' : `/docs/page-
 const today = new Intl.DateTimeFormat('en-CA', { timeZone: ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
 const dayBefore = (n: number) => new Date(Date.parse(`${today}T00:00:00Z`) - n * 86_400_000).toISOString().slice(0, 10);
 
+type Counts = { pageviews: number; visits: number; visitors: number };
+
 interface Source {
   zip: Uint8Array;
+  /** Per report field, per value: the sums over all days, as Plumb should report them. */
+  byField: Map<string, Map<string, Counts>>;
   byDay: Map<string, { pageviews: number; visits: number; visitors: number }>;
   byPage: Map<string, { pageviews: number; visits: number; visitors: number }>;
 }
@@ -45,13 +49,74 @@ function generate(seed = 3): Source {
       byPage.set(page, { pageviews: p.pageviews + pv, visits: p.visits + pvisits, visitors: p.visitors + pvisitors });
     }
   }
+  // The other tables: each row's value as Plausible writes it, and as Plumb reports it.
+  const byField = new Map<string, Map<string, Counts>>();
+  const add = (field: string, value: string, c: Counts) => {
+    const m = byField.get(field) ?? new Map<string, Counts>();
+    const o = m.get(value) ?? { pageviews: 0, visits: 0, visitors: 0 };
+    m.set(value, { pageviews: o.pageviews + c.pageviews, visits: o.visits + c.visits, visitors: o.visitors + c.visitors });
+    byField.set(field, m);
+  };
+  const sources = ['date,source,referrer,utm_source,utm_medium,utm_campaign,utm_content,utm_term,pageviews,visitors,visits,visit_duration,bounces'];
+  const browsers = ['date,browser,browser_version,visitors,visits,visit_duration,bounces,pageviews'];
+  const systems = ['date,operating_system,operating_system_version,visitors,visits,visit_duration,bounces,pageviews'];
+  const devices = ['date,device,visitors,visits,visit_duration,bounces,pageviews'];
+  const locations = ['date,country,region,city,visitors,visits,visit_duration,bounces,pageviews'];
+  const entries = ['date,entry_page,visitors,entrances,visit_duration,bounces,pageviews'];
+  for (let d = 9; d >= 0; d--) {
+    const day = dayBefore(d);
+    const c = () => {
+      const visits = 1 + Math.floor(r() * 20);
+      return { visits, visitors: Math.max(1, visits - 1), pageviews: visits * 2 };
+    };
+    for (const [source, campaign, plumbSource] of [['Google', '', 'Google'], ['Direct / None', '', ''], ['Newsletter', 'spring', 'Newsletter'], ['Google', 'spring', 'Google']]) {
+      const n = c();
+      sources.push(`${day},${source},,${campaign ? 'mail' : ''},,${campaign},,,${n.pageviews},${n.visitors},${n.visits},10,1`);
+      add('referrer_source', plumbSource!, n);
+      add('utm_campaign', campaign!, n);
+    }
+    for (const [browser, version] of [['Chrome', '120'], ['Chrome', '121'], ['Firefox', '115']]) {
+      const n = c();
+      browsers.push(`${day},${browser},${version},${n.visitors},${n.visits},10,1,${n.pageviews}`);
+      add('browser', browser!, n);
+    }
+    for (const [os, plumbOs] of [['Mac', 'macOS'], ['GNU/Linux', 'Linux'], ['Windows', 'Windows']]) {
+      const n = c();
+      systems.push(`${day},${os},,${n.visitors},${n.visits},10,1,${n.pageviews}`);
+      add('operating_system', plumbOs!, n);
+    }
+    for (const [device, plumbDevice] of [['Desktop', 'Desktop'], ['Laptop', 'Desktop'], ['Mobile', 'Mobile']]) {
+      const n = c();
+      devices.push(`${day},${device},${n.visitors},${n.visits},10,1,${n.pageviews}`);
+      add('device_type', plumbDevice!, n);
+    }
+    for (const [country, region] of [['US', 'US-CA'], ['US', 'US-NY'], ['DE', 'DE-BE']]) {
+      const n = c();
+      locations.push(`${day},${country},${region},0,${n.visitors},${n.visits},10,1,${n.pageviews}`);
+      add('country_code', country!, n);
+    }
+    for (const page of ['/', '/pricing']) {
+      const n = c();
+      entries.push(`${day},${page},${n.visitors},${n.visits},10,1,${n.pageviews}`);
+      add('entry_page', page, n);
+    }
+  }
   const suffix = `_${dayBefore(DAYS - 1).replace(/-/g, '')}_${today.replace(/-/g, '')}.csv`;
+  const file = (lines: string[]) => strToU8(`${lines.join('\n')}\n`);
   const zip = zipSync({
-    [`imported_visitors${suffix}`]: strToU8(`${visitors.join('\n')}\n`),
-    [`imported_pages${suffix}`]: strToU8(`${pages.join('\n')}\n`),
-    [`imported_sources${suffix}`]: strToU8('date,source,referrer,utm_source,utm_medium,utm_campaign,utm_content,utm_term,pageviews,visitors,visits,visit_duration,bounces\n'),
+    [`imported_visitors${suffix}`]: file(visitors),
+    [`imported_pages${suffix}`]: file(pages),
+    [`imported_sources${suffix}`]: file(sources),
+    [`imported_browsers${suffix}`]: file(browsers),
+    [`imported_operating_systems${suffix}`]: file(systems),
+    [`imported_devices${suffix}`]: file(devices),
+    [`imported_locations${suffix}`]: file(locations),
+    [`imported_entry_pages${suffix}`]: file(entries),
+    // An older export's exit pages without pageviews: left out, said so.
+    [`imported_exit_pages${suffix}`]: strToU8(`date,exit_page,visitors,exits\n${dayBefore(1)},/,1,1\n${dayBefore(0)},/,2,2\n`),
+    [`imported_custom_events${suffix}`]: strToU8('date,name,link_url,path,visitors,events\n'),
   });
-  return { zip, byDay, byPage };
+  return { zip, byDay, byPage, byField };
 }
 
 describe('/admin/imports/plausible', () => {
@@ -99,10 +164,14 @@ describe('/admin/imports/plausible', () => {
     assert.equal(res.statusCode, 200, res.body);
     const body = res.json();
     importId = body.id;
-    assert.deepEqual([body.kind, body.status, body.imported, body.rejected], ['plausible', 'done', DAYS + DAYS * PAGES.length, 0]);
+    const otherRows = 10 * (4 + 3 + 3 + 3 + 3 + 2);
+    assert.deepEqual([body.kind, body.status, body.imported, body.rejected], ['plausible', 'done', DAYS + DAYS * PAGES.length + otherRows, 0]);
     assert.equal(body.first_hit_at, `${dayBefore(DAYS - 1)} 00:00:00`);
-    assert.equal(body.skipped.length, 1);
-    assert.match(body.skipped[0], /^imported_sources_/);
+    assert.equal(body.read.length, 8);
+    assert.deepEqual(body.skipped.map((x: string) => x.replace(/_\d{8}_\d{8}/, '')).sort(), [
+      'imported_custom_events.csv (not used)',
+      'imported_exit_pages.csv (lacks pageviews)',
+    ]);
   });
 
   it('adds imported days to recorded hits for whole-day pageview reports of pageviews, visits and visitors', async () => {
@@ -129,13 +198,30 @@ describe('/admin/imports/plausible', () => {
     assert.deepEqual(top, expectedPages.slice(0, 10).map((p) => ({ pathname: p.page, pageviews: String(p.pageviews), visitors: String(p.visitors) })));
   });
 
+  it('adds the sources, campaigns, browsers, systems, devices, countries and entry pages of the export by field', async () => {
+    // The recorded pageview: Chrome on Linux, a desktop, no source or campaign, no country (a private address), entry /.
+    const recorded: Record<string, string> = { referrer_source: '', utm_campaign: '', browser: 'Chrome', operating_system: 'Linux', device_type: 'Desktop', country_code: '', entry_page: '/' };
+    for (const [field, values] of source.byField) {
+      const rows = await report(`aggregates=pageviews,visits,visitors&field_grouping=${field}&${range}`);
+      const expected = new Map([...values].map(([v, c]) => [v, { ...c }]));
+      const mine = expected.get(recorded[field]!) ?? { pageviews: 0, visits: 0, visitors: 0 };
+      expected.set(recorded[field]!, { pageviews: mine.pageviews + 1, visits: mine.visits + 1, visitors: mine.visitors + 1 });
+      assert.deepEqual(
+        new Map(rows.map((r) => [r[field]!, { pageviews: Number(r.pageviews), visits: Number(r.visits), visitors: Number(r.visitors) }])),
+        expected,
+        field,
+      );
+    }
+  });
+
   it('answers from recorded hits only what the imported days cannot answer exactly', async () => {
     const recordedOnly = [{ pageviews: '1', bounce_rate: '1' }];
     assert.deepEqual(await report(`aggregates=pageviews,bounce_rate&${range}`), recordedOnly, 'bounce_rate is not additive');
     assert.deepEqual(await report(`aggregates=pageviews&date_from=${dayBefore(DAYS - 1)} 06:00:00&date_to=${today}`), [{ pageviews: '1' }], 'not whole days');
     assert.deepEqual(await report(`aggregates=pageviews&timezone=UTC&${range}`), [{ pageviews: '1' }], "another zone than the site's");
     assert.deepEqual(await report(`aggregates=pageviews&filters=${encodeURIComponent(JSON.stringify([{ property: 'pathname', operator: 'is', value: '/' }]))}&${range}`), [{ pageviews: '1' }], 'filters');
-    assert.deepEqual(await report(`aggregates=pageviews&field_grouping=browser&${range}`), [{ browser: 'Chrome', pageviews: '1' }], 'a grouping the export lacks');
+    assert.deepEqual(await report(`aggregates=pageviews&field_grouping=region&${range}`), [{ region: '', pageviews: '1' }], 'a grouping the export lacks');
+    assert.deepEqual(await report(`aggregates=pageviews&field_grouping=browser,pathname&${range}`), [{ browser: 'Chrome', pathname: '/', pageviews: '1' }], 'two groupings');
   });
 
   it('re-running the same export replaces it; deleting it leaves recorded hits only', async () => {
