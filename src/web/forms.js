@@ -1,9 +1,22 @@
 // Small components the owner's pages share: a labelled field, a status line, a copyable snippet, a button that
 // asks once more in place, and the searchable time zone field.
 
-import { copyText } from './dom.js';
 import { browserZone, isListedZone, timeNowIn, zoneNames } from './time-zones.js';
 import { html, useMemo, useRef, useState } from './ui.js';
+
+/** Copies text, falling back to selecting it where the clipboard API is unavailable (plain http). */
+async function copyText(text, input) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    if (input) {
+      input.focus();
+      input.select();
+    }
+    return false;
+  }
+}
 
 let ids = 0;
 /** An id that stays the same for the component's life, for label/control pairs. */

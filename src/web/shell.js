@@ -2,15 +2,11 @@
 // top bar, and the "logged out" handling.
 //
 // How a page plugs in: one entry in PAGES below, keyed by the server's data-page value (src/http/dashboard/
-// pages.ts and share.ts write it).
-//   * A component page, `{ component: ReportPage }`: a Preact component (write it with `html` and hooks from
-//     ./ui.js). The shell renders it into <main> with one prop, `data`: the data-* attributes of <main> as a
-//     plain object (`data.site`, `data.siteName`, `data.timezone`, `data.mode`, ...). State shared between a
-//     page's panels lives in a store (./store.js; the report's is ./report/state.js). Talk to the server only
-//     through ./api.js.
-//   * A legacy page, `{ legacy: sitesPage }`: an async function that fills <main> itself with ./dom.js helpers.
-//     Converting one to a component means changing its entry here from `legacy` to `component`; nothing else.
-// A page that throws (or rejects) is replaced by a message in words, never a blank page.
+// pages.ts and share.ts write it): `{ component: ReportPage }`, a Preact component (write it with `html` and
+// hooks from ./ui.js). The shell renders it into <main> with one prop, `data`: the data-* attributes of <main> as
+// a plain object (`data.site`, `data.siteName`, `data.timezone`, `data.mode`, ...). State shared between a page's
+// panels lives in a store (./store.js; the report's is ./report/state.js). Talk to the server only through
+// ./api.js. A page that throws while rendering is replaced by a message in words, never a blank page.
 
 import { AccountPage } from './account.js';
 import { whenLoggedOut } from './api.js';
@@ -74,15 +70,6 @@ export async function start() {
     // The session ended (logout elsewhere, expiry): log in again and come back here.
     whenLoggedOut(() => location.assign(`/login?next=${encodeURIComponent(location.pathname)}`));
   }
-  if (page.component) {
-    root.replaceChildren();
-    render(html`<${Boundary}><${page.component} data=${{ ...root.dataset }} /><//>`, root);
-    return;
-  }
-  try {
-    await page.legacy();
-  } catch (err) {
-    root.replaceChildren();
-    render(html`<${Failure} message=${explain(err)} />`, root);
-  }
+  root.replaceChildren();
+  render(html`<${Boundary}><${page.component} data=${{ ...root.dataset }} /><//>`, root);
 }
