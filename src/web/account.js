@@ -5,6 +5,7 @@
 import { api } from './api.js';
 import { ConfirmButton, failed, Field, ok, Snippet, Status } from './forms.js';
 import { explain } from './messages.js';
+import { QrCode } from './qr-code.js';
 import { html, useEffect, useState } from './ui.js';
 
 const LABELS = {
@@ -158,7 +159,8 @@ function TwoFactor({ me, onChanged }) {
             </form>`
         : setup
           ? html`<div class="stack" data-two-factor-setup="">
-              <p>Add Plumb to your authenticator app (any app for time-based codes): type in this key, or open the link on the phone with the app.</p>
+              <p>Add Plumb to your authenticator app (any app for time-based codes): scan this code with it, type in the key, or open the link on the phone with the app.</p>
+              <${QrCode} text=${setup.otpauth_uri} label="QR code for your authenticator app" />
               <${Snippet} label="Key" text=${setup.secret} />
               <p class="small"><a href=${setup.otpauth_uri}>Open in authenticator app</a></p>
               <form class="stack" aria-label="Confirm two-factor authentication" onSubmit=${enable}>

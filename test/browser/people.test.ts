@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Secret, TOTP } from 'otpauth';
+import QRCode from 'qrcode';
 import type { Browser, Page } from 'playwright-core';
 import { lastCompletePeriod } from '../../src/domain/report-periods.js';
 import { formatTimestamp } from '../../src/domain/time.js';
@@ -159,6 +160,12 @@ describe('people and account security in Chromium', { skip }, () => {
     await viewer.getByRole('button', { name: 'Set up two-factor authentication' }).click();
     const secret = (await viewer.getByLabel('Key').inputValue()).trim();
     assert.match(secret, /^[A-Z2-7]+$/);
+    // The QR code is the otpauth address of this key, the one the link opens.
+    const uri = (await viewer.getByRole('link', { name: 'Open in authenticator app' }).getAttribute('href'))!;
+    assert.equal(new URL(uri).searchParams.get('secret'), secret);
+    const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
+    const shown = await viewer.getByRole('img', { name: 'QR code for your authenticator app' }).getAttribute('src');
+    assert.equal(shown, `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`);
     await shot(viewer, 'two-factor-setup');
     await viewer.getByLabel('The 6-digit code the app shows now').fill(codeFor(secret));
     await viewer.getByRole('button', { name: 'Turn on' }).click();
