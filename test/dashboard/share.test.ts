@@ -1,8 +1,10 @@
 // /share/{site_id} over HTTP: public, private (password, attempts limited) and none; the share session reads
-// /v1 for its one site only, never another site nor anything that changes data; changing sharing ends it.
+// /v1 for its one site only, never another site nor anything that changes data; changing sharing ends it; one
+// address starts a bounded number of sessions.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { SHARE_SESSIONS_PER_CLIENT } from '../../src/http/dashboard/share.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { Browser, formField, pageCsrf } from './helpers.js';
 
@@ -119,5 +121,31 @@ describe('share pages', () => {
     const someoneElse = new Browser(t.app);
     const form = formField((await someoneElse.get(`/share/${privateSite}`)).body);
     assert.equal((await someoneElse.post(`/share/${privateSite}`, { csrf: form, password: 'a different secret' })).statusCode, 303);
+  });
+
+  it('bounds the share sessions one address starts, while those it has keep working', async () => {
+    const fresh = await startTestApp();
+    try {
+      const site = (await fresh.call(await fresh.token(['*']), 'POST', '/v1/sites', { name: 'Popular', sharing: 'public' })).body.id as string;
+      const reader = new Browser(fresh.app);
+      assert.equal((await reader.get(`/share/${site}`)).statusCode, 200);
+      // Each load without a cookie (a new visitor, or an embedded frame) starts a session; the reader's was the first.
+      for (let i = 1; i < SHARE_SESSIONS_PER_CLIENT; i++) {
+        const page = i % 2 === 0 ? `/share/${site}` : `/share/${site}?embed=true`;
+        assert.equal((await fresh.app.inject({ method: 'GET', url: page, remoteAddress: reader.remoteAddress })).statusCode, 200, `load ${i + 1}`);
+      }
+      for (const page of [`/share/${site}`, `/share/${site}?embed=true`]) {
+        const refused = await fresh.app.inject({ method: 'GET', url: page, remoteAddress: reader.remoteAddress });
+        assert.equal(refused.statusCode, 429, page);
+        assert.ok(Number(refused.headers['retry-after']) > 0);
+      }
+      const kept = await reader.get(`/share/${site}`);
+      assert.equal(kept.statusCode, 200);
+      assert.equal((await reader.get(report(site), { 'x-plumb-csrf': pageCsrf(kept.body) })).statusCode, 200);
+      // Another address is not held up by this one.
+      assert.equal((await new Browser(fresh.app).get(`/share/${site}`)).statusCode, 200);
+    } finally {
+      await fresh.close();
+    }
   });
 });

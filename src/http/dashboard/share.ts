@@ -37,6 +37,9 @@ ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
   });
 }
 
+/** Share sessions one client address may start in LOGIN_WINDOW_MS (15 minutes), all sites together. */
+export const SHARE_SESSIONS_PER_CLIENT = 120;
+
 export function shareRoutes(app: FastifyInstance, { meta, sessions, limiter }: ShareDeps): void {
   const shared = async (id: string) => {
     const site = await meta.getSite(id);
@@ -65,7 +68,7 @@ export function shareRoutes(app: FastifyInstance, { meta, sessions, limiter }: S
     );
 
   /** The embedded report: framed only by the site's allowed origins (helmet's X-Frame-Options would forbid all). */
-  const embed = async (reply: FastifyReply, site: Site) => {
+  const embed = async (request: FastifyRequest, reply: FastifyReply, site: Site) => {
     const csp = cspWithFrameAncestors(frameAncestors(await meta.getEmbedOrigins(site.id)));
     void reply.removeHeader('x-frame-options');
     if (site.sharing !== 'public') {
@@ -74,9 +77,19 @@ export function shareRoutes(app: FastifyInstance, { meta, sessions, limiter }: S
 <p>A report with a share password cannot be shown inside another page. You can ${link} and enter the password there.</p></section>`;
       return sendPage(reply, 200, renderPage({ title: 'Shared report', chrome: false, body }), csp);
     }
+    const wait = await sessionsLeft(request);
+    if (wait > 0) return tooManyAttempts(reply, wait);
     const issued = await sessions.startShare(site);
     return report(reply, site, issued.session, { sessionId: issued.id, csp });
   };
+
+  /**
+   * Each page load without a session stores one (a day long): without a bound, one client reloading a public
+   * report, or its embedded frame, would fill the sessions table. A visitor keeps theirs in a cookie; a frame gets
+   * a new one per load, which SHARE_SESSIONS_PER_CLIENT allows for any person reading reports.
+   */
+  const sessionsLeft = (request: FastifyRequest) =>
+    attemptsLeft(limiter, [`share-session:${request.ip}`], SHARE_SESSIONS_PER_CLIENT, LOGIN_WINDOW_MS);
 
   const grant = async (request: FastifyRequest, reply: FastifyReply, site: Site) => {
     const issued = await sessions.startShare(site);
@@ -87,10 +100,14 @@ export function shareRoutes(app: FastifyInstance, { meta, sessions, limiter }: S
   app.get<{ Params: { site_id: string }; Querystring: { embed?: unknown } }>('/share/:site_id', async (request, reply) => {
     const site = await shared(request.params.site_id);
     if (!site) return nothing(reply);
-    if (request.query.embed === 'true') return embed(reply, site);
+    if (request.query.embed === 'true') return embed(request, reply, site);
     const existing = await sessions.find(request.cookies[shareCookieName(site.id)]);
     if (existing?.kind === 'share' && existing.siteId === site.id) return report(reply, site, existing);
-    if (site.sharing === 'public') return report(reply, site, await grant(request, reply, site));
+    if (site.sharing === 'public') {
+      const wait = await sessionsLeft(request);
+      if (wait > 0) return tooManyAttempts(reply, wait);
+      return report(reply, site, await grant(request, reply, site));
+    }
     return sendPage(reply, 200, passwordForm(site, formToken(reply)));
   });
 
