@@ -11,7 +11,10 @@ export interface ServerProcess {
 }
 
 export function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  // BENCH_SERVER_NODE_ARGS: extra Node.js flags for the server (`--cpu-prof --cpu-prof-dir=/tmp/p` to profile a
+  // benchmark's server: Node refuses --cpu-prof in NODE_OPTIONS).
+  const extra = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const child = spawn(process.execPath, [...extra, '--import', 'tsx', 'src/main.ts'], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', PLUMB_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
