@@ -146,13 +146,13 @@ export class SqlMetaStore implements MetaStore {
     });
   }
 
-  async setPasswordHash(accountId: number, hash: string): Promise<void> {
-    await this.db.transaction(async (q) => {
+  async setPasswordHash(accountId: number, hash: string): Promise<number> {
+    return this.db.transaction(async (q) => {
       const now = new Date();
       let userId = await this.ownerUserId(q, accountId);
       if (userId === undefined) {
         const [account] = await q.rows<{ email: string }>('SELECT email FROM accounts WHERE id = ?', [accountId]);
-        if (!account) return;
+        if (!account) return 0;
         const key = account.email.trim().toLowerCase();
         const [user] = await q.rows<{ id: number }>('SELECT id FROM users WHERE email_key = ?', [key]);
         userId = user
@@ -172,6 +172,8 @@ export class SqlMetaStore implements MetaStore {
         );
       }
       await q.exec('UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?', [hash, now, userId]);
+      // That person's logins end everywhere; the account's other members stay logged in.
+      return (await q.rows("DELETE FROM dashboard_sessions WHERE user_id = ? AND kind <> 'share' RETURNING id_hash", [userId])).length;
     });
   }
 

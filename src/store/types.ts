@@ -197,9 +197,10 @@ export interface MetaStore {
   getPasswordHash(accountId: number): Promise<string | undefined>;
   /**
    * Sets the password of the account's first owner; an account without one gets the user of its email (made
-   * if missing) as owner. The admin API, the CLI and first-run setup set logins this way.
+   * if missing) as owner. The admin API, the CLI and first-run setup set logins this way. Ends that user's
+   * sessions (not the account's other members'); returns how many.
    */
-  setPasswordHash(accountId: number, hash: string): Promise<void>;
+  setPasswordHash(accountId: number, hash: string): Promise<number>;
   /** The user with this email (compared case-insensitively) if they have a password, with their first account. */
   findLogin(email: string): Promise<Login | undefined>;
 

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { ADMIN_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 import { addMember, Browser, logIn, newLogin } from './helpers.js';
 
 describe('roles', () => {
@@ -89,5 +89,19 @@ describe('roles', () => {
     const page = await member.get('/sites');
     assert.equal(page.statusCode, 303);
     assert.match(String(page.headers.location), /^\/login/);
+  });
+
+  it("ends the owner's sessions only when the operator sets the owner's password", async () => {
+    const { id, email } = await newLogin(t.meta);
+    const ownerBrowser = new Browser(t.app);
+    const ownerCsrfHere = await logIn(ownerBrowser, email);
+    const member = await addMember(t.team, id, 'admin');
+    const admin = new Browser(t.app);
+    const adminCsrf = await logIn(admin, member.email);
+    const set = await t.call(ADMIN_TOKEN, 'PUT', `/admin/accounts/${id}/password`, { password: 'the operator chose this one' });
+    assert.equal(set.status, 200, JSON.stringify(set.body));
+    assert.equal(set.body.sessions_ended, 1);
+    assert.equal((await ownerBrowser.api('GET', '/v1/sites', ownerCsrfHere)).status, 401, 'the owner logs in again');
+    assert.equal((await admin.api('GET', '/v1/sites', adminCsrf)).status, 200, 'the admin stays logged in');
   });
 });

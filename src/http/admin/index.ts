@@ -171,7 +171,7 @@ export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey
     },
   });
 
-  // The account's dashboard login password (docs/dashboard.md). Setting it ends the account's sessions.
+  // The password of the account's owner login (docs/dashboard.md). Setting it ends that person's sessions.
   app.put<{ Params: { id: number }; Body: { password: string } }>('/accounts/:id/password', {
     schema: {
       params: accountIdParams,
@@ -181,8 +181,7 @@ export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey
       const account = await accountOr404(request.params.id);
       const problem = passwordProblem(request.body.password);
       if (problem) throw ValidationError.of('password', problem);
-      await meta.setPasswordHash(account.id, await hashPassword(request.body.password));
-      const ended = await meta.deleteAccountSessions(account.id);
+      const ended = await meta.setPasswordHash(account.id, await hashPassword(request.body.password));
       return { ...presentAdminAccount(account), password_set: true, sessions_ended: ended };
     },
   });

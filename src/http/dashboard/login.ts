@@ -239,7 +239,6 @@ export function loginRoutes(app: FastifyInstance, { meta, team, auth, sessions, 
     if (password !== field(body, 'password_again')) return again('The two passwords differ.');
     await meta.updateAccount(owner.id, { email });
     await meta.setPasswordHash(owner.id, await hashPassword(password));
-    await meta.deleteAccountSessions(owner.id);
     auth.forgetAccount(owner.id);
     const login = await meta.findLogin(email);
     const issued = await sessions.startMember(login!.userId, owner.id, agent(request));
