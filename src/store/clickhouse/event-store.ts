@@ -5,6 +5,7 @@
 
 import { visitVersion, type StoredHit, type VisitRecord } from '../../domain/hits.js';
 import { HIT_TEXT_COLUMNS, hitFromRow, snake, VISIT_ATTRIBUTION_COLUMNS, visitFromRow } from '../event-rows.js';
+import { ImportedSites } from '../imported-sites.js';
 import type { EventStore, ImportedDay, ImportedDaySums, QueryParam } from '../types.js';
 import { ClickHouseConnection, parseClickHouseUrl, type ClickHouseTarget, type OpenTransport, type QuerySettings, type Row } from './client.js';
 import { atLeast, featuresOf, type ClickHouseFeatures } from './features.js';
@@ -68,6 +69,8 @@ const toVisit = (r: Row) => visitFromRow(r, time);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class ClickHouseEventStore implements EventStore {
+  private readonly importedSites = new ImportedSites();
+
   private constructor(
     private readonly conn: ClickHouseConnection,
     private readonly target: ClickHouseTarget,
@@ -158,6 +161,7 @@ export class ClickHouseEventStore implements EventStore {
 
   /** Deletes by mutation and waits until the mutations are done, so nothing of the site is read afterwards. */
   async deleteSite(siteId: string): Promise<void> {
+    this.importedSites.forget(siteId);
     for (const table of ['hits', 'visits', 'imported_daily']) await this.conn.exec(`ALTER TABLE ${table} DELETE WHERE site_id = ${sqlLiteral(siteId)}`);
     await this.mutationsDone(`deleting site ${siteId}`);
   }
@@ -172,6 +176,7 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   async writeImportedDays(rows: readonly ImportedDay[]): Promise<void> {
+    for (const siteId of new Set(rows.map((r) => r.siteId))) this.importedSites.forget(siteId);
     for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
       const tuples = rows.slice(i, i + ROWS_PER_INSERT).map((r) =>
         `(${[r.importId, r.siteId, r.day, r.dimension, r.value, r.pageviews, r.visits, r.visitors, r.bounces, r.visitDuration].map(sqlLiteral).join(', ')})`,
@@ -181,6 +186,8 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   async importedDays(siteId: string, dimension: ImportedDay['dimension'], fromDay: string, untilDay: string): Promise<ImportedDaySums[]> {
+    const any = async () => (await this.conn.rows(`SELECT 1 FROM imported_daily WHERE site_id = ${sqlLiteral(siteId)} LIMIT 1`)).length > 0;
+    if (!(await this.importedSites.has(siteId, any))) return [];
     const rows = await this.conn.rows(
       // Aliases differ from column names: ClickHouse resolves a column name to an alias of the same name everywhere.
       `SELECT toString(day) AS d, value AS v, sum(pageviews) AS sum_pageviews, sum(visits) AS sum_visits, sum(visitors) AS sum_visitors
@@ -195,6 +202,7 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   async deleteImportedDays(siteId: string, importId: string): Promise<void> {
+    this.importedSites.forget(siteId);
     await this.conn.exec(`ALTER TABLE imported_daily DELETE WHERE site_id = ${sqlLiteral(siteId)} AND import_id = ${sqlLiteral(importId)}`);
     await this.mutationsDone(`deleting import ${importId}`);
   }

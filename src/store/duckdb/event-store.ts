@@ -3,6 +3,7 @@
 import type { DuckDBAppender } from '@duckdb/node-api';
 import type { StoredHit, VisitRecord } from '../../domain/hits.js';
 import { HIT_TEXT_COLUMNS, hitFromRow, VISIT_ATTRIBUTION_COLUMNS, visitFromRow } from '../event-rows.js';
+import { ImportedSites } from '../imported-sites.js';
 import type { EventStore, ImportedDay, ImportedDaySums, QueryParam } from '../types.js';
 import { timestampValue, type DuckDatabase, type SerialConnection } from './database.js';
 
@@ -65,6 +66,7 @@ const toVisit = (r: Row) => visitFromRow(r, (v) => v as Date);
 
 export class DuckEventStore implements EventStore {
   private next = 0;
+  private readonly importedSites = new ImportedSites();
 
   private constructor(
     private readonly conn: SerialConnection,
@@ -139,6 +141,7 @@ export class DuckEventStore implements EventStore {
   }
 
   async deleteSite(siteId: string): Promise<void> {
+    this.importedSites.forget(siteId);
     await this.conn.transaction(async (q) => {
       await q.exec('DELETE FROM hits WHERE site_id = ?', [siteId]);
       await q.exec('DELETE FROM visits WHERE site_id = ?', [siteId]);
@@ -158,6 +161,7 @@ export class DuckEventStore implements EventStore {
 
   async writeImportedDays(rows: readonly ImportedDay[]): Promise<void> {
     if (rows.length === 0) return;
+    for (const siteId of new Set(rows.map((r) => r.siteId))) this.importedSites.forget(siteId);
     await this.conn.transaction(async (q) => {
       for (let i = 0; i < rows.length; i += 500) {
         const chunk = rows.slice(i, i + 500);
@@ -170,6 +174,8 @@ export class DuckEventStore implements EventStore {
   }
 
   async importedDays(siteId: string, dimension: ImportedDay['dimension'], fromDay: string, untilDay: string): Promise<ImportedDaySums[]> {
+    const any = () => this.conn.serial(async (q) => (await q.rows('SELECT 1 FROM imported_daily WHERE site_id = ? LIMIT 1', [siteId])).length > 0);
+    if (!(await this.importedSites.has(siteId, any))) return [];
     const rows = await this.conn.serial((q) =>
       q.rows<{ day: string; value: string; pageviews: bigint; visits: bigint; visitors: bigint }>(
         `SELECT strftime(day, '%Y-%m-%d') AS day, value, sum(pageviews)::BIGINT AS pageviews, sum(visits)::BIGINT AS visits,
@@ -183,6 +189,7 @@ export class DuckEventStore implements EventStore {
   }
 
   async deleteImportedDays(siteId: string, importId: string): Promise<void> {
+    this.importedSites.forget(siteId);
     await this.conn.serial((q) => q.exec('DELETE FROM imported_daily WHERE site_id = ? AND import_id = ?', [siteId, importId]));
   }
 
