@@ -2,7 +2,7 @@
 // Umami's raw events as hits, Plausible CE's export as imported daily aggregates; listing, deleting, and replacing
 // an earlier import of the same file. Request bodies arrive as streams and are never held whole.
 
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,12 +10,31 @@ import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance } from 'fastify';
-import { badRequest, ValidationError } from '../domain/errors.js';
+import { badRequest, GeneralError, ValidationError } from '../domain/errors.js';
 import { formatTimestamp } from '../domain/time.js';
 import type { Ingest } from '../ingest/live.js';
 import { importPlausibleZip, PlausibleFormatError } from '../ingest/plausible-import.js';
 import { importUmamiCsv, UmamiFormatError } from '../ingest/umami-import.js';
 import type { EventStore, ImportKind, ImportRecord, MetaStore, Site } from '../store/types.js';
+
+/**
+ * The largest Plausible export zip taken. It is spooled to a temporary file (a zip's directory is at its end), so
+ * the cap bounds the disk one upload can take; exports hold daily aggregates, tens of MB even for large sites.
+ */
+export const MAX_PLAUSIBLE_ZIP_BYTES = 1024 ** 3;
+
+/** Passes a body through, hashing it, and fails it with a 413 once it is longer than `max` bytes. */
+export function hashedUpTo(max: number, digest: Hash): Transform {
+  let bytes = 0;
+  return new Transform({
+    transform: (chunk: Buffer, _e, done) => {
+      bytes += chunk.length;
+      if (bytes > max) return done(new GeneralError(413, `The upload is larger than ${max.toLocaleString('en')} bytes, more than a Plausible export of daily figures holds`));
+      digest.update(chunk);
+      done(null, chunk);
+    },
+  });
+}
 
 /** Imported hits waiting to be written beyond which the import waits for a write. */
 const ROOM_HITS = 20_000;
@@ -112,7 +131,7 @@ export class ImportService {
     const digest = createHash('sha256');
     let result;
     try {
-      await pipeline(body, new Transform({ transform: (chunk: Buffer, _e, done) => done(null, (digest.update(chunk), chunk)) }), createWriteStream(file));
+      await pipeline(body, hashedUpTo(MAX_PLAUSIBLE_ZIP_BYTES, digest), createWriteStream(file));
       result = await importPlausibleZip(file, { siteId: site.id, importId: record.id, write: (rows) => this.events.writeImportedDays(rows) });
     } catch (err) {
       await this.failed(record);
