@@ -91,6 +91,29 @@ export async function api(method, path, body) {
   }
 }
 
+/**
+ * Sends a file as the request body (an export to import): streamed by the browser, never read into the page; the
+ * answer's JSON, or an ApiError as api() throws.
+ */
+export async function upload(path, file, contentType) {
+  const res = await fetch(path, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { accept: 'application/json', 'x-plumb-csrf': csrf, 'content-type': contentType },
+    body: file,
+  });
+  const text = await res.text();
+  let json = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  if (res.status === 401) onUnauthenticated();
+  if (!res.ok) throw new ApiError(res.status, json);
+  return json;
+}
+
 /** Every item of a /v1 list, page by page. */
 export async function listAll(path) {
   const items = [];

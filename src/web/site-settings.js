@@ -1,8 +1,10 @@
 // A site's settings: name, domain, time zone, sharing (password, link), multi-domain; where its public report may
-// be embedded (the origins allowed to frame /share/{id}?embed=true); the script tag; deletion behind the typed name.
+// be embedded (the origins allowed to frame /share/{id}?embed=true); imported history; the script tag; deletion
+// behind the typed name.
 
 import { api } from './api.js';
 import { failed, Field, ok, Snippet, Status, ZoneField, zoneAccepted } from './forms.js';
+import { ImportsPanel } from './imports.js';
 import { explain } from './messages.js';
 import { scriptTag } from './sites.js';
 import { html, useEffect, useState } from './ui.js';
@@ -161,6 +163,7 @@ export function SiteSettingsPage({ data }) {
       ? problem ? null : html`<p class="muted">Loading…</p>`
       : html`<${SettingsForm} key=${site.id} site=${site} onSaved=${setSite} />
         <${Embedding} site=${site} />
+        <${ImportsPanel} site=${site} />
         <section class="card"><h2>Script tag</h2><p>Add this to every page of the site, in ${'<head>'} or at the end of ${'<body>'}.</p>
           <${Snippet} label="Script tag" text=${scriptTag(site.id)} /></section>
         <${DeleteSite} site=${site} />`}`;

@@ -9,6 +9,7 @@ import { SiteContext } from './data.js';
 import { FilterBar } from './filters.js';
 import { GoalsPanel } from './goals.js';
 import { Headline } from './headline.js';
+import { ImportedNotice } from './imported.js';
 import { Realtime } from './realtime.js';
 import { startReportState } from './state.js';
 import { Toolbar } from './toolbar.js';
@@ -54,6 +55,7 @@ export function ReportPage({ data }) {
     <${Realtime} />
     <${Toolbar} />
     <${FilterBar} />
+    <${ImportedNotice} />
     <${Headline} />
     <${Chart} />
     <${GoalsPanel} />
