@@ -12,6 +12,21 @@ interface Entry<T> {
   at: number;
 }
 
+/**
+ * The value under `key` while younger than `ttlMs`, else `load()`'s, kept (a failed load is not kept). The promise
+ * itself is kept, so lookups of one key arriving together share one load.
+ */
+function cachedIn<T>(map: Map<string, Entry<Promise<T>>>, key: string, ttlMs: number, load: () => Promise<T>): Promise<T> {
+  const now = Date.now();
+  const hit = map.get(key);
+  if (hit && now - hit.at < ttlMs) return hit.value;
+  const value = load();
+  value.catch(() => map.delete(key));
+  if (map.size > 50_000) map.clear();
+  map.set(key, { value, at: now });
+  return value;
+}
+
 /** The most goals a site gets by tracking new event names; beyond this, unknown names are dropped. */
 export const MAX_AUTO_GOALS_PER_SITE = 500;
 
@@ -80,14 +95,7 @@ export class SiteDirectory {
   }
 
   private cached<T>(map: Map<string, Entry<Promise<T>>>, key: string, load: () => Promise<T>): Promise<T> {
-    const now = Date.now();
-    const hit = map.get(key);
-    if (hit && now - hit.at < this.ttlMs) return hit.value;
-    const value = load();
-    value.catch(() => map.delete(key));
-    if (map.size > 50_000) map.clear();
-    map.set(key, { value, at: now });
-    return value;
+    return cachedIn(map, key, this.ttlMs, load);
   }
 }
 
@@ -137,13 +145,6 @@ export class SiteKeyDirectory {
   }
 
   private cached(map: Map<string, Entry<Promise<Site | undefined>>>, key: string, load: () => Promise<Site | undefined>) {
-    const now = Date.now();
-    const hit = map.get(key);
-    if (hit && now - hit.at < this.ttlMs) return hit.value;
-    const value = load();
-    value.catch(() => map.delete(key));
-    if (map.size > 50_000) map.clear();
-    map.set(key, { value, at: now });
-    return value;
+    return cachedIn(map, key, this.ttlMs, load);
   }
 }

@@ -78,17 +78,22 @@ export async function api(method, path, body) {
       await sleep(seconds * 1000 + Math.random() * 250);
       continue;
     }
-    const text = await res.text();
-    let json = null;
-    try {
-      json = text ? JSON.parse(text) : null;
-    } catch {
-      json = null;
-    }
-    if (res.status === 401) onUnauthenticated();
-    if (!res.ok) throw new ApiError(res.status, json);
-    return json;
+    return answerOf(res);
   }
+}
+
+/** A response's JSON (null when there is none), or an ApiError; a 401 also tells the page the login ended. */
+async function answerOf(res) {
+  const text = await res.text();
+  let json = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  if (res.status === 401) onUnauthenticated();
+  if (!res.ok) throw new ApiError(res.status, json);
+  return json;
 }
 
 /**
@@ -102,16 +107,7 @@ export async function upload(path, file, contentType) {
     headers: { accept: 'application/json', 'x-plumb-csrf': csrf, 'content-type': contentType },
     body: file,
   });
-  const text = await res.text();
-  let json = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = null;
-  }
-  if (res.status === 401) onUnauthenticated();
-  if (!res.ok) throw new ApiError(res.status, json);
-  return json;
+  return answerOf(res);
 }
 
 /** Every item of a /v1 list, page by page. */
