@@ -4,8 +4,7 @@
 // which does nothing else meanwhile); then a check that every imported hit was stored. BENCH_IMPORT_HITS sets the
 // size (default 1,000,000).
 
-import { spawn } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { rmSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -14,6 +13,7 @@ import { demoTraffic } from '../src/ingest/demo-traffic.js';
 import { DuckDatabase } from '../src/store/duckdb/database.js';
 import { DuckEventStore } from '../src/store/duckdb/event-store.js';
 import { startServer } from '../test/helpers/process.js';
+import { runCli, watchServer } from './server-watch.js';
 
 const ADMIN = 'bench-admin-token-0123456789abcdef';
 const OWNER = 'bench-bootstrap-token-0123456789';
@@ -31,32 +31,13 @@ function generate(siteId: string, hits: number): string {
   return lines.join('\n');
 }
 
-/** Resident memory of a process in bytes (Linux), 0 where /proc is not there. */
-function rss(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
+/** `plumb import FILE` in a process of its own; the summary it prints. */
+async function importFile(args: string[], env: Record<string, string>): Promise<{ imported: number; rejected: number }> {
+  const { code, out } = await runCli(args, env);
+  const m = /imported (\d+) hits, rejected (\d+)/.exec(out);
+  if (code !== 0 || !m) throw new Error(`plumb import failed (${code}):\n${out}`);
+  return { imported: Number(m[1]), rejected: Number(m[2]) };
 }
-
-/** Runs `plumb` (from source) in a child process; resolves with the import summary it prints. */
-function runCli(args: string[], env: Record<string, string>): Promise<{ imported: number; rejected: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CLI_MAIN, '--', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  return new Promise((resolve, reject) =>
-    child.on('exit', (code) => {
-      const m = /imported (\d+) hits, rejected (\d+)/.exec(out);
-      if (code !== 0 || !m) return reject(new Error(`plumb import failed (${code}):\n${out}`));
-      resolve({ imported: Number(m[1]), rejected: Number(m[2]) });
-    }),
-  );
-}
-
-const CLI_MAIN = `const { run } = await import(${JSON.stringify(new URL('../src/cli/main.ts', import.meta.url).href)});
-process.exitCode = await run(process.argv.slice(1), process.env, (l) => console.log(l), (l) => console.error(l));`;
 
 async function duckdbReadNdjson(file: string): Promise<number> {
   const instance = await DuckDBInstance.create(':memory:');
@@ -89,25 +70,11 @@ export async function benchImport(hits = 1_000_000): Promise<void> {
     const baseline = await duckdbReadNdjson(file);
 
     // While the import runs: the server's memory every 200 ms and /healthz answered one after another.
-    const pid = server.child.pid!;
-    let peak = rss(pid);
-    let slowestHealthz = 0;
-    let importing = true;
-    const sampler = setInterval(() => (peak = Math.max(peak, rss(pid))), 200);
-    const health = (async () => {
-      while (importing) {
-        const started = performance.now();
-        await (await fetch(`${server.url}/healthz`)).text();
-        slowestHealthz = Math.max(slowestHealthz, performance.now() - started);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    })();
+    const watch = watchServer(server.child.pid!, { everyMs: 200, healthz: server.url });
     const started = performance.now();
-    const summary = await runCli(['import', file], { PLUMB_URL: server.url, PLUMB_ADMIN_TOKEN: ADMIN });
+    const summary = await importFile(['import', file], { PLUMB_URL: server.url, PLUMB_ADMIN_TOKEN: ADMIN });
     const seconds = (performance.now() - started) / 1000;
-    importing = false;
-    clearInterval(sampler);
-    await health;
+    const { peak, slowestHealthz } = await watch.stop();
     await server.stop();
 
     const db = await DuckDatabase.open(join(dir, 'data', 'plumb.duckdb'));

@@ -8,7 +8,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { demoTraffic } from '../src/ingest/demo-traffic.js';
 import { DuckDatabase } from '../src/store/duckdb/database.js';
@@ -16,6 +15,7 @@ import { DuckEventStore } from '../src/store/duckdb/event-store.js';
 import { startServer } from '../test/helpers/process.js';
 import { migrate } from '../src/store/duckdb/migrations.js';
 import { load } from './reports.js';
+import { watchServer } from './server-watch.js';
 
 const SECONDS = Number(process.env.LOADTEST_SECONDS ?? 20);
 const PAGEVIEWS = Number(process.env.LOADTEST_PAGEVIEWS ?? 0);
@@ -24,16 +24,6 @@ const REPORT_CONNECTIONS = 4;
 const TOKEN = 'loadtest-bootstrap-token-0123456789';
 const ADMIN = 'loadtest-admin-token-0123456789abcdef';
 const AGENT = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
-
-/** Resident memory of a process in bytes (Linux), 0 where /proc is not there. */
-function rss(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'plumb-load-'));
 const env = {
@@ -73,8 +63,7 @@ try {
     })).json() as { imported: number };
     history = imported.imported;
   }
-  let peakRss = rss(server.child.pid!);
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rss(server.child.pid!))), 200);
+  const watch = watchServer(server.child.pid!, { everyMs: 200 });
 
   const base = `/v1/aggregations?entity=pageview&entity_id=${site}`;
   const f = (filters: unknown) => `&filters=${encodeURIComponent(JSON.stringify(filters))}`;
@@ -120,7 +109,7 @@ try {
       }],
     }),
   ]);
-  clearInterval(sampler);
+  const { peak: peakRss } = await watch.stop();
   await server.stop();
 
   const db = await DuckDatabase.open(join(dir, 'plumb.duckdb'));

@@ -4,12 +4,12 @@
 // was stored. BENCH_UMAMI_ROWS sets the larger size (default 2,000,000 rows, about 0.5 GB of CSV); the smaller is
 // a tenth of it.
 
-import { spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AdminClient } from '../src/cli/admin-client.js';
 import { startServer } from '../test/helpers/process.js';
+import { runCli, watchServer } from './server-watch.js';
 
 const ADMIN = 'bench-admin-token-0123456789abcdef';
 const OWNER = 'bench-bootstrap-token-0123456789';
@@ -45,33 +45,16 @@ async function writeExport(file: string, rows: number): Promise<void> {
   await new Promise<void>((resolve) => out.end(resolve));
 }
 
-function rss(pid: number): number {
+/** `plumb import umami ... --json` in a process of its own; the summary it prints. */
+async function importUmami(args: string[], env: Record<string, string>): Promise<{ imported: number; rejected: number }> {
+  const { code, out } = await runCli(args, env);
   try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
+    const json = JSON.parse(out) as { imported: number; rejected: number };
+    if (code !== 0) throw new Error(`exit ${code}`);
+    return json;
+  } catch (err) {
+    throw new Error(`plumb import umami failed (${String(err)}):\n${out.slice(0, 2000)}`);
   }
-}
-
-const CLI_MAIN = `const { run } = await import(${JSON.stringify(new URL('../src/cli/main.ts', import.meta.url).href)});
-process.exitCode = await run(process.argv.slice(1), process.env, (l) => console.log(l), (l) => console.error(l));`;
-
-function runCli(args: string[], env: Record<string, string>): Promise<{ imported: number; rejected: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CLI_MAIN, '--', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  return new Promise((resolve, reject) =>
-    child.on('exit', (code) => {
-      try {
-        const json = JSON.parse(out) as { imported: number; rejected: number };
-        if (code !== 0) throw new Error(`exit ${code}`);
-        resolve(json);
-      } catch (err) {
-        reject(new Error(`plumb import umami failed (${String(err)}):\n${out.slice(0, 2000)}`));
-      }
-    }),
-  );
 }
 
 async function once(rows: number, dir: string): Promise<{ rows: number; mb: number; seconds: number; peak: number; slowest: number; imported: number; stored: number }> {
@@ -87,25 +70,11 @@ async function once(rows: number, dir: string): Promise<{ rows: number; mb: numb
   try {
     const client = new AdminClient(server.url, ADMIN);
     const site = (await client.api<{ id: string }>('POST', '/v1/sites', OWNER, { name: 'Umami bench', domain: 'bench.example' })).id;
-    const pid = server.child.pid!;
-    let peak = rss(pid);
-    let slowest = 0;
-    let importing = true;
-    const sampler = setInterval(() => (peak = Math.max(peak, rss(pid))), 100);
-    const health = (async () => {
-      while (importing) {
-        const started = performance.now();
-        await (await fetch(`${server.url}/healthz`)).text();
-        slowest = Math.max(slowest, performance.now() - started);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    })();
+    const watch = watchServer(server.child.pid!, { everyMs: 100, healthz: server.url });
     const started = performance.now();
-    const result = await runCli(['import', 'umami', file, '--site', site, '--json'], { PLUMB_URL: server.url, PLUMB_ADMIN_TOKEN: ADMIN });
+    const result = await importUmami(['import', 'umami', file, '--site', site, '--json'], { PLUMB_URL: server.url, PLUMB_ADMIN_TOKEN: ADMIN });
     const seconds = (performance.now() - started) / 1000;
-    importing = false;
-    clearInterval(sampler);
-    await health;
+    const { peak, slowestHealthz: slowest } = await watch.stop();
     const report = await client.api<{ pageviews: string }[]>('GET', `/v1/aggregations?entity=pageview&entity_id=${site}&aggregates=pageviews&date_from=2026-01-01`, OWNER);
     return { rows, mb: statSync(file).size / 1e6, seconds, peak, slowest, imported: result.imported, stored: Number(report[0]?.pageviews ?? 0) };
   } finally {

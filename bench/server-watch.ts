@@ -1,0 +1,58 @@
+// What the benchmarks watch in a server process of their own: its resident memory, sampled, and (during an
+// import) how long /healthz takes, asked one request after another; and the CLI run in a process of its own.
+
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+/** Resident memory of a process in bytes (Linux), 0 where /proc is not there. */
+export function rss(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+export interface Watch {
+  /** Stops watching; the peak RSS in bytes and the slowest /healthz in ms (0 when it was not asked). */
+  stop(): Promise<{ peak: number; slowestHealthz: number }>;
+}
+
+/** Samples the server's RSS every `everyMs`; with `healthz` also asks its /healthz until stopped. */
+export function watchServer(pid: number, { everyMs, healthz }: { everyMs: number; healthz?: string }): Watch {
+  let peak = rss(pid);
+  let slowestHealthz = 0;
+  let watching = true;
+  const sampler = setInterval(() => (peak = Math.max(peak, rss(pid))), everyMs);
+  const asking = (async () => {
+    while (healthz && watching) {
+      const started = performance.now();
+      await (await fetch(`${healthz}/healthz`)).text();
+      slowestHealthz = Math.max(slowestHealthz, performance.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  return {
+    async stop() {
+      watching = false;
+      clearInterval(sampler);
+      await asking;
+      return { peak, slowestHealthz };
+    },
+  };
+}
+
+const CLI_MAIN = `const { run } = await import(${JSON.stringify(new URL('../src/cli/main.ts', import.meta.url).href)});
+process.exitCode = await run(process.argv.slice(1), process.env, (l) => console.log(l), (l) => console.error(l));`;
+
+/** Runs `plumb` (from source) in a child process, so its own work never shows as the server's; its exit code and output. */
+export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CLI_MAIN, '--', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out })));
+}
