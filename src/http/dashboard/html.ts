@@ -1,6 +1,7 @@
 // The HTML the server writes for dashboard pages: one layout, escaped text, and the page's own CSP.
 
 import type { FastifyReply } from 'fastify';
+import { PASSWORD_MIN_LENGTH } from '../../domain/passwords.js';
 
 /**
  * Dashboard pages load only their own script and stylesheet and talk only to their own origin: no inline script
@@ -17,6 +18,12 @@ export const DASHBOARD_CSP = [
   "frame-ancestors 'none'",
   "base-uri 'none'",
 ].join('; ');
+
+/** A new password asked twice (setup, reset, accepting an invitation); the form's handler compares the two. */
+export const NEW_PASSWORD_FIELDS = `<label for="password">New password (at least ${PASSWORD_MIN_LENGTH} characters)</label>
+  <input id="password" name="password" type="password" autocomplete="new-password" minlength="${PASSWORD_MIN_LENGTH}" required>
+  <label for="password_again">New password again</label>
+  <input id="password_again" name="password_again" type="password" autocomplete="new-password" required>`;
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -4,13 +4,13 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { SessionManager } from '../../auth/sessions.js';
 import { checkSecondFactor } from '../../auth/two-factor.js';
-import { PASSWORD_MIN_LENGTH, passwordProblem } from '../../domain/passwords.js';
+import { passwordProblem } from '../../domain/passwords.js';
 import { hashPassword, hashToken, verifyPassword } from '../../domain/secrets.js';
 import type { Limiter } from '../../limits/limiter.js';
 import type { Invitation, TeamStore, User } from '../../store/team-types.js';
 import type { MetaStore } from '../../store/types.js';
 import { field, formPost, formToken, setOwnerCookie } from './guard.js';
-import { escapeHtml, messagePage, renderPage, sendPage } from './html.js';
+import { escapeHtml, messagePage, NEW_PASSWORD_FIELDS, renderPage, sendPage } from './html.js';
 import { attemptsLeft, LOGIN_ATTEMPTS, LOGIN_WINDOW_MS, tooManyAttempts } from './login.js';
 
 export interface InviteDeps {
@@ -29,10 +29,7 @@ function acceptForm(o: { token: string; secret: string; invitation: Invitation; 
   ${o.twoFactor ? `<label for="code">Code from your authenticator app (or a recovery code)</label>
   <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required>` : ''}`
     : `<p>Choose a password for your login <strong>${escapeHtml(i.email)}</strong>.</p>
-  <label for="password">New password (at least ${PASSWORD_MIN_LENGTH} characters)</label>
-  <input id="password" name="password" type="password" autocomplete="new-password" minlength="${PASSWORD_MIN_LENGTH}" required>
-  <label for="password_again">New password again</label>
-  <input id="password_again" name="password_again" type="password" autocomplete="new-password" required>`;
+  ${NEW_PASSWORD_FIELDS}`;
   return renderPage({
     title: 'Accept invitation',
     body: `<section class="card narrow">

@@ -7,7 +7,7 @@ import { OWNER_COOKIE, PENDING_SESSION_MS, type SessionManager } from '../../aut
 import type { TokenAuthenticator } from '../../auth/token-authenticator.js';
 import { checkSecondFactor } from '../../auth/two-factor.js';
 import { ApiError } from '../../domain/errors.js';
-import { EMAIL_RE, PASSWORD_MIN_LENGTH, passwordProblem } from '../../domain/passwords.js';
+import { EMAIL_RE, passwordProblem } from '../../domain/passwords.js';
 import { hashPassword, verifyPassword } from '../../domain/secrets.js';
 import type { Limiter } from '../../limits/limiter.js';
 import type { TeamStore } from '../../store/team-types.js';
@@ -16,7 +16,7 @@ import {
   clearCookie, field, formPost, formToken, ownerSession, PENDING_COOKIE, refusedForm, safeNext, setOwnerCookie, setSessionCookie,
   validSessionForm,
 } from './guard.js';
-import { escapeHtml, messagePage, renderPage, sendPage } from './html.js';
+import { escapeHtml, messagePage, NEW_PASSWORD_FIELDS, renderPage, sendPage } from './html.js';
 
 /**
  * Login attempts allowed per email in a sliding window (shared across processes), and per client address: more
@@ -119,10 +119,7 @@ ${o.error ? `<p class="error" role="alert">${escapeHtml(o.error)}</p>` : ''}
   <input id="owner_token" name="owner_token" type="password" autocomplete="off" required>
   <label for="email">Email</label>
   <input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(o.email ?? '')}">
-  <label for="password">New password (at least ${PASSWORD_MIN_LENGTH} characters)</label>
-  <input id="password" name="password" type="password" autocomplete="new-password" minlength="${PASSWORD_MIN_LENGTH}" required>
-  <label for="password_again">New password again</label>
-  <input id="password_again" name="password_again" type="password" autocomplete="new-password" required>
+  ${NEW_PASSWORD_FIELDS}
   <button type="submit">Save and log in</button>
 </form>
 </section>`,

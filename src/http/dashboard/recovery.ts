@@ -4,14 +4,14 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { newTokenSecret } from '../../domain/ids.js';
-import { EMAIL_RE, PASSWORD_MIN_LENGTH, passwordProblem } from '../../domain/passwords.js';
+import { EMAIL_RE, passwordProblem } from '../../domain/passwords.js';
 import { hashPassword, hashToken } from '../../domain/secrets.js';
 import type { Limiter } from '../../limits/limiter.js';
 import type { Mailer } from '../../mail/mailer.js';
 import { resetMail } from '../../mail/messages.js';
 import type { TeamStore } from '../../store/team-types.js';
 import { field, formPost, formToken } from './guard.js';
-import { escapeHtml, messagePage, renderPage, sendPage } from './html.js';
+import { escapeHtml, messagePage, NEW_PASSWORD_FIELDS, renderPage, sendPage } from './html.js';
 import { attemptsLeft, digest, LOGIN_ATTEMPTS_PER_ADDRESS, LOGIN_WINDOW_MS, tooManyAttempts } from './login.js';
 
 export interface RecoveryDeps {
@@ -51,10 +51,7 @@ function resetForm(token: string, secret: string, error?: string): string {
 ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
 <form method="post" action="/reset/${escapeHtml(secret)}" class="stack">
   <input type="hidden" name="csrf" value="${escapeHtml(token)}">
-  <label for="password">New password (at least ${PASSWORD_MIN_LENGTH} characters)</label>
-  <input id="password" name="password" type="password" autocomplete="new-password" minlength="${PASSWORD_MIN_LENGTH}" required>
-  <label for="password_again">New password again</label>
-  <input id="password_again" name="password_again" type="password" autocomplete="new-password" required>
+  ${NEW_PASSWORD_FIELDS}
   <button type="submit">Save the new password</button>
 </form>
 </section>`,
