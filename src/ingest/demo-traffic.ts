@@ -48,8 +48,8 @@ export const DEFAULT_DEMO_EVENTS: readonly DemoEvent[] = [
   { name: 'Purchase', rate: 0.012, value: [900, 14900] },
 ];
 
-/** Small deterministic PRNG (mulberry32): the same seed gives the same month. */
-function random(seed: number): () => number {
+/** Small deterministic PRNG (mulberry32): the same seed gives the same month (test exports use it too). */
+export function random(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

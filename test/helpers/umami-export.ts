@@ -1,6 +1,8 @@
 // A generated Umami export (website_event joined with session, as psql's \copy writes it in CSV) with the numbers
 // Umami itself would report for it, so importer tests can check Plumb's reports against the source.
 
+import { random } from '../../src/ingest/demo-traffic.js';
+
 const COLUMNS = [
   'event_id', 'website_id', 'session_id', 'visit_id', 'created_at', 'hostname', 'url_path', 'url_query', 'referrer_domain',
   'referrer_path', 'referrer_query', 'page_title', 'event_type', 'event_name', 'browser', 'os', 'device', 'screen',
@@ -27,18 +29,6 @@ export interface UmamiExport {
   numbers: UmamiSourceNumbers;
   /** Line numbers (1 = header) of the rows that must be refused. */
   badLines: number[];
-}
-
-/** A small deterministic generator (mulberry32). */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const uuid = (r: () => number) =>
