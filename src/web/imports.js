@@ -8,7 +8,7 @@ import { html, useEffect, useState } from './ui.js';
 
 const KINDS = [
   { kind: 'plausible', label: "Plausible's export (zip)", type: 'application/zip', accept: '.zip,application/zip' },
-  { kind: 'umami', label: "Umami's events (CSV, see the query in the docs)", type: 'text/csv', accept: '.csv,text/csv' },
+  { kind: 'umami', label: "Umami's events (CSV)", type: 'text/csv', accept: '.csv,text/csv' },
 ];
 const KIND_NAMES = { plausible: 'Plausible', umami: 'Umami' };
 
@@ -64,7 +64,8 @@ export function ImportsPanel({ site }) {
   };
   return html`<section class="card stack" aria-labelledby="imports-h">
     <h2 id="imports-h">Imported history</h2>
-    <p class="muted">Bring the history you have in Plausible or Umami. Importing the same file again replaces it.</p>
+    <p class="muted">Bring the history you have in Plausible (Site settings, Imports & Exports, Export data) or Umami (its
+      events as CSV, by the query in Plumb's docs/collection.md). Importing the same file again replaces it.</p>
     <form class="stack" aria-label="Import an export" onSubmit=${submit}>
       <${Field} label="What it is">
         ${(id) => html`<select id=${id} name="kind" value=${kind} onChange=${(e) => setKind(e.currentTarget.value)}>
@@ -81,15 +82,15 @@ export function ImportsPanel({ site }) {
       ? html`<p class="muted">Loading…</p>`
       : items.length === 0
         ? html`<p class="muted" data-imports="none">No imports yet.</p>`
-        : html`<table class="imports" data-imports="">
+        : html`<table class="imports stacked" data-imports="">
             <thead><tr><th>File</th><th>From</th><th>Days</th><th>Rows</th><th>Status</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
             <tbody>${items.map((item) => html`<tr key=${item.id} data-import=${item.id}>
-              <td>${item.file_name}</td>
-              <td>${KIND_NAMES[item.kind] ?? item.kind}</td>
-              <td>${item.first_hit_at ? `${day(item.first_hit_at)} to ${day(item.last_hit_at)}` : '—'}</td>
-              <td>${item.imported.toLocaleString()}${item.rejected > 0 ? ` (${item.rejected.toLocaleString()} left out)` : ''}</td>
-              <td>${item.status}</td>
-              <td><${ConfirmButton} label="Delete" confirmLabel="Delete for good" what=${item.file_name} onConfirm=${() => remove(item)} /></td>
+              <td class="label" data-label="File">${item.file_name}</td>
+              <td data-label="From">${KIND_NAMES[item.kind] ?? item.kind}</td>
+              <td data-label="Days">${item.first_hit_at ? `${day(item.first_hit_at)} to ${day(item.last_hit_at)}` : '—'}</td>
+              <td data-label="Rows">${item.imported.toLocaleString()}${item.rejected > 0 ? ` (${item.rejected.toLocaleString()} left out)` : ''}</td>
+              <td data-label="Status">${item.status}</td>
+              <td class="actions"><${ConfirmButton} label="Delete" confirmLabel="Delete for good" what=${item.file_name} onConfirm=${() => remove(item)} /></td>
             </tr>`)}</tbody>
           </table>`}
   </section>`;

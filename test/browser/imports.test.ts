@@ -13,7 +13,7 @@ import { projectRoot } from '../../src/project-root.js';
 import { OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 import { generateUmamiExport } from '../helpers/umami-export.js';
 import { EMAIL, givePassword, PASSWORD } from '../dashboard/helpers.js';
-import { browserSkipReason, launchBrowser, openPage } from './browser.js';
+import { browserSkipReason, launchBrowser, openPage, sidewaysOverflow } from './browser.js';
 
 const skip = browserSkipReason();
 const SHOTS = join(projectRoot(), 'test-artifacts', 'screenshots');
@@ -78,6 +78,12 @@ describe('imported history in Chromium', { skip }, () => {
       await owner.screenshot({ path: join(SHOTS, `site-settings-imports-${scheme}.png`), fullPage: true });
     }
     await owner.emulateMedia({ colorScheme: 'light' });
+    // At phone width the list is one block per import, and nothing scrolls sideways.
+    await owner.setViewportSize({ width: 360, height: 800 });
+    assert.ok((await sidewaysOverflow(owner)) <= 0, 'no sideways scrolling at 360 px');
+    await owner.locator('[data-imports]').scrollIntoViewIfNeeded();
+    await owner.screenshot({ path: join(SHOTS, 'site-settings-imports-phone.png') });
+    await owner.setViewportSize({ width: 1200, height: 900 });
   });
 
   it('marks a report whose period includes the import, with the numbers of /v1', async () => {
