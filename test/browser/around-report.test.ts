@@ -16,7 +16,7 @@ import { formatTimestamp } from '../../src/domain/time.js';
 import { projectRoot } from '../../src/project-root.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 import { addMember, EMAIL, givePassword, PASSWORD } from '../dashboard/helpers.js';
-import { browserSkipReason, launchBrowser, openPage } from './browser.js';
+import { browserSkipReason, launchBrowser, openPage, sidewaysOverflow } from './browser.js';
 
 const skip = browserSkipReason();
 const SHOTS = join(projectRoot(), 'test-artifacts', 'screenshots');
@@ -281,10 +281,7 @@ describe('pages around the report in Chromium', { skip }, () => {
       await phone.goto(path);
       // Ready: the page's own data is in (the goals' conversions are numbers, not "…").
       await phone.locator(ready).filter({ hasText: name === 'goals' ? /\d/ : /.*/ }).first().waitFor();
-      const overflow = await phone.evaluate(() => {
-        const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
-        return root.scrollWidth - root.clientWidth;
-      });
+      const overflow = await sidewaysOverflow(phone);
       assert.ok(overflow <= 0, `${path} scrolls sideways by ${overflow}px`);
       await shot(phone, `${name}-phone`);
     }

@@ -63,3 +63,11 @@ export async function closePage(page: Page): Promise<void> {
 export function desktopChromeUserAgent(browser: Browser): string {
   return `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${browser.version()} Safari/537.36`;
 }
+
+/** How many pixels the page is wider than its window (0 or less: nothing scrolls sideways). */
+export function sidewaysOverflow(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
+    return root.scrollWidth - root.clientWidth;
+  });
+}

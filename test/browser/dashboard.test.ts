@@ -12,7 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { formatTimestamp } from '../../src/domain/time.js';
 import { projectRoot } from '../../src/project-root.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
-import { browserSkipReason, closePage, launchBrowser, openPage } from './browser.js';
+import { browserSkipReason, closePage, launchBrowser, openPage, sidewaysOverflow } from './browser.js';
 
 const skip = browserSkipReason();
 const SHOTS = join(projectRoot(), 'test-artifacts', 'screenshots');
@@ -26,7 +26,6 @@ const UA_PHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWe
 interface PageGlobals {
   document: {
     querySelector(selector: string): { textContent: string | null } | null;
-    documentElement: { scrollWidth: number; clientWidth: number };
   };
 }
 
@@ -256,10 +255,7 @@ describe('dashboard in Chromium', { skip }, () => {
       await phone.context().addCookies(await owner.context().cookies());
       await phone.goto(`/sites/${siteId}`);
       await phone.locator('[data-table="pathname"] tr[data-value="/pricing"]').waitFor();
-      const overflow = await phone.evaluate(() => {
-        const root = (globalThis as unknown as PageGlobals).document.documentElement;
-        return root.scrollWidth - root.clientWidth;
-      });
+      const overflow = await sidewaysOverflow(phone);
       assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px: ${(await sticksOut(phone)).join(', ')}`);
       await shot(phone, 'report-phone');
       assert.deepEqual(phone.errors, []);

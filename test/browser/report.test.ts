@@ -17,7 +17,7 @@ import { formatTimestamp } from '../../src/domain/time.js';
 import { demoTraffic } from '../../src/ingest/demo-traffic.js';
 import { projectRoot } from '../../src/project-root.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
-import { browserSkipReason, closePage, launchBrowser, openPage } from './browser.js';
+import { browserSkipReason, closePage, launchBrowser, openPage, sidewaysOverflow } from './browser.js';
 
 const skip = browserSkipReason();
 const SHOTS = join(projectRoot(), 'test-artifacts', 'screenshots');
@@ -703,10 +703,7 @@ describe('report page in Chromium', { skip }, () => {
       await phone.locator('[data-table="pathname"] tbody tr').first().waitFor();
       await phone.locator('tr[data-goal]').first().waitFor();
       await phone.locator('.chart canvas').first().waitFor();
-      const overflow = () => phone.evaluate(() => {
-        const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
-        return root.scrollWidth - root.clientWidth;
-      });
+      const overflow = () => sidewaysOverflow(phone);
       assert.ok((await overflow()) <= 0, `${scheme}: the page scrolls sideways by ${await overflow()}px`);
       await shot(phone, `report-phone-${scheme}`);
       await phone.getByRole('button', { name: '+ Add filter' }).click();
