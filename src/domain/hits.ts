@@ -1,5 +1,7 @@
 // The shapes a hit takes on its way in: as received, as enriched, as stored with its visit.
 
+import type { PropList } from './props.js';
+
 export type HitType = 'pageview' | 'event';
 
 /**
@@ -20,6 +22,8 @@ export interface IncomingHit {
   eventName?: string;
   /** Events only: the value in cents (0 when none). */
   value?: number;
+  /** Custom properties (src/domain/props.ts); the pipeline bounds them again whatever the sender did. */
+  props?: PropList;
 }
 
 /**
@@ -94,6 +98,8 @@ export interface StoredHit extends HitAttributes {
    * pairs from it for visits whose `pathsExact` holds.
    */
   firstView: boolean;
+  /** Custom properties, present only when the hit has some (stored as prop_keys and prop_values). */
+  props?: PropList;
 }
 
 /**

@@ -2,6 +2,7 @@
 // Live collection and imports run the same pipeline, with their own salts and visit state.
 
 import { attributionOf, type HitType, type IncomingHit, type StoredHit, type VisitRecord } from '../domain/hits.js';
+import { boundProps } from '../domain/props.js';
 import type { DropReason, Metrics } from '../metrics.js';
 import type { Enricher } from './enrich/index.js';
 import { isBotUserAgent } from './enrich/index.js';
@@ -98,6 +99,7 @@ export class HitPipeline {
     const previous = salts.previous === undefined ? undefined : visitorHash(salts.previous, site.id, hit.ip, hit.userAgent, domain);
     const visit = await this.deps.visits.record(site.id, current, previous, { ...attributes, type: hit.type, timestamp: hit.timestamp });
 
+    const props = hit.props === undefined ? [] : boundProps(hit.props);
     await this.deps.sink.add(
       {
         ...attributes,
@@ -112,6 +114,7 @@ export class HitPipeline {
         eventName,
         value: hit.type === 'event' ? (hit.value ?? 0) : 0,
         firstView: visit.firstView,
+        ...(props.length > 0 ? { props } : {}),
       },
       visit,
     );

@@ -2,6 +2,7 @@
 // VisitRecord (each database returns times and 64-bit ids its own way, so the caller says how to read a time).
 
 import { ATTRIBUTION_FIELDS, type StoredHit, type VisitRecord } from '../domain/hits.js';
+import { propsFromColumns } from '../domain/props.js';
 
 type Row = Record<string, unknown>;
 
@@ -33,6 +34,8 @@ export function hitFromRow(r: Row, time: (value: unknown) => Date): StoredHit {
     firstView: Boolean(r.first_view),
   } as StoredHit;
   for (const column of HIT_TEXT_COLUMNS) hit[column] = r[snake(column)] as string;
+  const props = propsFromColumns(r.prop_keys, r.prop_values);
+  if (props.length > 0) hit.props = props;
   return hit;
 }
 

@@ -215,6 +215,20 @@ describe('HitPipeline', () => {
     assert.deepEqual((await meta.listGoals(site.id, { limit: 100 })).items, []);
   });
 
+  it('stores custom properties within the limits, whatever the caller handed over, on the live and import paths', async () => {
+    const site = await newSite();
+    // 40 pairs after one too long and one blank: the usable ones, first 30, keys unique.
+    const many = Array.from({ length: 40 }, (_, i) => [`k${i}`, `v${i}`] as [string, string]);
+    const props = [['long', 'x'.repeat(2001)], ['blank', ' '], ['k0', 'first'], ...many] as [string, string][];
+    const expected = [['k0', 'first'], ...many.slice(1, 30)];
+    await ingest.collect(hit(site.id, { type: 'event', eventName: 'Signup', timestamp: new Date(), props }));
+    await (await ingest.importPipeline()).process(hit(site.id, { type: 'event', eventName: 'Signup', props }));
+    await ingest.buffer.flush();
+    const stored = await events.listHits(site.id);
+    assert.equal(stored.length, 2);
+    for (const h of stored) assert.deepEqual(h.props, expected);
+  });
+
   it('creates a goal for a new event name once, even for concurrent hits', async () => {
     const site = await newSite();
     const pipeline = await ingest.importPipeline();

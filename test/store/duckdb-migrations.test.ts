@@ -13,6 +13,7 @@ import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
 import { MIGRATIONS, migrate } from '../../src/store/duckdb/migrations.js';
 import { SqlMetaStore } from '../../src/store/sql-meta-store.js';
 import { SqlTeamStore } from '../../src/store/sql-team-store.js';
+import { storedHit } from '../helpers/stored-hits.js';
 
 describe('DuckDB migration 7: attribution belongs to the visit', () => {
   it("rewrites recorded hits and visits with their visit's first hit's attribution", async () => {
@@ -73,6 +74,24 @@ describe('DuckDB migration 7: attribution belongs to the visit', () => {
     const after = await store.listVisits('S');
     assert.deepEqual(after.map((v) => [v.visitId, v.pageviews, v.startedAt.toISOString()]), [[1n, 4, '2026-01-01T09:59:00.000Z']]);
     await store.close();
+    await db.close();
+  });
+});
+
+describe('DuckDB migration 18: custom properties', () => {
+  it('keeps hits recorded before as hits without properties, and stores properties of new ones', async () => {
+    const db = await DuckDatabase.open(':memory:');
+    await migrate(db, 17);
+    await db.serial((q) =>
+      q.exec(`INSERT INTO hits SELECT 'S', 'pageview', TIMESTAMP '2026-01-01 10:00:00', 1, 1, ${Array(19).fill("'x'").join(', ')}, '', 0, true`),
+    );
+    assert.deepEqual(await migrate(db), [18]);
+    const after = await DuckEventStore.open(db);
+    const withProps = storedHit('S', '2026-01-01T10:00:01Z', { props: [['plan', 'pro']] });
+    await after.write([withProps], []);
+    const hits = await after.listHits('S');
+    assert.deepEqual(hits.map((h) => h.props), [undefined, [['plan', 'pro']]]);
+    await after.close();
     await db.close();
   });
 });

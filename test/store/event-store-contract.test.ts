@@ -86,6 +86,19 @@ for (const backend of backends) {
       assert.deepEqual(await store.listHits(site), hits);
     });
 
+    it('stores custom properties whole: order, hostile keys and values, prototype names, none at all', async () => {
+      const site = 'SITEPROP';
+      const hostile = HOSTILE.map((v, i) => [`k${i}${v}`, v] as const);
+      const hits = [
+        hit(site, '2026-03-09T00:00:00Z', { type: 'event', eventName: 'Signup', props: [['plan', 'pro'], ['__proto__', 'x'], ['constructor', '{}']] }),
+        hit(site, '2026-03-09T00:00:01Z', { props: hostile }),
+        hit(site, '2026-03-09T00:00:02Z', { props: [['k'.repeat(300), 'v'.repeat(2000)], ['ü', '😀']] }),
+        hit(site, '2026-03-09T00:00:03Z'),
+      ];
+      await store.write(hits, []);
+      assert.deepEqual(await store.listHits(site), hits);
+    });
+
     it('lists a site\'s hits in time order, and only that site\'s', async () => {
       const site = 'SITEORDR';
       const hits = [hit(site, '2026-04-02T00:00:00Z'), hit(site, '2026-01-31T23:59:59.999Z'), hit(site, '2026-02-01T00:00:00Z')];

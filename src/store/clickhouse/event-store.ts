@@ -4,12 +4,13 @@
 // CTEs are used. Tested on 18.16.1 (HTTP) and 26.7 (chdb, in process); version() is read once on open.
 
 import { visitVersion, type StoredHit, type VisitRecord } from '../../domain/hits.js';
+import { propColumns } from '../../domain/props.js';
 import { HIT_TEXT_COLUMNS, hitFromRow, snake, VISIT_ATTRIBUTION_COLUMNS, visitFromRow } from '../event-rows.js';
 import { ImportedSites } from '../imported-sites.js';
 import type { EventStore, ImportedDay, ImportedDaySums, QueryParam } from '../types.js';
 import { ClickHouseConnection, parseClickHouseUrl, type ClickHouseTarget, type OpenTransport, type QuerySettings, type Row } from './client.js';
 import { atLeast, featuresOf, type ClickHouseFeatures } from './features.js';
-import { identifier, sqlLiteral } from './literal.js';
+import { identifier, sqlLiteral, stringLiteral } from './literal.js';
 import { ensureDatabase, migrate } from './migrations.js';
 
 export interface ClickHouseEventStoreOptions {
@@ -38,7 +39,7 @@ const MUTATION_TIMEOUT_MS = 120_000;
 
 const HIT_COLUMNS = [
   'site_id', 'type', 'ts', 'visitor_id', 'visit_id', ...HIT_TEXT_COLUMNS.map(snake), 'event_name', 'value', 'first_view',
-  'log_node', 'log_seq',
+  'log_node', 'log_seq', 'prop_keys', 'prop_values',
 ];
 const VISIT_COLUMNS = [
   'visit_id', 'site_id', 'visitor_id', 'started_at', 'last_seen_at', 'entry_page', 'exit_page', 'exit_hostname',
@@ -47,11 +48,15 @@ const VISIT_COLUMNS = [
 
 const tuple = (values: QueryParam[]) => `(${values.map(sqlLiteral).join(',')})`;
 
+const stringArray = (values: readonly string[]) => `[${values.map(stringLiteral).join(',')}]`;
+
 function hitTuple(h: StoredHit, node: string, seq: number): string {
-  return tuple([
+  const values = [
     h.siteId, h.type, h.timestamp, h.visitorId, h.visitId, ...HIT_TEXT_COLUMNS.map((c) => h[c]), h.eventName, h.value,
     h.firstView, node, seq,
-  ]);
+  ].map(sqlLiteral);
+  const [keys, propValues] = propColumns(h.props);
+  return `(${values.join(',')},${stringArray(keys)},${stringArray(propValues)})`;
 }
 
 function visitTuple(v: VisitRecord): string {

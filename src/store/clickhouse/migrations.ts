@@ -75,6 +75,14 @@ export const MIGRATIONS: Migration[] = [
       ) ENGINE = MergeTree ORDER BY (site_id, dimension, day, value)`,
     ],
   },
+  // 4 is reserved for imported aggregates (this round); 5 is custom properties.
+  {
+    version: 5,
+    name: 'custom properties of hits',
+    // Parallel arrays, as in DuckDB: prop_values[i] is the value of prop_keys[i]. Both releases have Array(String)
+    // and ARRAY JOIN; rows written before default to empty arrays.
+    statements: ['prop_keys', 'prop_values'].map((c) => (f: ClickHouseFeatures) => `ALTER TABLE hits ${addColumn(f)} ${c} Array(String)`),
+  },
 ];
 
 // ClickHouse's codes for "already exists": two processes creating the same thing at the same moment may see

@@ -1,13 +1,16 @@
 // EventStore on the embedded DuckDB file: hits appended in batches, a batch's visits replaced (old rows deleted, new appended).
 
-import type { DuckDBAppender } from '@duckdb/node-api';
+import { LIST, VARCHAR, type DuckDBAppender } from '@duckdb/node-api';
 import type { StoredHit, VisitRecord } from '../../domain/hits.js';
+import { propColumns } from '../../domain/props.js';
 import { HIT_TEXT_COLUMNS, hitFromRow, VISIT_ATTRIBUTION_COLUMNS, visitFromRow } from '../event-rows.js';
 import { ImportedSites } from '../imported-sites.js';
 import type { EventStore, ImportedDay, ImportedDaySums, QueryParam } from '../types.js';
 import { timestampValue, type DuckDatabase, type SerialConnection } from './database.js';
 
 type Row = Record<string, unknown>;
+
+const TEXT_LIST = LIST(VARCHAR);
 
 function appendHit(a: DuckDBAppender, h: StoredHit): void {
   a.appendVarchar(h.siteId);
@@ -19,6 +22,10 @@ function appendHit(a: DuckDBAppender, h: StoredHit): void {
   a.appendVarchar(h.eventName);
   a.appendBigInt(BigInt(h.value));
   a.appendBoolean(h.firstView);
+  // Custom properties (version 18) as two parallel lists, as in ClickHouse.
+  const [keys, values] = propColumns(h.props);
+  a.appendList(keys, TEXT_LIST);
+  a.appendList(values, TEXT_LIST);
   a.endRow();
 }
 

@@ -427,6 +427,19 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  // 15 to 17 are reserved for imports (this round); 18 is custom properties.
+  {
+    version: 18,
+    name: 'custom properties of hits',
+    sql: `
+      -- A hit's custom properties as parallel lists: prop_values[i] is the value of prop_keys[i] (keys unique per
+      -- hit, at most 30; src/domain/props.ts). No DEFAULT: DuckDB 1.5 cannot replay from its write-ahead log a
+      -- column whose default is an expression ([] is list_value()), so rows recorded before hold NULL, which every
+      -- reader takes as no properties.
+      ALTER TABLE hits ADD COLUMN prop_keys VARCHAR[];
+      ALTER TABLE hits ADD COLUMN prop_values VARCHAR[];
+    `,
+  },
 ];
 
 /**
