@@ -38,12 +38,23 @@ function usable(key: string, value: string): boolean {
   return utf8Length(key) <= MAX_PROP_KEY_BYTES && utf8Length(value) <= MAX_PROP_VALUE_BYTES;
 }
 
+export interface ReadPropsOptions {
+  /** Keys that mean something else to the sender (Fathom's `_value`, Umami's `revenue`): never properties. */
+  skip?: ReadonlySet<string>;
+  /**
+   * Umami's rule for nested values: an object's entries become `parent.child` keys (up to 3 levels deep) and an
+   * array becomes its JSON text. Without it (Plausible's and Fathom's rule) nested values are dropped.
+   */
+  flatten?: boolean;
+}
+
+const MAX_DEPTH = 3;
+
 /**
  * Custom properties from a parsed JSON object (or a JSON text of one, as Plausible's `p` may be), keeping only
- * own entries: the first MAX_PROPS usable pairs in order. `skip` names keys that mean something else to the
- * sender (Fathom's `_value`). Never throws: unusable input gives an empty list.
+ * own entries: the first MAX_PROPS usable pairs in order. Never throws: unusable input gives an empty list.
  */
-export function readProps(input: unknown, skip: ReadonlySet<string> = NO_KEYS): PropList {
+export function readProps(input: unknown, options: ReadPropsOptions = {}): PropList {
   let source = input;
   if (typeof source === 'string') {
     if (source.length > MAX_PROPS * (MAX_PROP_KEY_BYTES + MAX_PROP_VALUE_BYTES) * 2) return [];
@@ -53,24 +64,46 @@ export function readProps(input: unknown, skip: ReadonlySet<string> = NO_KEYS): 
       return [];
     }
   }
-  if (!source || typeof source !== 'object' || Array.isArray(source)) return [];
+  if (!isObject(source)) return [];
+  const skip = options.skip ?? NO_KEYS;
   const out: [string, string][] = [];
   const seen = new Set<string>();
   let read = 0;
-  // for-in would walk the prototype chain; Object.keys gives own enumerable keys only, and JSON.parse makes a
-  // `__proto__` key an own property like any other, so it is kept as a plain key.
-  for (const rawKey of Object.keys(source)) {
-    if (++read > MAX_ENTRIES_READ || out.length >= MAX_PROPS) break;
-    if (skip.has(rawKey)) continue;
-    const value = textOf((source as Record<string, unknown>)[rawKey]);
-    if (value === undefined) continue;
-    const key = wellFormed(rawKey);
-    const text = wellFormed(value);
-    if (!usable(key, text) || seen.has(key)) continue;
-    seen.add(key);
-    out.push([key, text]);
-  }
+  const walk = (o: object, prefix: string, depth: number): void => {
+    // Object.keys gives own enumerable keys only (for-in would walk the prototype chain), and JSON.parse makes a
+    // `__proto__` key an own property like any other, so it is kept as a plain key.
+    for (const rawKey of Object.keys(o)) {
+      if (++read > MAX_ENTRIES_READ || out.length >= MAX_PROPS) return;
+      if (depth === 0 && skip.has(rawKey)) continue;
+      const raw = (o as Record<string, unknown>)[rawKey];
+      const key = prefix + rawKey;
+      if (options.flatten && isObject(raw)) {
+        if (depth + 1 < MAX_DEPTH && key.length < MAX_PROP_KEY_BYTES) walk(raw, `${key}.`, depth + 1);
+        continue;
+      }
+      const value = options.flatten && Array.isArray(raw) ? arrayText(raw) : textOf(raw);
+      if (value === undefined) continue;
+      const k = wellFormed(key);
+      const v = wellFormed(value);
+      if (!usable(k, v) || seen.has(k)) continue;
+      seen.add(k);
+      out.push([k, v]);
+    }
+  };
+  walk(source, '', 0);
   return out;
+}
+
+const isObject = (v: unknown): v is object => !!v && typeof v === 'object' && !Array.isArray(v);
+
+/** An array's JSON text, unless it is too long to be a value (measured without writing out a huge one). */
+function arrayText(a: unknown[]): string | undefined {
+  if (a.length > MAX_PROP_VALUE_BYTES / 2) return undefined;
+  try {
+    return JSON.stringify(a);
+  } catch {
+    return undefined;
+  }
 }
 
 const NO_KEYS: ReadonlySet<string> = new Set();

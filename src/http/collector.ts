@@ -3,6 +3,7 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { HitType, IncomingHit } from '../domain/hits.js';
+import { readProps, type PropList } from '../domain/props.js';
 import { GeneralError } from '../domain/errors.js';
 import { InvalidHit } from '../ingest/pipeline.js';
 import type { Ingest } from '../ingest/live.js';
@@ -19,7 +20,7 @@ const CORS = {
 };
 
 /** Longest value accepted per parameter; longer is a malformed hit. */
-const MAX_LENGTH = new Map(Object.entries({ sid: 64, h: 2048, p: 4096, r: 4096, qs: 4096, name: 255, payload: 1024, gcode: 64, gval: 20, cid: 64 }));
+const MAX_LENGTH = new Map(Object.entries({ sid: 64, h: 2048, p: 4096, r: 4096, qs: 4096, name: 255, payload: 8192, gcode: 64, gval: 20, cid: 64 }));
 
 function invalid(message: string): GeneralError {
   return new GeneralError(400, `Malformed hit: ${message}`);
@@ -67,8 +68,11 @@ function cents(text: string, what: string): number {
   return Number(text.trim());
 }
 
-function eventValue(payload: string | undefined): number {
-  if (!payload) return 0;
+const VALUE_KEY: ReadonlySet<string> = new Set(['_value']);
+
+/** An event's `payload`: `_value` (cents) is its value, every other key a custom property (docs/collection.md). */
+function eventPayload(payload: string | undefined): { value: number; props: PropList } {
+  if (!payload) return { value: 0, props: [] };
   let parsed: unknown;
   try {
     parsed = JSON.parse(payload);
@@ -76,10 +80,11 @@ function eventValue(payload: string | undefined): number {
     throw invalid('payload is not valid JSON');
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid('payload must be a JSON object');
-  const value = (parsed as { _value?: unknown })._value;
-  if (value === undefined || value === null || value === '') return 0;
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
-  if (typeof value === 'string') return cents(value, '_value');
+  const props = readProps(parsed, { skip: VALUE_KEY });
+  const value = Object.hasOwn(parsed, '_value') ? (parsed as { _value?: unknown })._value : undefined;
+  if (value === undefined || value === null || value === '') return { value: 0, props };
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return { value, props };
+  if (typeof value === 'string') return { value: cents(value, '_value'), props };
   throw invalid('_value must be a whole, non-negative number of cents');
 }
 
@@ -124,10 +129,11 @@ export async function collector(app: FastifyInstance, { ingest, metrics }: Colle
       let type: HitType = 'pageview';
       let eventName: string | undefined;
       let value: number | undefined;
+      let props: PropList = [];
       if (params.name !== undefined) {
         type = 'event';
         eventName = params.name;
-        value = eventValue(params.payload);
+        ({ value, props } = eventPayload(params.payload));
       } else if (params.gcode !== undefined) {
         // Legacy goals: the code is the event's tracking code; its name is what gets recorded.
         type = 'event';
@@ -154,6 +160,7 @@ export async function collector(app: FastifyInstance, { ingest, metrics }: Colle
         ip: request.ip,
         ...(eventName !== undefined ? { eventName } : {}),
         ...(value !== undefined ? { value } : {}),
+        ...(props.length > 0 ? { props } : {}),
       };
       await ingest.collect(hit);
     } catch (err) {

@@ -4,6 +4,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { IncomingHit } from '../domain/hits.js';
 import { ValidationError } from '../domain/errors.js';
+import { readProps, type PropList } from '../domain/props.js';
 import type { Ingest } from '../ingest/live.js';
 import type { SiteKeyDirectory } from '../ingest/site-directory.js';
 import type { Metrics } from '../metrics.js';
@@ -31,6 +32,8 @@ export interface PlausibleEvent {
   referrer: string;
   /** Cents, for custom events with a revenue amount. */
   value: number | undefined;
+  /** Custom properties (`m`, `meta`, `p` or `props`: the first given, as Plausible reads them), bounded. */
+  props: PropList;
 }
 
 const text = (o: Record<string, unknown>, short: string, long: string): unknown => field(o, short) ?? field(o, long);
@@ -93,6 +96,8 @@ export function parsePlausibleEvent(body: unknown): PlausibleEvent {
     domains: [...new Set(domains)],
     referrer: typeof rawReferrer === 'string' ? rawReferrer : '',
     value: centsOf(amount),
+    // Pageviews too (the pageview-props script); unusable props are dropped, never the event (docs/collection.md).
+    props: readProps(['m', 'meta', 'p', 'props'].map((k) => field(o, k)).find((v) => v !== undefined && v !== null)),
   };
 }
 
@@ -140,6 +145,7 @@ export async function plausibleEvents(app: FastifyInstance, { ingest, metrics, s
           userAgent: request.headers['user-agent'] ?? '',
           ip: request.ip,
           ...(type === 'event' ? { eventName: event.name, value: event.value ?? 0 } : {}),
+          ...(event.props.length > 0 ? { props: event.props } : {}),
         });
       }
       try {

@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { badRequest } from '../domain/errors.js';
 import type { IncomingHit } from '../domain/hits.js';
+import { readProps, type PropList } from '../domain/props.js';
 import { TRACKING_CODE_RE } from '../domain/ids.js';
 import type { Ingest } from '../ingest/live.js';
 import type { SiteKeyDirectory } from '../ingest/site-directory.js';
@@ -33,7 +34,12 @@ export interface UmamiHit {
   referrer: string;
   name: string | undefined;
   value: number | undefined;
+  /** `data` without its revenue keys, flattened as Umami flattens event data. */
+  props: PropList;
 }
+
+/** Keys of `data` that Umami's revenue reports read: the hit's value, not properties. */
+const REVENUE_KEYS: ReadonlySet<string> = new Set(['revenue', 'currency']);
 
 const malformed = (message: string) => badRequest(`Malformed hit: ${message}`);
 
@@ -89,6 +95,7 @@ export function parseUmamiSend(body: unknown): UmamiHit | undefined {
     referrer,
     name: name?.trim(),
     value: name === undefined ? undefined : centsOf(revenue),
+    props: readProps(data, { skip: REVENUE_KEYS, flatten: true }),
   };
 }
 
@@ -130,6 +137,7 @@ export async function umamiSend(app: FastifyInstance, { ingest, metrics, siteKey
           userAgent: request.headers['user-agent'] ?? '',
           ip: request.ip,
           ...(hit.type === 'event' ? { eventName: hit.name!, value: hit.value ?? 0 } : {}),
+          ...(hit.props.length > 0 ? { props: hit.props } : {}),
         };
         try {
           if ((await sendHits(ingest, metrics, [incoming])) === 'busy') return busy(reply);

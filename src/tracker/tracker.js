@@ -14,7 +14,7 @@
  *   data-outbound-links    "true": clicks on links to other hosts send the event "Outbound Link: Click"
  *   data-file-downloads    "true": clicks on links to files (pdf, zip, ...) send the event "File Download"
  *   data-track-404         "true" (on the tag of a site's "not found" page): also send the event "404"
- * (the link's URL goes as `url` in the event's payload).
+ * (the link's URL goes as the custom property `url`, the 404 page's path as `path`).
  *
  * A tag with Umami's data-website-id (and no data-site) is Umami's: the Umami-compatible script /js/umami.js is
  * loaded in its place with the tag's data- attributes.
@@ -188,11 +188,12 @@
     });
   };
 
+  // Every option but _site_id goes in the payload: _value is the value, other keys are custom properties.
   api.trackEvent = function (name, opts) {
-    opts = opts || {};
-    var fields = { name: name };
-    if (opts._value != null) fields.payload = JSON.stringify({ _value: opts._value });
-    event(fields, opts._site_id);
+    var payload = {};
+    var n = 0;
+    for (var k in opts) if (k != '_site_id') (payload[k] = opts[k]), n++;
+    event(n ? { name: name, payload: JSON.stringify(payload) } : { name: name }, opts && opts._site_id);
   };
 
   api.trackGoal = function (code, cents) {
@@ -268,5 +269,5 @@
   }
 
   if (attr('auto') !== 'false') setTimeout(navigated);
-  if (on('track-404')) event({ name: '404' });
+  if (on('track-404')) event({ name: '404', payload: JSON.stringify({ path: loc.pathname }) });
 })();

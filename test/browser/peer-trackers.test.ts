@@ -78,6 +78,8 @@ describe('Plausible and Umami tags pointed at Plumb, in Chromium', { skip }, () 
   }
 
   const summary = (hits: StoredHit[]) => hits.map((h) => [h.type, h.pathname, h.eventName, h.value]);
+  /** Each hit's name (or type) with its stored custom properties, sorted: what the goal panel breaks down. */
+  const propsOf = (hits: StoredHit[]) => hits.map((h) => [h.eventName || h.type, h.props ?? []] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 
   test('a Plausible tag (script path with extensions, data-domain) is counted with its events, hash routes and link clicks', async () => {
     const site = await newSite({ name: 'Plausible tag', domain: 'a.localhost' });
@@ -116,6 +118,15 @@ describe('Plausible and Umami tags pointed at Plumb, in Chromium', { skip }, () 
     ].sort());
     assert.equal(new Set(hits.map((h) => h.visitId)).size, 1, 'one visit');
     assert.deepEqual([...new Set(hits.map((h) => `${h.utmSource} ${h.referrerSource} ${h.browser}`))], ['hn Hacker News Chrome']);
+    assert.deepEqual(propsOf(hits), [
+      ['Clicked Button', []],
+      ['File Download', [['url', `${siteOrigin}/files/report.pdf`]]],
+      ['Outbound Link: Click', [['url', 'https://example.org/elsewhere']]],
+      ['Purchase', [['plan', 'pro']]],
+      ['Queued', [['early', 'yes']]],
+      ['pageview', []],
+      ['pageview', []],
+    ]);
   });
 
   test('a page of a Plausible tag naming two domains counts for both sites', async () => {
@@ -146,7 +157,7 @@ describe('Plausible and Umami tags pointed at Plumb, in Chromium', { skip }, () 
     const page = await browse('/blog?utm_campaign=spring', html);
     await page.waitForFunction('window.umami && typeof window.umami.track === "function"');
     await storedHits(site, 1);
-    await page.evaluate(`umami.track('Subscribe', { revenue: 3, currency: 'USD' })`);
+    await page.evaluate(`umami.track('Subscribe', { revenue: 3, currency: 'USD', form: { place: 'footer' } })`);
     await storedHits(site, 2);
     await page.evaluate(`history.pushState({}, '', '/blog/next')`);
     await storedHits(site, 3);
@@ -161,6 +172,8 @@ describe('Plausible and Umami tags pointed at Plumb, in Chromium', { skip }, () 
     ]);
     assert.equal(new Set(hits.map((h) => h.visitId)).size, 1);
     assert.deepEqual([...new Set(hits.map((h) => h.utmCampaign))], ['spring']);
+    // Event data without the revenue keys, nested objects flattened as Umami does.
+    assert.deepEqual(propsOf(hits), [['Signup', [['plan', 'pro']]], ['Subscribe', [['form.place', 'footer']]], ['pageview', []], ['pageview', []]]);
     // Reports count it like any pageview.
     const report = await plumb.call(OWNER_TOKEN, 'GET', `/v1/aggregations?entity=pageview&entity_id=${site}&aggregates=pageviews,visits&date_from=2000-01-01`);
     assert.deepEqual(report.body, [{ pageviews: '2', visits: '1' }]);
@@ -178,7 +191,7 @@ describe('Plausible and Umami tags pointed at Plumb, in Chromium', { skip }, () 
     assert.deepEqual(summary(await storedHits(site, 1)), [['pageview', '/umami-here', '', 0]]);
   });
 
-  test("Plumb's own tracker: outbound-link, file-download and 404 options send events", async () => {
+  test("Plumb's own tracker: outbound-link, file-download and 404 options send events with the URL or path as a property", async () => {
     const site = await newSite({ name: 'Own options' });
     const html =
       `<!doctype html><html><head><title>Not found</title><script defer src="${plumbUrl}/script.js" data-site="${site}" ` +
@@ -192,13 +205,24 @@ describe('Plausible and Umami tags pointed at Plumb, in Chromium', { skip }, () 
     await page.click('#file');
     await storedHits(site, 3);
     await page.click('#out');
-    const hits = await storedHits(site, 4);
+    await storedHits(site, 4);
+    // fathom.trackEvent: _value is the value, other keys are properties (nested values dropped).
+    await page.evaluate(`fathom.trackEvent('Signup', { _value: 1299, plan: 'pro', seats: 3, nested: { a: 1 } })`);
+    const hits = await storedHits(site, 5);
     assert.deepEqual(page.errors, []);
     assert.deepEqual(summary(hits).sort(), [
       ['event', '/missing-page', '404', 0],
       ['event', '/missing-page', 'File Download', 0],
       ['event', '/missing-page', 'Outbound Link: Click', 0],
+      ['event', '/missing-page', 'Signup', 1299],
       ['pageview', '/missing-page', '', 0],
     ].sort());
+    assert.deepEqual(propsOf(hits), [
+      ['404', [['path', '/missing-page']]],
+      ['File Download', [['url', `${siteOrigin}/price-list.xlsx`]]],
+      ['Outbound Link: Click', [['url', 'https://example.org/']]],
+      ['Signup', [['plan', 'pro'], ['seats', '3']]],
+      ['pageview', []],
+    ]);
   });
 });

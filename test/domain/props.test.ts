@@ -37,10 +37,16 @@ describe('readProps', () => {
   });
 
   it('skips the keys it is told to (Fathom\'s _value), replaces lone surrogates, and keeps SQL and regex text as it is', () => {
-    assert.deepEqual(readProps({ _value: 100, a: 'b' }, new Set(['_value'])), [['a', 'b']]);
+    assert.deepEqual(readProps({ _value: 100, a: 'b' }, { skip: new Set(['_value']) }), [['a', 'b']]);
     assert.deepEqual(readProps({ 'k\uD800': 'v\uDC00x' }), [['k\uFFFD', 'v\uFFFDx']]);
     const hostile = { "'); DROP TABLE hits; --": '.*+?()[]{}|^$\\', 'ü 😀': '\u0000\n' };
     assert.deepEqual(readProps(hostile), Object.entries(hostile));
+  });
+
+  it("flattens nested objects to dotted keys and arrays to JSON text with Umami's rule, three levels deep at most", () => {
+    const data = { plan: { name: 'pro', seats: 5, deep: { deeper: { deepest: 'x' }, ok: 'y' } }, tags: ['a', 1], none: null };
+    assert.deepEqual(readProps(data, { flatten: true }), [['plan.name', 'pro'], ['plan.seats', '5'], ['plan.deep.ok', 'y'], ['tags', '["a",1]']]);
+    assert.deepEqual(readProps(data), [], "Plausible's rule drops nested values");
   });
 
   it('reads at most a bounded number of entries, however many are sent', () => {

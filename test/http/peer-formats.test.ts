@@ -268,6 +268,81 @@ describe('Plausible and Umami formats', () => {
     }
   });
 
+  describe('custom properties', () => {
+    let site: string;
+    const PROPS_UMAMI = '0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
+    before(async () => {
+      const res = await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Props', domain: 'props.example', umami_website_id: PROPS_UMAMI });
+      site = res.body.id as string;
+    });
+    /** The stored properties of the newest hit of the site (the write buffer flushed first). */
+    const lastProps = async () => (await stored(site)).at(-1)?.props ?? [];
+    const event = (extra: object) => ({ n: 'Signup', u: 'https://props.example/signup', d: 'props.example', ...extra });
+
+    it("reads Plausible's p, props, m and meta (the first given), as an object or a JSON text, on events and pageviews", async () => {
+      for (const [body, expected] of [
+        [event({ p: { plan: 'pro', seats: 3, trial: true } }), [['plan', 'pro'], ['seats', '3'], ['trial', 'true']]],
+        [event({ props: '{"plan":"team"}' }), [['plan', 'team']]],
+        [event({ m: { from: 'm' }, p: { from: 'p' } }), [['from', 'm']]],
+        [event({ meta: { from: 'meta' } }), [['from', 'meta']]],
+        // The pageview-props script: properties of a pageview.
+        [{ n: 'pageview', u: 'https://props.example/post', d: 'props.example', p: { author: 'Jo' } }, [['author', 'Jo']]],
+      ] as const) {
+        assert.equal((await plausible(body)).statusCode, 202);
+        assert.deepEqual(await lastProps(), expected, JSON.stringify(body));
+      }
+    });
+
+    it('drops unusable and over-limit properties, never the event: nested values, blanks, long keys and values, past 30', async () => {
+      const p: Record<string, unknown> = { nested: { a: 1 }, list: [1], nul: null, blank: '', [' '.repeat(3)]: 'x', ['k'.repeat(301)]: 'v', long: 'v'.repeat(2001), ok: 'yes' };
+      for (let i = 0; i < 40; i++) p[`p${i}`] = `v${i}`;
+      const res = await plausible(event({ p }));
+      assert.equal(res.statusCode, 202);
+      const props = await lastProps();
+      assert.equal(props.length, 30);
+      assert.deepEqual(props.slice(0, 2), [['ok', 'yes'], ['p0', 'v0']]);
+      // Unreadable props (not an object, broken JSON) are no props; the event is still recorded.
+      for (const bad of [[1, 2], 'not json', 42]) {
+        const before = (await stored(site)).length;
+        assert.equal((await plausible(event({ p: bad }))).statusCode, 202);
+        const hits = await stored(site);
+        assert.equal(hits.length, before + 1);
+        assert.equal(hits.at(-1)?.props, undefined);
+      }
+    });
+
+    it('keeps hostile keys and values as plain text: prototype names, SQL and regex metacharacters, unicode', async () => {
+      const sql = "'); DROP TABLE hits; --";
+      const p = { constructor: 'c', [sql]: '.*+?()[]{}|^$\\', 'ü 😀': '\u0000\n' };
+      // `__proto__` written into the JSON text: an object literal here would set the prototype instead.
+      const body = JSON.stringify(event({ p })).replace('"p":{', '"p":{"__proto__":"p",');
+      assert.equal((await plausible(body)).statusCode, 202);
+      assert.deepEqual(await lastProps(), [['__proto__', 'p'], ...Object.entries(p)]);
+      assert.equal(({} as Record<string, unknown>).p, undefined);
+    });
+
+    it("reads Umami's data without its revenue keys, flattening nested objects, on events and pageviews", async () => {
+      const payload = { website: PROPS_UMAMI, hostname: 'props.example', url: 'https://props.example/u' };
+      const res = await umami({ type: 'event', payload: { ...payload, name: 'Buy', data: { revenue: 9, currency: 'EUR', plan: 'pro', cart: { items: 2 }, tags: ['a'] } } });
+      assert.equal(res.statusCode, 200);
+      const [last] = (await stored(site)).slice(-1);
+      assert.deepEqual([last?.eventName, last?.value, last?.props], ['Buy', 900, [['plan', 'pro'], ['cart.items', '2'], ['tags', '["a"]']]]);
+      assert.equal((await umami({ type: 'event', payload: { ...payload, data: { author: 'Jo' } } })).statusCode, 200);
+      assert.deepEqual(await lastProps(), [['author', 'Jo']]);
+    });
+
+    it("reads the collector's event payload: _value is the value, other keys are properties", async () => {
+      const send = (payload: string) =>
+        t.app.inject({ method: 'POST', url: `/?sid=${site}&h=https%3A%2F%2Fprops.example&p=%2Ff&name=Signup&payload=${encodeURIComponent(payload)}`, headers: { 'user-agent': CHROME } });
+      assert.equal((await send('{"_value":1299,"plan":"pro","n":2,"nested":{"a":1}}')).statusCode, 204);
+      const [last] = (await stored(site)).slice(-1);
+      assert.deepEqual([last?.value, last?.props], [1299, [['plan', 'pro'], ['n', '2']]]);
+      assert.equal((await send('{"__proto__":{"x":1},"url":"https://example.org/"}')).statusCode, 204);
+      assert.deepEqual(await lastProps(), [['url', 'https://example.org/']]);
+      assert.equal((await send('[1]')).statusCode, 400, 'a payload must still be a JSON object');
+    });
+  });
+
   describe('script paths', () => {
     it("serves the Plausible-compatible tracker at Plausible's paths, one build per set of extensions", async () => {
       const plain = await t.app.inject({ method: 'GET', url: '/js/script.js' });
