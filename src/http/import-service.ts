@@ -14,6 +14,7 @@ import { badRequest, GeneralError, ValidationError } from '../domain/errors.js';
 import { formatTimestamp } from '../domain/time.js';
 import type { Ingest } from '../ingest/live.js';
 import { importPlausibleZip, PlausibleFormatError } from '../ingest/plausible-import.js';
+import { SiteDirectory } from '../ingest/site-directory.js';
 import { importUmamiCsv, UmamiFormatError } from '../ingest/umami-import.js';
 import type { EventStore, ImportKind, ImportRecord, MetaStore, Site } from '../store/types.js';
 
@@ -132,7 +133,24 @@ export class ImportService {
     let result;
     try {
       await pipeline(body, hashedUpTo(MAX_PLAUSIBLE_ZIP_BYTES, digest), createWriteStream(file));
-      result = await importPlausibleZip(file, { siteId: site.id, importId: record.id, write: (rows) => this.events.writeImportedDays(rows) });
+      // Events are found or created by name as the collector does (SiteDirectory.goalByName, its limit too).
+      // A name is looked up once per import (the answers kept are bounded by the export's distinct names, which
+      // are in turn bounded by the goal limit for those that exist).
+      const goals = new SiteDirectory(this.meta, Infinity);
+      const known = new Map<string, boolean>();
+      result = await importPlausibleZip(file, {
+        siteId: site.id,
+        importId: record.id,
+        write: (rows) => this.events.writeImportedDays(rows),
+        eventGoal: async (name) => {
+          let has = known.get(name);
+          if (has === undefined) {
+            has = (await goals.goalByName(site.id, name)) !== undefined;
+            if (known.size < 100_000) known.set(name, has);
+          }
+          return has;
+        },
+      });
     } catch (err) {
       await this.failed(record);
       if (err instanceof PlausibleFormatError) throw badRequest(err.message);

@@ -1,7 +1,7 @@
 // Plausible CE's CSV export (a zip of imported_*.csv tables) stored as imported daily aggregates of a site: the
 // site's daily totals and, per day, each page's, entry and exit page's, source's and campaign's, browser's,
-// system's, device's and country's numbers, which reports can add to recorded hits (docs/reports.md,
-// "Imported data"). Entries are read one at a time, each as a stream (yauzl, csv-parse),
+// system's, device's and country's numbers (with bounces and durations where the table counts whole visits), and
+// each custom event's completions, which reports can add to recorded hits (docs/reports.md, "Imported data"). Entries are read one at a time, each as a stream (yauzl, csv-parse),
 // and rows written in batches: memory does not grow with the export.
 
 import { parse } from 'csv-parse';
@@ -35,11 +35,11 @@ const BATCH = 5000;
 type Pair = [ImportedDimension, string];
 
 interface TableSpec {
-  /** Columns it must have to be read (besides date, visitors and pageviews, which every table read has). */
+  /** The columns it must have to be read, besides `date` and the counts'. */
   columns: string[];
-  /** The column counting the visits of a value (entry pages count entrances, exit pages exits). */
-  visits: string;
-  /** The site totals table also carries bounces and durations. */
+  /** The columns of the numbers stored (ImportedDay); a table without visits or visit facts stores 0. */
+  counts: { pageviews: string; visitors: string; visits?: string; bounces?: string; duration?: string };
+  /** The site totals: without them the export is refused. */
   totals?: boolean;
   /** The field values a row counts for, or what is wrong with it. */
   values(record: Record<string, string>): Pair[] | string;
@@ -62,28 +62,45 @@ const OS_NAMES = new Map([['Mac', 'macOS'], ['GNU/Linux', 'Linux']]);
 const DEVICE_NAMES = new Map([['Laptop', 'Desktop']]);
 const NO_NAMES = new Map<string, string>();
 const UTM = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term'] as const;
+/** As the collector: longer event names are refused. */
+const MAX_EVENT_NAME = 255;
+
+/** Tables of whole visits (sessions): each carries visitors, pageviews, visits (under `visits`), bounces and durations. */
+const sessions = (visits = 'visits') => ({ pageviews: 'pageviews', visitors: 'visitors', visits, bounces: 'bounces', duration: 'visit_duration' });
 
 /** The export's tables Plumb reads, and which report field each value is. */
 const TABLES = new Map<string, TableSpec>([
-  ['imported_visitors', { columns: ['bounces', 'visits', 'visit_duration'], visits: 'visits', totals: true, values: () => [['', '']] }],
-  ['imported_pages', { columns: ['page', 'visits'], visits: 'visits', values: path('pathname', 'page') }],
-  ['imported_entry_pages', { columns: ['entry_page', 'entrances'], visits: 'entrances', values: path('entry_page', 'entry_page') }],
-  ['imported_exit_pages', { columns: ['exit_page', 'exits'], visits: 'exits', values: path('exit_page', 'exit_page') }],
+  ['imported_visitors', { columns: [], counts: sessions(), totals: true, values: () => [['', '']] }],
+  // Pages count views and the visits and visitors that had one, not whole visits: no bounces or durations.
+  ['imported_pages', { columns: ['page'], counts: { pageviews: 'pageviews', visitors: 'visitors', visits: 'visits' }, values: path('pathname', 'page') }],
+  ['imported_entry_pages', { columns: ['entry_page'], counts: sessions('entrances'), values: path('entry_page', 'entry_page') }],
+  ['imported_exit_pages', { columns: ['exit_page'], counts: sessions('exits'), values: path('exit_page', 'exit_page') }],
   ['imported_sources', {
-    columns: ['source', 'visits', ...UTM],
-    visits: 'visits',
+    columns: ['source', ...UTM],
+    counts: sessions(),
     // One row is one combination of source and campaign: it counts for each of them.
     values: (r) => [['referrer_source', text(r, 'source') === 'Direct / None' ? '' : text(r, 'source').slice(0, 255)], ...UTM.map((u): Pair => [u, text(r, u).slice(0, 255)])],
   }],
-  ['imported_browsers', { columns: ['browser', 'visits'], visits: 'visits', values: named('browser', 'browser', NO_NAMES, 'Unknown') }],
-  ['imported_operating_systems', { columns: ['operating_system', 'visits'], visits: 'visits', values: named('operating_system', 'operating_system', OS_NAMES, 'Unknown') }],
-  ['imported_devices', { columns: ['device', 'visits'], visits: 'visits', values: named('device_type', 'device', DEVICE_NAMES, 'Desktop') }],
+  ['imported_browsers', { columns: ['browser'], counts: sessions(), values: named('browser', 'browser', NO_NAMES, 'Unknown') }],
+  ['imported_operating_systems', { columns: ['operating_system'], counts: sessions(), values: named('operating_system', 'operating_system', OS_NAMES, 'Unknown') }],
+  ['imported_devices', { columns: ['device'], counts: sessions(), values: named('device_type', 'device', DEVICE_NAMES, 'Desktop') }],
   ['imported_locations', {
-    columns: ['country', 'visits'],
-    visits: 'visits',
+    // Its region (an ISO 3166-2 code) and city (a GeoNames id) are not Plumb's state, region and city (names
+    // from DB-IP): the rows count for their country only.
+    columns: ['country'],
+    counts: sessions(),
     values: (r) => {
       const c = text(r, 'country').toUpperCase();
       return [['country_code', /^[A-Z]{2}$/.test(c) && c !== 'ZZ' ? c : '']];
+    },
+  }],
+  ['imported_custom_events', {
+    // Completions of each event per day (its link_url and path, set for Plausible's own goals, are summed).
+    columns: ['name'],
+    counts: { pageviews: 'events', visitors: 'visitors' },
+    values: (r) => {
+      const name = text(r, 'name');
+      return name !== '' && name.length <= MAX_EVENT_NAME ? [['event_name', name]] : `name must be 1 to ${MAX_EVENT_NAME} characters`;
     },
   }],
 ]);
@@ -108,7 +125,13 @@ const isDay = (v: string | undefined) => v !== undefined && /^\d{4}-\d\d-\d\d$/.
  */
 export async function importPlausibleZip(
   path: string,
-  o: { siteId: string; importId: string; write: (rows: ImportedDay[]) => Promise<void> },
+  o: {
+    siteId: string;
+    importId: string;
+    write: (rows: ImportedDay[]) => Promise<void>;
+    /** Whether the site has (or now has) the event of this name, as the collector finds or creates it. */
+    eventGoal?: (name: string) => Promise<boolean>;
+  },
 ): Promise<PlausibleImportResult> {
   const zip = await open(path);
   const result: PlausibleImportResult = { imported: 0, rejected: 0, errors: [], firstDay: null, lastDay: null, read: [], skipped: [] };
@@ -145,7 +168,8 @@ export async function importPlausibleZip(
       const stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) =>
         zip.openReadStream(entry, (err, s) => (err || !s ? reject(new PlausibleFormatError(`cannot read ${entry.fileName}: ${err?.message}`)) : resolve(s))),
       );
-      const required = ['date', 'visitors', 'pageviews', ...spec.columns];
+      const counts = spec.counts;
+      const required = ['date', ...spec.columns, ...Object.values(counts)];
       // Checked on the header itself, so a table with no rows is judged too.
       let missing: string[] = [];
       const parser = parse({
@@ -164,22 +188,28 @@ export async function importPlausibleZip(
       for await (const { record, info } of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
         if (missing.length > 0) break;
         const day = record.date;
-        const pageviews = count(record.pageviews);
-        const visits = count(record[spec.visits]);
-        const visitors = count(record.visitors);
-        const bounces = spec.totals ? count(record.bounces) : 0;
-        const duration = spec.totals ? count(record.visit_duration) : 0;
+        const number = (column: string | undefined) => (column === undefined ? 0 : count(record[column]));
+        const pageviews = number(counts.pageviews);
+        const visits = number(counts.visits);
+        const visitors = number(counts.visitors);
+        const bounces = number(counts.bounces);
+        const duration = number(counts.duration);
         if (!isDay(day)) {
           reject(entry.fileName, info.lines, 'date must be YYYY-MM-DD');
           continue;
         }
         if ([pageviews, visits, visitors, bounces, duration].some((n) => n === undefined)) {
-          reject(entry.fileName, info.lines, `visitors, pageviews, ${spec.visits}${spec.totals ? ', bounces, visit_duration' : ''} must be whole numbers`);
+          reject(entry.fileName, info.lines, `${Object.values(counts).join(', ')} must be whole numbers`);
           continue;
         }
         const values = spec.values(record);
         if (typeof values === 'string') {
           reject(entry.fileName, info.lines, values);
+          continue;
+        }
+        const event = values[0]?.[0] === 'event_name' ? values[0][1] : undefined;
+        if (event !== undefined && !(await (o.eventGoal?.(event) ?? Promise.resolve(true)))) {
+          reject(entry.fileName, info.lines, `the site has the most events new names create (${event.slice(0, 100)} is not one of them)`);
           continue;
         }
         for (const [dimension, value] of values) {

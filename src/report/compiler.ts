@@ -63,7 +63,15 @@ class Subqueries {
 }
 
 export class ReportCompiler {
-  constructor(readonly dialect: SqlDialect) {}
+  /**
+   * `parts`: avg_duration and bounce_rate come out as their unrounded numerators (durations in milliseconds,
+   * bounced visits), to be added to imported days' before dividing (src/report/imported.ts); the denominator is
+   * the `visits` aggregate of the same row.
+   */
+  constructor(
+    readonly dialect: SqlDialect,
+    private readonly parts = false,
+  ) {}
 
   /**
    * Plans 4 and 5 first (see specialPlan) when the query has their shape; otherwise:
@@ -386,6 +394,9 @@ export class ReportCompiler {
    * exactly the value shown (hundredths of a second, ten-thousandths of a rate).
    */
   private visitFacts(): Record<'avg_duration' | 'bounce_rate', string> {
+    if (this.parts) {
+      return { avg_duration: `sum(${this.dialect.durationMs('v.started_at', 'v.last_seen_at')})`, bounce_rate: 'sum(CASE WHEN v.pageviews = 1 THEN 1 ELSE 0 END)' };
+    }
     return {
       avg_duration: this.roundedRatio(`sum(${this.dialect.durationMs('v.started_at', 'v.last_seen_at')})`, 'count(*) * 10'),
       bounce_rate: this.roundedRatio('sum(CASE WHEN v.pageviews = 1 THEN 1 ELSE 0 END) * 10000', 'count(*)'),

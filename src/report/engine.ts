@@ -7,8 +7,8 @@ import { localToUtc, prepareOffsetSpans } from '../domain/zoned-time.js';
 import type { EventStore, Site } from '../store/types.js';
 import { aggregateAlias, fieldAlias, ReportCompiler, TIMESTAMP_ALIAS } from './compiler.js';
 import type { CompiledQuery } from './dialect.js';
-import { DECIMAL_PLACES, type Aggregate } from './fields.js';
-import { importedPlan, mergeImported } from './imported.js';
+import { formatAggregate } from './format.js';
+import { importedPlan, mergeImported, recordedPartsQuery } from './imported.js';
 import { DEFAULT_GROUPED_LIMIT, EARLIEST_DATE, LATEST_DATE, type RangeEnd, type ReportRequest } from './parse.js';
 import type { QueryGate } from './query-gate.js';
 import type { ReportQuery } from './query.js';
@@ -27,29 +27,19 @@ export interface CurrentVisitors {
   referrers?: { referrer_hostname: string; referrer_pathname: string; total: number }[];
 }
 
-/**
- * A number as SPEC.md writes aggregates: a decimal string, integers without a point, no trailing zeros.
- * Decimal aggregates arrive as integers scaled by 10^places (already rounded), so this is exact text work.
- */
-export function formatAggregate(aggregate: Aggregate, raw: unknown): string {
-  const digits = raw === null || raw === undefined ? '0' : BigInt(typeof raw === 'number' ? Math.round(raw) : (raw as bigint | string)).toString();
-  const places = DECIMAL_PLACES[aggregate];
-  if (places === undefined || digits === '0') return digits;
-  const padded = digits.padStart(places + 1, '0');
-  const whole = padded.slice(0, -places);
-  const fraction = padded.slice(-places).replace(/0+$/, '');
-  return fraction ? `${whole}.${fraction}` : whole;
-}
-
 export class ReportEngine {
   private readonly goodPatterns = new Set<string>();
+  /** Recorded sums to add imported days to (ratios' parts, not ratios). */
+  private readonly partsCompiler: ReportCompiler;
 
   constructor(
     private readonly store: EventStore,
     private readonly compiler: ReportCompiler,
     private readonly gate: QueryGate,
     private readonly now: () => Date = () => new Date(),
-  ) {}
+  ) {
+    this.partsCompiler = new ReportCompiler(compiler.dialect, true);
+  }
 
   /** Report queries running and waiting (for /metrics). */
   get queueStats(): { running: number; queued: number } {
@@ -61,12 +51,8 @@ export class ReportEngine {
     // Imported history joins the answer only for queries it can answer exactly, and only when there is some.
     const plan = importedPlan(query, site);
     if (plan) {
-      const days = await this.gate.run(() => this.store.importedDays(site.id, plan.dimension, plan.fromDay, plan.untilDay));
-      if (days.length > 0) {
-        const { limit: _limit, ...unlimited } = query;
-        const recorded = await this.run(this.compiler.aggregation(unlimited));
-        return mergeImported(query, recorded.map((row) => this.shape(query, row)), days);
-      }
+      const days = await this.gate.run(() => this.store.importedDays(site.id, plan.dimension, plan.fromDay, plan.untilDay, plan.values));
+      if (days.length > 0) return mergeImported(query, await this.run(this.partsCompiler.aggregation(recordedPartsQuery(query))), days);
     }
     const rows = await this.run(compiled);
     return rows.map((row) => this.shape(query, row));

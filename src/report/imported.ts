@@ -4,20 +4,31 @@
 // reports use recorded hits only.
 
 import { zoneOffsetMs } from '../domain/zoned-time.js';
-import { IMPORTED_DIMENSIONS, type ImportedDay, type ImportedDaySums, type Site } from '../store/types.js';
+import { IMPORTED_DIMENSIONS, type ImportedDimension, type ImportedDaySums, type ImportedValues, type Site } from '../store/types.js';
+import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS } from './compiler.js';
+import { formatAggregate } from './format.js';
 import type { Aggregate } from './fields.js';
 import type { ReportQuery } from './query.js';
 
-/** Aggregates imported days carry as sums that add up exactly over days (visitors are visitor-days). */
+/** Sums that add up exactly over days and over the values of a field one visit has one of (visitors: see below). */
 const ADDITIVE = new Set<Aggregate>(['pageviews', 'visits', 'visitors']);
-const GROUPABLE = new Set<string>(IMPORTED_DIMENSIONS.filter((d) => d !== ''));
+/** Ratios whose parts imported tables carry (bounces / visits, duration / visits). */
+const RATIOS = new Set<Aggregate>(['bounce_rate', 'avg_duration']);
+/** Fields with an imported table of their own ('' is the totals, event_name no report field). */
+const FIELDS = new Set<string>(IMPORTED_DIMENSIONS.filter((d) => d !== '' && d !== 'event_name'));
+/**
+ * The one field whose table does not count visits whole: a visit views many pages, so its visits, bounces and
+ * durations are not parts of the site's. Every other imported field has one value per visit.
+ */
+const PER_HIT: ReadonlySet<string> = new Set(['pathname']);
 const DAY_MS = 86_400_000;
 
 export interface ImportedPlan {
-  dimension: ImportedDay['dimension'];
+  dimension: ImportedDimension;
   /** Local days, `YYYY-MM-DD`: the first counted and the first no longer counted. */
   fromDay: string;
   untilDay: string;
+  values: ImportedValues;
 }
 
 /** The site's local day of a UTC instant when that instant is the day's midnight, else undefined. */
@@ -27,22 +38,69 @@ function localMidnight(zone: string, at: Date): string | undefined {
   return new Date(local).toISOString().slice(0, 10);
 }
 
+/** The imported rows a pageview query's filters and grouping select, or undefined when no table answers it exactly. */
+function pageviewSelection(q: ReportQuery): { dimension: ImportedDimension; values: ImportedValues } | undefined {
+  if (q.fieldGrouping.length > 1) return undefined;
+  const grouped = q.fieldGrouping[0];
+  if (grouped !== undefined && !FIELDS.has(grouped)) return undefined;
+  // Filters only on the one field whose table is read (the grouped one, if any), and only exact equality: a
+  // table row is one value, so `is` and `is not` select whole rows.
+  const properties = new Set<string>(q.filters.map((f) => f.property));
+  if (properties.size > 1) return undefined;
+  const filtered = [...properties][0];
+  if (filtered !== undefined && (!FIELDS.has(filtered) || (grouped !== undefined && filtered !== grouped))) return undefined;
+  if (!q.filters.every((f) => f.operator === 'is' || f.operator === 'is not')) return undefined;
+  const dimension = (grouped ?? filtered ?? '') as ImportedDimension;
+
+  const include = [...new Set(q.filters.filter((f) => f.operator === 'is').map((f) => f.value))];
+  const exclude = [...new Set(q.filters.filter((f) => f.operator === 'is not').map((f) => f.value))];
+  const values: ImportedValues = { byValue: grouped !== undefined, ...(include.length > 0 ? { include } : {}), ...(exclude.length > 0 ? { exclude } : {}) };
+
+  const perHit = PER_HIT.has(dimension);
+  for (const a of q.aggregates) {
+    if (!ADDITIVE.has(a) && !RATIOS.has(a)) return undefined;
+    if (RATIOS.has(a) && perHit) return undefined;
+  }
+  // Summed over several values of a field (a filter keeping more than one, no grouping by it), pageviews add up,
+  // and so do visits and their parts where a visit has one value; visitor-days do not (one person may come by
+  // two sources a day), nor visits of pages (one visit views two).
+  const severalValues = grouped === undefined && filtered !== undefined && include.length !== 1;
+  if (severalValues && q.aggregates.some((a) => a === 'visitors' || (perHit && a === 'visits'))) return undefined;
+  return { dimension, values };
+}
+
 /**
- * Whether imported days can answer `q`, and from which of their tables: pageview reports without filters, asking
- * only for pageviews, visits and visitors, grouped by nothing or by one field an imported table carries, by day,
- * month, year or not at all,
- * over whole days of the site's own time zone (the days the export was made in).
+ * Whether imported days can answer `q`, and which of their rows: reports over whole days of the site's own time
+ * zone (the days the export was made in), by day, month, year or not at all, and
+ * * pageviews: pageviews, visits and visitors, with bounce_rate and avg_duration where the table counts whole
+ *   visits, grouped by nothing or by one field an imported table carries, filtered with `is` / `is not` on that
+ *   field only (pageviewSelection);
+ * * events: conversions of the event, with no grouping or filter.
  */
 export function importedPlan(q: ReportQuery, site: Site): ImportedPlan | undefined {
-  if (q.entity !== 'pageview' || q.filters.length > 0) return undefined;
-  if (!q.aggregates.every((a) => ADDITIVE.has(a))) return undefined;
-  if (q.dateGrouping === 'hour') return undefined;
-  if (q.fieldGrouping.length > 1 || (q.fieldGrouping.length === 1 && !GROUPABLE.has(q.fieldGrouping[0]!))) return undefined;
-  if (q.timezone !== site.timezone) return undefined;
+  if (q.dateGrouping === 'hour' || q.timezone !== site.timezone) return undefined;
+  let selection: { dimension: ImportedDimension; values: ImportedValues } | undefined;
+  if (q.entity === 'event') {
+    const answerable = q.eventName !== undefined && q.aggregates.every((a) => a === 'conversions') && q.fieldGrouping.length === 0 && q.filters.length === 0;
+    selection = answerable ? { dimension: 'event_name', values: { include: [q.eventName!], byValue: false } } : undefined;
+  } else {
+    selection = pageviewSelection(q);
+  }
+  if (!selection) return undefined;
   const fromDay = localMidnight(q.timezone, q.from);
   const untilDay = localMidnight(q.timezone, q.until);
   if (fromDay === undefined || untilDay === undefined || untilDay <= fromDay) return undefined;
-  return { dimension: (q.fieldGrouping[0] ?? '') as ImportedDay['dimension'], fromDay, untilDay };
+  return { ...selection, fromDay, untilDay };
+}
+
+/**
+ * The query recorded hits are read with before imported days are added: every group (no limit), and the visits
+ * the ratios divide by even when not asked for. Run it with a ReportCompiler in `parts` mode.
+ */
+export function recordedPartsQuery(q: ReportQuery): ReportQuery {
+  const { limit: _limit, ...unlimited } = q;
+  const needsVisits = q.aggregates.some((a) => RATIOS.has(a)) && !q.aggregates.includes('visits');
+  return { ...unlimited, aggregates: needsVisits ? [...q.aggregates, 'visits'] : q.aggregates };
 }
 
 /** The `timestamp` of an imported day's bucket, as reports write bucket starts. */
@@ -61,62 +119,115 @@ function bucketOf(q: ReportQuery, day: string): string | undefined {
 
 type Row = Record<string, string>;
 
+/** A group's sums: counts, and the parts of the ratios (bounced visits, duration in milliseconds). */
+interface Sums {
+  field?: string;
+  timestamp?: string;
+  pageviews: bigint;
+  visits: bigint;
+  visitors: bigint;
+  conversions: bigint;
+  bounces: bigint;
+  durationMs: bigint;
+}
+
+/** A number the database returned (bigint, number or decimal text) as an integer. */
+function integer(raw: unknown): bigint {
+  if (raw === null || raw === undefined) return 0n;
+  if (typeof raw === 'bigint') return raw;
+  if (typeof raw === 'number') return BigInt(Math.round(raw));
+  const text = String(raw);
+  const dot = text.indexOf('.');
+  return BigInt(dot < 0 ? text : text.slice(0, dot) || '0');
+}
+
+/** round_half_up(numerator / denominator), 0 when the denominator is 0: as the compiler rounds (roundedRatio). */
+const rounded = (numerator: bigint, denominator: bigint) => (denominator === 0n ? 0n : (2n * numerator + denominator) / (2n * denominator));
+
+/** An aggregate of a group's sums as an integer (decimals scaled by 10^places, as formatAggregate reads them). */
+function value(a: Aggregate, s: Sums): bigint {
+  switch (a) {
+    case 'pageviews':
+      return s.pageviews;
+    case 'visits':
+      return s.visits;
+    case 'visitors':
+      return s.visitors;
+    case 'conversions':
+      return s.conversions;
+    case 'avg_duration':
+      return rounded(s.durationMs, s.visits * 10n);
+    case 'bounce_rate':
+      return rounded(s.bounces * 10_000n, s.visits);
+    default:
+      return 0n;
+  }
+}
+
 const compareBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-const compareNumbers = (a: string, b: string) => {
-  const x = BigInt(a);
-  const y = BigInt(b);
-  return x < y ? -1 : x > y ? 1 : 0;
-};
+const compareBig = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
- * Recorded rows (every group, unlimited) plus the imported days, summed per group, then ordered and limited as
- * docs/reports.md says: by the sort field, ties by timestamp ascending, then by each grouped field ascending.
+ * Recorded rows of recordedPartsQuery (as the database returned them) plus the imported days, summed per group,
+ * then ordered and limited as docs/reports.md says: by the sort field, ties by timestamp ascending, then by the
+ * grouped field ascending.
  */
-export function mergeImported(q: ReportQuery, recorded: readonly Row[], days: readonly ImportedDaySums[]): Row[] {
-  const field = q.fieldGrouping[0];
-  const keyOf = (timestamp: string | undefined, value: string | undefined) => `${timestamp ?? ''}\0${value ?? ''}`;
-  const rows = new Map<string, Row>();
-  for (const row of recorded) rows.set(keyOf(row.timestamp, field === undefined ? undefined : row[field]), { ...row });
-  const zero = Object.fromEntries(q.aggregates.map((a) => [a, '0']));
-  for (const d of days) {
-    const timestamp = bucketOf(q, d.day);
-    const key = keyOf(timestamp, field === undefined ? undefined : d.value);
-    let row = rows.get(key);
-    if (!row) {
-      row = { ...(field === undefined ? {} : { [field]: d.value }), ...(timestamp !== undefined ? { timestamp } : {}), ...zero };
-      rows.set(key, row);
+export function mergeImported(q: ReportQuery, recorded: readonly Record<string, unknown>[], days: readonly ImportedDaySums[]): Row[] {
+  const grouped = q.fieldGrouping.length > 0;
+  const keyOf = (timestamp: string | undefined, field: string | undefined) => `${timestamp ?? ''}\0${field ?? ''}`;
+  const groups = new Map<string, Sums>();
+  const group = (timestamp: string | undefined, field: string | undefined) => {
+    const key = keyOf(timestamp, field);
+    let s = groups.get(key);
+    if (!s) {
+      s = { ...(field !== undefined ? { field } : {}), ...(timestamp !== undefined ? { timestamp } : {}), pageviews: 0n, visits: 0n, visitors: 0n, conversions: 0n, bounces: 0n, durationMs: 0n };
+      groups.set(key, s);
     }
-    for (const a of q.aggregates) {
-      const add = a === 'pageviews' ? d.pageviews : a === 'visits' ? d.visits : d.visitors;
-      row[a] = (BigInt(row[a] ?? '0') + BigInt(add)).toString();
-    }
+    return s;
+  };
+  const read = (row: Record<string, unknown>, a: Aggregate) => integer(row[aggregateAlias(a)]);
+  for (const row of recorded) {
+    const s = group(q.dateGrouping ? String(row[TIMESTAMP_ALIAS]) : undefined, grouped ? String(row[fieldAlias(0)] ?? '') : undefined);
+    s.pageviews += read(row, 'pageviews');
+    s.visits += read(row, 'visits');
+    s.visitors += read(row, 'visitors');
+    s.conversions += read(row, 'conversions');
+    // In parts mode these columns hold the numerators (ReportCompiler).
+    s.bounces += read(row, 'bounce_rate');
+    s.durationMs += read(row, 'avg_duration');
   }
-  const out = [...rows.values()];
+  for (const d of days) {
+    const s = group(bucketOf(q, d.day), grouped ? d.value : undefined);
+    // An event's completions are stored as its pageviews (ImportedDay).
+    if (q.entity === 'event') s.conversions += BigInt(d.pageviews);
+    else s.pageviews += BigInt(d.pageviews);
+    s.visits += BigInt(d.visits);
+    s.visitors += BigInt(d.visitors);
+    s.bounces += BigInt(d.bounces);
+    s.durationMs += BigInt(d.visitDuration) * 1000n;
+  }
+  const out = [...groups.values()];
+  // Without any grouping there is always one row of totals, zeros when nothing matched.
+  if (!grouped && !q.dateGrouping && out.length === 0) out.push(group(undefined, undefined));
   const { field: sortField, direction } = q.sort;
   const sign = direction === 'asc' ? 1 : -1;
-  const primary = (a: Row, b: Row) => {
-    if (ADDITIVE.has(sortField as Aggregate)) return compareNumbers(a[sortField] ?? '0', b[sortField] ?? '0');
-    return compareBytes(a[sortField] ?? '', b[sortField] ?? '');
+  const primary = (a: Sums, b: Sums) => {
+    if (sortField === 'timestamp') return compareBytes(a.timestamp ?? '', b.timestamp ?? '');
+    if (q.fieldGrouping.includes(sortField as never)) return compareBytes(a.field ?? '', b.field ?? '');
+    return compareBig(value(sortField as Aggregate, a), value(sortField as Aggregate, b));
   };
   out.sort((a, b) => {
     const p = primary(a, b) * sign;
     if (p !== 0) return p;
-    if (q.dateGrouping) {
-      const t = compareBytes(a.timestamp ?? '', b.timestamp ?? '');
-      if (t !== 0) return t;
-    }
-    for (const f of q.fieldGrouping) {
-      const c = compareBytes(a[f] ?? '', b[f] ?? '');
-      if (c !== 0) return c;
-    }
-    return 0;
+    const t = compareBytes(a.timestamp ?? '', b.timestamp ?? '');
+    return t !== 0 ? t : compareBytes(a.field ?? '', b.field ?? '');
   });
-  // Key order as recorded rows have it: grouped fields, timestamp, then aggregates.
-  const shaped = out.map((r) => {
+  // Key order as recorded rows have it: grouped field, timestamp, then aggregates.
+  const shaped = out.map((s) => {
     const row: Row = {};
-    for (const f of q.fieldGrouping) row[f] = r[f] ?? '';
-    if (q.dateGrouping) row.timestamp = r.timestamp ?? '';
-    for (const a of q.aggregates) row[a] = r[a] ?? '0';
+    if (grouped) row[q.fieldGrouping[0]!] = s.field ?? '';
+    if (q.dateGrouping) row.timestamp = s.timestamp ?? '';
+    for (const a of q.aggregates) row[a] = formatAggregate(a, value(a, s));
     return row;
   });
   return q.limit !== undefined ? shaped.slice(0, q.limit) : shaped;

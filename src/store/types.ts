@@ -288,12 +288,13 @@ export interface LimitStore {
 export type QueryParam = string | number | boolean | null | Date | bigint;
 
 /**
- * The report fields imported days can be grouped by ('': the site's totals), each from one table of the export
- * (src/ingest/plausible-import.ts).
+ * What imported days are stored under ('': the site's totals): the report fields they can be grouped and filtered
+ * by, each from one table of the export (src/ingest/plausible-import.ts), and `event_name`, an event's daily
+ * completions (imported_custom_events: completions in `pageviews`, visitors in `visitors`).
  */
 export const IMPORTED_DIMENSIONS = [
   '', 'pathname', 'entry_page', 'exit_page', 'referrer_source', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content',
-  'utm_term', 'browser', 'operating_system', 'device_type', 'country_code',
+  'utm_term', 'browser', 'operating_system', 'device_type', 'country_code', 'event_name',
 ] as const;
 export type ImportedDimension = (typeof IMPORTED_DIMENSIONS)[number];
 
@@ -308,13 +309,24 @@ export interface ImportedDay {
   pageviews: number;
   visits: number;
   visitors: number;
+  /** Visits of one pageview (0 where the table has none: pages, events). */
   bounces: number;
-  /** Seconds, summed over the day's visits. */
+  /** Seconds, summed over the day's visits (0 where the table has none). */
   visitDuration: number;
 }
 
-/** Imported days summed per day and value (what reports add to recorded hits). */
-export type ImportedDaySums = Pick<ImportedDay, 'day' | 'value' | 'pageviews' | 'visits' | 'visitors'>;
+/** Which values of a dimension imported days are read for, and whether they are summed per value or per day only. */
+export interface ImportedValues {
+  /** Only these values (none: every value). */
+  include?: readonly string[];
+  /** Never these. */
+  exclude?: readonly string[];
+  /** Sums per day and value (grouping by the field); otherwise per day, `value` ''. */
+  byValue: boolean;
+}
+
+/** Imported days summed per day (and value): what reports add to recorded hits. */
+export type ImportedDaySums = Pick<ImportedDay, 'day' | 'value' | 'pageviews' | 'visits' | 'visitors' | 'bounces' | 'visitDuration'>;
 
 /** Hits and visits. Visits are written whole each time they change (the newest version wins). */
 export interface EventStore {
@@ -336,8 +348,11 @@ export interface EventStore {
   /** Deletes the site's hits and visits whose visit ids lie in `[from, to]` (an import's range). */
   deleteVisitRange(siteId: string, from: bigint, to: bigint): Promise<void>;
   writeImportedDays(rows: readonly ImportedDay[]): Promise<void>;
-  /** The site's imported days from `fromDay` to before `untilDay` of one dimension, summed per day and value. */
-  importedDays(siteId: string, dimension: ImportedDay['dimension'], fromDay: string, untilDay: string): Promise<ImportedDaySums[]>;
+  /**
+   * The site's imported days from `fromDay` to before `untilDay` of one dimension, of the values `values` selects
+   * (default: all, per value), summed per day and value; [] at the cost of no query for a site without imports.
+   */
+  importedDays(siteId: string, dimension: ImportedDay['dimension'], fromDay: string, untilDay: string, values?: ImportedValues): Promise<ImportedDaySums[]>;
   deleteImportedDays(siteId: string, importId: string): Promise<void>;
   close(): Promise<void>;
 }

@@ -21,21 +21,25 @@ const PAGES = Array.from({ length: 60 }, (_, i) => (i === 0 ? '/' : `/docs/page-
 const today = new Intl.DateTimeFormat('en-CA', { timeZone: ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
 const dayBefore = (n: number) => new Date(Date.parse(`${today}T00:00:00Z`) - n * 86_400_000).toISOString().slice(0, 10);
 
-type Counts = { pageviews: number; visits: number; visitors: number };
+type Counts = { pageviews: number; visits: number; visitors: number; bounces: number; duration: number };
+const ZERO: Counts = { pageviews: 0, visits: 0, visitors: 0, bounces: 0, duration: 0 };
+const plus = (a: Counts, b: Counts): Counts => ({ pageviews: a.pageviews + b.pageviews, visits: a.visits + b.visits, visitors: a.visitors + b.visitors, bounces: a.bounces + b.bounces, duration: a.duration + b.duration });
 
 interface Source {
   zip: Uint8Array;
   /** Per report field, per value: the sums over all days, as Plumb should report them. */
   byField: Map<string, Map<string, Counts>>;
-  byDay: Map<string, { pageviews: number; visits: number; visitors: number }>;
-  byPage: Map<string, { pageviews: number; visits: number; visitors: number }>;
+  byDay: Map<string, Counts>;
+  byPage: Map<string, Counts>;
+  /** Per event name: completions per day. */
+  events: Map<string, Map<string, number>>;
 }
 
 function generate(seed = 3): Source {
   let a = seed;
   const r = () => ((a = (Math.imul(a, 1103515245) + 12345) >>> 0) / 2 ** 32);
-  const byDay = new Map<string, { pageviews: number; visits: number; visitors: number }>();
-  const byPage = new Map<string, { pageviews: number; visits: number; visitors: number }>();
+  const byDay = new Map<string, Counts>();
+  const byPage = new Map<string, Counts>();
   const visitors = ['date,visitors,pageviews,bounces,visits,visit_duration'];
   const pages = ['date,hostname,page,visits,visitors,pageviews,total_scroll_depth,total_scroll_depth_visits,total_time_on_page,total_time_on_page_visits'];
   for (let d = DAYS - 1; d >= 0; d--) {
@@ -43,23 +47,23 @@ function generate(seed = 3): Source {
     const v = 200 + Math.floor(r() * 300);
     const visits = v + Math.floor(r() * 50);
     const pageviews = visits * 2 + Math.floor(r() * 100);
-    visitors.push(`${day},${v},${pageviews},${Math.floor(visits / 3)},${visits},${visits * 40}`);
-    byDay.set(day, { pageviews, visits, visitors: v });
+    const bounces = Math.floor(visits * (0.2 + r() * 0.5));
+    const duration = visits * (10 + Math.floor(r() * 200)) + Math.floor(r() * 7);
+    visitors.push(`${day},${v},${pageviews},${bounces},${visits},${duration}`);
+    byDay.set(day, { pageviews, visits, visitors: v, bounces, duration });
     for (const page of PAGES) {
       const pv = 1 + Math.floor(r() * 40);
       const pvisits = Math.max(1, Math.floor(pv * 0.8));
       const pvisitors = Math.max(1, Math.floor(pvisits * 0.9));
       pages.push(`${day},example.com,${page},${pvisits},${pvisitors},${pv},0,0,0,0`);
-      const p = byPage.get(page) ?? { pageviews: 0, visits: 0, visitors: 0 };
-      byPage.set(page, { pageviews: p.pageviews + pv, visits: p.visits + pvisits, visitors: p.visitors + pvisitors });
+      byPage.set(page, plus(byPage.get(page) ?? ZERO, { pageviews: pv, visits: pvisits, visitors: pvisitors, bounces: 0, duration: 0 }));
     }
   }
   // The other tables: each row's value as Plausible writes it, and as Plumb reports it.
   const byField = new Map<string, Map<string, Counts>>();
   const add = (field: string, value: string, c: Counts) => {
     const m = byField.get(field) ?? new Map<string, Counts>();
-    const o = m.get(value) ?? { pageviews: 0, visits: 0, visitors: 0 };
-    m.set(value, { pageviews: o.pageviews + c.pageviews, visits: o.visits + c.visits, visitors: o.visitors + c.visitors });
+    m.set(value, plus(m.get(value) ?? ZERO, c));
     byField.set(field, m);
   };
   const sources = ['date,source,referrer,utm_source,utm_medium,utm_campaign,utm_content,utm_term,pageviews,visitors,visits,visit_duration,bounces'];
@@ -68,42 +72,51 @@ function generate(seed = 3): Source {
   const devices = ['date,device,visitors,visits,visit_duration,bounces,pageviews'];
   const locations = ['date,country,region,city,visitors,visits,visit_duration,bounces,pageviews'];
   const entries = ['date,entry_page,visitors,entrances,visit_duration,bounces,pageviews'];
+  const events = ['date,name,link_url,path,visitors,events'];
+  const eventCounts = new Map<string, Map<string, number>>();
   for (let d = 9; d >= 0; d--) {
     const day = dayBefore(d);
-    const c = () => {
+    const c = (): Counts => {
       const visits = 1 + Math.floor(r() * 20);
-      return { visits, visitors: Math.max(1, visits - 1), pageviews: visits * 2 };
+      return { visits, visitors: Math.max(1, visits - 1), pageviews: visits * 2, bounces: Math.floor(r() * (visits + 1)), duration: Math.floor(r() * 300 * visits) };
     };
     for (const [source, campaign, plumbSource] of [['Google', '', 'Google'], ['Direct / None', '', ''], ['Newsletter', 'spring', 'Newsletter'], ['Google', 'spring', 'Google']]) {
       const n = c();
-      sources.push(`${day},${source},,${campaign ? 'mail' : ''},,${campaign},,,${n.pageviews},${n.visitors},${n.visits},10,1`);
+      sources.push(`${day},${source},,${campaign ? 'mail' : ''},,${campaign},,,${n.pageviews},${n.visitors},${n.visits},${n.duration},${n.bounces}`);
       add('referrer_source', plumbSource!, n);
       add('utm_campaign', campaign!, n);
     }
     for (const [browser, version] of [['Chrome', '120'], ['Chrome', '121'], ['Firefox', '115']]) {
       const n = c();
-      browsers.push(`${day},${browser},${version},${n.visitors},${n.visits},10,1,${n.pageviews}`);
+      browsers.push(`${day},${browser},${version},${n.visitors},${n.visits},${n.duration},${n.bounces},${n.pageviews}`);
       add('browser', browser!, n);
     }
     for (const [os, plumbOs] of [['Mac', 'macOS'], ['GNU/Linux', 'Linux'], ['Windows', 'Windows']]) {
       const n = c();
-      systems.push(`${day},${os},,${n.visitors},${n.visits},10,1,${n.pageviews}`);
+      systems.push(`${day},${os},,${n.visitors},${n.visits},${n.duration},${n.bounces},${n.pageviews}`);
       add('operating_system', plumbOs!, n);
     }
     for (const [device, plumbDevice] of [['Desktop', 'Desktop'], ['Laptop', 'Desktop'], ['Mobile', 'Mobile']]) {
       const n = c();
-      devices.push(`${day},${device},${n.visitors},${n.visits},10,1,${n.pageviews}`);
+      devices.push(`${day},${device},${n.visitors},${n.visits},${n.duration},${n.bounces},${n.pageviews}`);
       add('device_type', plumbDevice!, n);
     }
     for (const [country, region] of [['US', 'US-CA'], ['US', 'US-NY'], ['DE', 'DE-BE']]) {
       const n = c();
-      locations.push(`${day},${country},${region},0,${n.visitors},${n.visits},10,1,${n.pageviews}`);
+      locations.push(`${day},${country},${region},5128581,${n.visitors},${n.visits},${n.duration},${n.bounces},${n.pageviews}`);
       add('country_code', country!, n);
     }
     for (const page of ['/', '/pricing']) {
       const n = c();
-      entries.push(`${day},${page},${n.visitors},${n.visits},10,1,${n.pageviews}`);
+      entries.push(`${day},${page},${n.visitors},${n.visits},${n.duration},${n.bounces},${n.pageviews}`);
       add('entry_page', page, n);
+    }
+    for (const [name, link, path] of [['Signup', '', ''], ['Outbound Link: Click', 'https://a.example/', ''], ['Outbound Link: Click', 'https://b.example/', ''], ['404', '', '/missing']]) {
+      const n = 1 + Math.floor(r() * 9);
+      events.push(`${day},${name},${link},${path},${Math.max(1, n - 1)},${n}`);
+      const perDay = eventCounts.get(name!) ?? new Map<string, number>();
+      perDay.set(day, (perDay.get(day) ?? 0) + n);
+      eventCounts.set(name!, perDay);
     }
   }
   const suffix = `_${dayBefore(DAYS - 1).replace(/-/g, '')}_${today.replace(/-/g, '')}.csv`;
@@ -119,9 +132,9 @@ function generate(seed = 3): Source {
     [`imported_entry_pages${suffix}`]: file(entries),
     // An older export's exit pages without pageviews: left out, said so.
     [`imported_exit_pages${suffix}`]: strToU8(`date,exit_page,visitors,exits\n${dayBefore(1)},/,1,1\n${dayBefore(0)},/,2,2\n`),
-    [`imported_custom_events${suffix}`]: strToU8('date,name,link_url,path,visitors,events\n'),
+    [`imported_custom_events${suffix}`]: file(events),
   });
-  return { zip, byDay, byPage, byField };
+  return { zip, byDay, byPage, byField, events: eventCounts };
 }
 
 describe('/admin/imports/plausible', () => {
@@ -143,16 +156,24 @@ describe('/admin/imports/plausible', () => {
     assert.equal(res.status, 200, JSON.stringify(res.body));
     return res.body as Record<string, string>[];
   };
-  const sum = (m: Map<string, { pageviews: number; visits: number; visitors: number }>, keys?: (k: string) => boolean) => {
-    const out = { pageviews: 0, visits: 0, visitors: 0 };
-    for (const [k, v] of m) {
-      if (keys && !keys(k)) continue;
-      out.pageviews += v.pageviews;
-      out.visits += v.visits;
-      out.visitors += v.visitors;
-    }
+  const sum = (m: Map<string, Counts>, keys?: (k: string) => boolean) => {
+    let out = ZERO;
+    for (const [k, v] of m) if (!keys || keys(k)) out = plus(out, v);
     return out;
   };
+  /** A ratio as reports write it: rounded half up to `places` decimals, without trailing zeros. */
+  const ratio = (numerator: number, denominator: number, places: number) => {
+    if (denominator === 0) return '0';
+    const scale = 10n ** BigInt(places);
+    const n = (2n * BigInt(numerator) * scale + BigInt(denominator)) / (2n * BigInt(denominator));
+    const fraction = (n % scale).toString().padStart(places, '0').replace(/0+$/, '');
+    return fraction ? `${n / scale}.${fraction}` : `${n / scale}`;
+  };
+  const bounceRate = (c: Counts) => ratio(c.bounces, c.visits, 4);
+  const avgDuration = (c: Counts) => ratio(c.duration, c.visits, 2);
+  /** The recorded pageview: one visit of one view, so one bounce and no duration. */
+  const RECORDED: Counts = { pageviews: 1, visits: 1, visitors: 1, bounces: 1, duration: 0 };
+  const filters = (list: { property: string; operator: string; value: string }[]) => `filters=${encodeURIComponent(JSON.stringify(list))}`;
 
   before(async () => {
     t = await startTestApp();
@@ -171,14 +192,14 @@ describe('/admin/imports/plausible', () => {
     assert.equal(res.statusCode, 200, res.body);
     const body = res.json();
     importId = body.id;
-    const otherRows = 10 * (4 + 3 + 3 + 3 + 3 + 2);
+    const otherRows = 10 * (4 + 3 + 3 + 3 + 3 + 2 + 4);
     assert.deepEqual([body.kind, body.status, body.imported, body.rejected], ['plausible', 'done', DAYS + DAYS * PAGES.length + otherRows, 0]);
     assert.equal(body.first_hit_at, `${dayBefore(DAYS - 1)} 00:00:00`);
-    assert.equal(body.read.length, 8);
-    assert.deepEqual(body.skipped.map((x: string) => x.replace(/_\d{8}_\d{8}/, '')).sort(), [
-      'imported_custom_events.csv (not used)',
-      'imported_exit_pages.csv (lacks pageviews)',
-    ]);
+    assert.equal(body.read.length, 9);
+    assert.deepEqual(body.skipped.map((x: string) => x.replace(/_\d{8}_\d{8}/, '')), ['imported_exit_pages.csv (lacks pageviews, bounces, visit_duration)']);
+    // The export's events are the site's now, as if their completions had been tracked.
+    const events = await t.call(OWNER_TOKEN, 'GET', `/v1/sites/${site}/events`);
+    assert.deepEqual(events.body.data.map((e: { name: string }) => e.name).sort(), ['404', 'Outbound Link: Click', 'Signup']);
   });
 
   it('adds imported days to recorded hits for whole-day pageview reports of pageviews, visits and visitors', async () => {
@@ -209,24 +230,78 @@ describe('/admin/imports/plausible', () => {
     // The recorded pageview: Chrome on Linux, a desktop, no source or campaign, no country (a private address), entry /.
     const recorded: Record<string, string> = { referrer_source: '', utm_campaign: '', browser: 'Chrome', operating_system: 'Linux', device_type: 'Desktop', country_code: '', entry_page: '/' };
     for (const [field, values] of source.byField) {
-      const rows = await report(`aggregates=pageviews,visits,visitors&field_grouping=${field}&${range}`);
-      const expected = new Map([...values].map(([v, c]) => [v, { ...c }]));
-      const mine = expected.get(recorded[field]!) ?? { pageviews: 0, visits: 0, visitors: 0 };
-      expected.set(recorded[field]!, { pageviews: mine.pageviews + 1, visits: mine.visits + 1, visitors: mine.visitors + 1 });
+      const rows = await report(`aggregates=pageviews,visits,visitors,bounce_rate,avg_duration&field_grouping=${field}&${range}`);
+      const expected = new Map([...values].map(([v, c]) => [v, c]));
+      expected.set(recorded[field]!, plus(expected.get(recorded[field]!) ?? ZERO, RECORDED));
+      const shown = (c: Counts) => ({ pageviews: String(c.pageviews), visits: String(c.visits), visitors: String(c.visitors), bounce_rate: bounceRate(c), avg_duration: avgDuration(c) });
       assert.deepEqual(
-        new Map(rows.map((r) => [r[field]!, { pageviews: Number(r.pageviews), visits: Number(r.visits), visitors: Number(r.visitors) }])),
-        expected,
+        new Map(rows.map((r) => [r[field]!, { pageviews: r.pageviews, visits: r.visits, visitors: r.visitors, bounce_rate: r.bounce_rate, avg_duration: r.avg_duration }])),
+        new Map([...expected].map(([v, c]) => [v, shown(c)])),
         field,
       );
     }
   });
 
+  it('answers bounce rate and visit duration from the parts the export carries', async () => {
+    const total = plus(sum(source.byDay), RECORDED);
+    assert.deepEqual(await report(`aggregates=bounce_rate,avg_duration,pageviews&${range}`), [
+      { bounce_rate: bounceRate(total), avg_duration: avgDuration(total), pageviews: String(total.pageviews) },
+    ]);
+    // By month, and sorted by the rate itself.
+    const months = await report(`aggregates=avg_duration&date_grouping=month&sort_by=avg_duration:asc&${range}`);
+    const expected = [...new Set([...source.byDay.keys()].map((d) => d.slice(0, 7)))].map((month) => {
+      const c = plus(sum(source.byDay, (d) => d.startsWith(month)), today.startsWith(month) ? RECORDED : ZERO);
+      return { timestamp: `${month}-01 00:00:00`, avg_duration: avgDuration(c), n: c.duration / c.visits };
+    });
+    expected.sort((a, b) => a.n - b.n);
+    assert.deepEqual(months, expected.map(({ timestamp, avg_duration }) => ({ timestamp, avg_duration })));
+  });
+
+  it('answers filters on the field of one table: is and is not', async () => {
+    const page = source.byPage.get('/docs/page-3')!;
+    assert.deepEqual(await report(`aggregates=pageviews,visits,visitors&${filters([{ property: 'pathname', operator: 'is', value: '/docs/page-3' }])}&${range}`), [
+      { pageviews: String(page.pageviews), visits: String(page.visits), visitors: String(page.visitors) },
+    ]);
+    // Pageviews of several pages add up; the recorded view of / is not among them.
+    const notHome = sum(source.byPage, (p) => p !== '/' && p !== '/docs/page-1');
+    assert.deepEqual(await report(`aggregates=pageviews&${filters([{ property: 'pathname', operator: 'is not', value: '/' }, { property: 'pathname', operator: 'is not', value: '/docs/page-1' }])}&${range}`), [
+      { pageviews: String(notHome.pageviews) },
+    ]);
+    // Visits have one country: theirs add up over countries, with their bounces and durations. The recorded
+    // visit (no country) is not DE.
+    const notDe = plus(sum(source.byField.get('country_code')!, (c) => c !== 'DE'), RECORDED);
+    assert.deepEqual(await report(`aggregates=visits,bounce_rate,avg_duration&${filters([{ property: 'country_code', operator: 'is not', value: 'DE' }])}&${range}`), [
+      { visits: String(notDe.visits), bounce_rate: bounceRate(notDe), avg_duration: avgDuration(notDe) },
+    ]);
+    const firefox = source.byField.get('browser')!.get('Firefox')!;
+    assert.deepEqual(await report(`aggregates=visitors,pageviews&field_grouping=browser&${filters([{ property: 'browser', operator: 'is', value: 'Firefox' }])}&${range}`), [
+      { browser: 'Firefox', visitors: String(firefox.visitors), pageviews: String(firefox.pageviews) },
+    ]);
+  });
+
+  it("answers an event's completions from the export's custom events", async () => {
+    const signups = source.events.get('Signup')!;
+    const rows = await t.call(OWNER_TOKEN, 'GET', `/v1/aggregations?entity=event&site_id=${site}&entity_name=Signup&aggregates=conversions&date_grouping=day&${range}`);
+    assert.equal(rows.status, 200, JSON.stringify(rows.body));
+    assert.deepEqual(rows.body, [...signups].sort().map(([day, n]) => ({ timestamp: `${day} 00:00:00`, conversions: String(n) })));
+    const outbound = [...source.events.get('Outbound Link: Click')!.values()].reduce((a, b) => a + b, 0);
+    const total = await t.call(OWNER_TOKEN, 'GET', `/v1/aggregations?entity=event&site_id=${site}&entity_name=${encodeURIComponent('Outbound Link: Click')}&aggregates=conversions&${range}`);
+    assert.deepEqual(total.body, [{ conversions: String(outbound) }]);
+    // Plausible counts an event's visitors, not its visits: unique conversions are recorded ones only.
+    const unique = await t.call(OWNER_TOKEN, 'GET', `/v1/aggregations?entity=event&site_id=${site}&entity_name=Signup&aggregates=conversions,unique_conversions&${range}`);
+    assert.deepEqual(unique.body, [{ conversions: '0', unique_conversions: '0' }]);
+  });
+
   it('answers from recorded hits only what the imported days cannot answer exactly', async () => {
-    const recordedOnly = [{ pageviews: '1', bounce_rate: '1' }];
-    assert.deepEqual(await report(`aggregates=pageviews,bounce_rate&${range}`), recordedOnly, 'bounce_rate is not additive');
+    assert.deepEqual(await report(`aggregates=pageviews,bounce_rate&field_grouping=pathname&${range}`), [{ pathname: '/', pageviews: '1', bounce_rate: '1' }], 'pages carry no bounces');
+    assert.deepEqual(await report(`aggregates=pageviews,uniques&${range}`), [{ pageviews: '1', uniques: '1' }], 'uniques');
     assert.deepEqual(await report(`aggregates=pageviews&date_from=${dayBefore(DAYS - 1)} 06:00:00&date_to=${today}`), [{ pageviews: '1' }], 'not whole days');
     assert.deepEqual(await report(`aggregates=pageviews&timezone=UTC&${range}`), [{ pageviews: '1' }], "another zone than the site's");
-    assert.deepEqual(await report(`aggregates=pageviews&filters=${encodeURIComponent(JSON.stringify([{ property: 'pathname', operator: 'is', value: '/' }]))}&${range}`), [{ pageviews: '1' }], 'filters');
+    assert.deepEqual(await report(`aggregates=pageviews&${filters([{ property: 'pathname', operator: 'is like', value: 'docs' }])}&${range}`), [{ pageviews: '0' }], 'is like');
+    assert.deepEqual(await report(`aggregates=visitors&${filters([{ property: 'browser', operator: 'is', value: 'Chrome' }, { property: 'browser', operator: 'is', value: 'Firefox' }])}&${range}`), [{ visitors: '1' }], 'visitors of two values');
+    assert.deepEqual(await report(`aggregates=visits&${filters([{ property: 'pathname', operator: 'is not', value: '/docs/page-1' }])}&${range}`), [{ visits: '1' }], 'visits of several pages');
+    assert.deepEqual(await report(`aggregates=pageviews&${filters([{ property: 'browser', operator: 'is', value: 'Chrome' }, { property: 'country_code', operator: 'is not', value: 'DE' }])}&${range}`), [{ pageviews: '1' }], 'two fields');
+    assert.deepEqual(await report(`aggregates=pageviews&field_grouping=browser&${filters([{ property: 'country_code', operator: 'is not', value: 'DE' }])}&${range}`), [{ browser: 'Chrome', pageviews: '1' }], 'a filter on another field than the grouped one');
     assert.deepEqual(await report(`aggregates=pageviews&field_grouping=region&${range}`), [{ region: '', pageviews: '1' }], 'a grouping the export lacks');
     assert.deepEqual(await report(`aggregates=pageviews&field_grouping=browser,pathname&${range}`), [{ browser: 'Chrome', pathname: '/', pageviews: '1' }], 'two groupings');
   });
@@ -246,13 +321,14 @@ describe('/admin/imports/plausible', () => {
     const zip = zipSync({
       'imported_visitors.csv': strToU8(`date,visitors,pageviews,bounces,visits,visit_duration\n${dayBefore(3)},1,2,0,1,5\nnot-a-date,1,1,0,1,1\n${dayBefore(2)},x,1,0,1,1\n`),
       'imported_pages.csv': strToU8(`date,hostname,page,visits,visitors,pageviews\n${dayBefore(3)},example.com,no-slash,1,1,1\n`),
+      'imported_custom_events.csv': strToU8(`date,name,link_url,path,visitors,events\n${dayBefore(3)},,,,1,1\n${dayBefore(3)},${'x'.repeat(256)},,,1,1\n`),
     });
     const res = await upload(zip, `site_id=${site}`);
     assert.equal(res.statusCode, 200, res.body);
     const body = res.json();
-    assert.deepEqual([body.imported, body.rejected], [1, 3]);
+    assert.deepEqual([body.imported, body.rejected], [1, 5]);
     assert.deepEqual(body.errors.map((e: { file: string; line: number }) => [e.file, e.line]), [
-      ['imported_pages.csv', 2], ['imported_visitors.csv', 3], ['imported_visitors.csv', 4],
+      ['imported_custom_events.csv', 2], ['imported_custom_events.csv', 3], ['imported_pages.csv', 2], ['imported_visitors.csv', 3], ['imported_visitors.csv', 4],
     ]);
     await t.call(ADMIN_TOKEN, 'DELETE', `/admin/imports/${body.id}`);
     const notZip = await upload('date,visitors\n', `site_id=${site}`);

@@ -20,7 +20,7 @@ export function ImportedNotice() {
   const daily = overlapping.some((i) => i.kind === 'plausible');
   return html`<p class="notice imported-notice" data-imported-notice="">
     This period includes imported history: ${describeImports(overlapping)}.${daily
-      ? ' Daily figures from Plausible count in pageviews, visits and visitors over whole days without filters; other numbers show what Plumb recorded.'
+      ? ' Daily figures from Plausible count over whole days where they answer a number exactly (totals, and tables by one of their fields); other numbers show what Plumb recorded.'
       : ''}
   </p>`;
 }
