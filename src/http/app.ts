@@ -20,6 +20,7 @@ import type { EventStore, MetaStore } from '../store/types.js';
 import { adminApi } from './admin/index.js';
 import { collector } from './collector.js';
 import { dashboardImportRoutes } from './dashboard/imports.js';
+import { dashboardReportApi } from './dashboard/report-api.js';
 import { peerScriptRoutes } from './peer-scripts.js';
 import { plausibleEvents } from './plausible-events.js';
 import { umamiSend } from './umami-send.js';
@@ -154,6 +155,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(adminApi, { prefix: '/admin', meta, auth, usage, adminToken, localAdminKey: deps.localAdminKey, ingest, events });
   // Import uploads from the dashboard (the same imports as /admin/imports, for the site's own owners and admins).
   await app.register(dashboardImportRoutes, { meta, events, ingest, sessions });
+  // The report page's custom properties, which /v1 (SPEC.md) has no words for: the same access checks as /v1.
+  await app.register(dashboardReportApi, { prefix: '/dashboard/api/report', meta, sites, auth, limiter, usage, sessions, reports: deps.reports });
   await app.register(dashboard, {
     meta, team: deps.team, auth, sessions, limiter, mailer: deps.mailer ?? NO_MAILER, publicUrl: deps.publicUrl,
   });

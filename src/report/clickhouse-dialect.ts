@@ -91,6 +91,19 @@ export class ClickHouseDialect extends SqlDialect {
   }
 
   /** Exact, unlike uniq(): the API's counts are exact. */
+  // Index 0 (no such key) reads the element type's default, ''.
+  override propValue(alias: string, key: string): string {
+    return `${alias}.prop_values[indexOf(${alias}.prop_keys, ${key})]`;
+  }
+
+  override hasProp(alias: string, key: string): string {
+    return `has(${alias}.prop_keys, ${key})`;
+  }
+
+  override propKeyRows(from: string, where: readonly string[]): string {
+    return `SELECT k FROM ${from} ARRAY JOIN h.prop_keys AS k WHERE ${where.join(' AND ')}`;
+  }
+
   override countDistinct(column: string): string {
     return `uniqExact(${column})`;
   }

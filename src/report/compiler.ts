@@ -5,7 +5,7 @@
 import { offsetSpans } from '../domain/zoned-time.js';
 import { filterSource, GROUP_FIELDS, POSITIVE_OPERATORS, type Aggregate, type FieldSource } from './fields.js';
 import { Binder, type CompiledQuery, type SqlDialect } from './dialect.js';
-import type { Filter, ReportQuery } from './query.js';
+import type { Filter, PropFilter, ReportQuery } from './query.js';
 
 /** Aggregates that count distinct visits or need visit facts: they need the per-visit stage. */
 const PER_VISIT: ReadonlySet<Aggregate> = new Set(['visits', 'unique_conversions', 'uniques', 'avg_duration', 'bounce_rate']);
@@ -18,6 +18,8 @@ export const fieldAlias = (i: number) => `f${i}`;
 export const aggregateAlias = (a: Aggregate) => `a_${a}`;
 // Never the name of a table column: a GROUP BY on it must not fall back to hits.ts.
 export const TIMESTAMP_ALIAS = 'bucket_start';
+/** The custom property value a dashboard breakdown groups by. */
+export const PROP_ALIAS = 'prop_value';
 
 const col = (source: FieldSource) => `${source.table === 'hit' ? 'h' : 'v'}.${source.column}`;
 
@@ -124,7 +126,10 @@ export class ReportCompiler {
     const from = b.value(q.from);
     const until = b.value(q.until);
     const visitWhere = this.filters(visitFilters, b);
-    const where = [`h.site_id = ${site}`, `h.type = 'pageview'`, `h.ts >= ${from}`, `h.ts < ${until}`, ...this.filters(hitFilters, b), ...visitWhere];
+    const where = [
+      `h.site_id = ${site}`, `h.type = 'pageview'`, `h.ts >= ${from}`, `h.ts < ${until}`, ...this.filters(hitFilters, b), ...visitWhere,
+      ...this.propFilters(q, b, site, from, until),
+    ];
     const join = visitLevel
       ? ` ${d.joinVisits('v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] })} ON v.visit_id = h.visit_id`
       : '';
@@ -144,7 +149,8 @@ export class ReportCompiler {
     const d = this.dialect;
     const { hitFilters, visitFilters, visitLevel } = levels(q);
     const needsVisitFacts = q.aggregates.includes('avg_duration') || q.aggregates.includes('bounce_rate');
-    const special = this.specialPlan(q, b, hitFilters.length === 0 && visitFilters.length === 0);
+    const withProps = (q.props?.length ?? 0) > 0 || q.propGroup !== undefined;
+    const special = withProps ? undefined : this.specialPlan(q, b, hitFilters.length === 0 && visitFilters.length === 0);
     if (special !== undefined) return special;
     const wantsPaths = q.aggregates.includes('uniques');
     const wantsValue = q.aggregates.includes('value');
@@ -160,6 +166,8 @@ export class ReportCompiler {
       const spans = offsetSpans(q.timezone, q.from.getTime(), q.until.getTime());
       inner.push({ alias: TIMESTAMP_ALIAS, expr: d.bucket(q.dateGrouping, d.localTime('h.ts', spans, b)) });
     }
+    const propKey = q.propGroup === undefined ? undefined : b.value(q.propGroup);
+    if (propKey !== undefined) inner.push({ alias: PROP_ALIAS, expr: d.propValue('h', propKey) });
 
     // Bound in this order (DuckDB's placeholders are numbered by it); site and range are reused by the JOIN below.
     const site = b.value(q.siteId);
@@ -174,6 +182,8 @@ export class ReportCompiler {
       `h.ts >= ${from}`,
       `h.ts < ${until}`,
       ...this.filters(hitFilters, b),
+      ...this.propFilters(q, b, site, from, until),
+      ...(propKey !== undefined ? [d.hasProp('h', propKey)] : []),
     ];
     const selected = [
       ...inner.map((g) => `${g.expr} AS ${g.alias}`),
@@ -452,6 +462,59 @@ export class ReportCompiler {
     };
   }
 
+  /**
+   * Custom property filters, as conditions on the hit `h`: per key, positives ORed and negatives ANDed; keys
+   * ANDed, as SPEC.md's filters. On an event report the event itself must carry (or not carry) the value; on a
+   * pageview report the pageview's visit must have some hit in the range that does (properties are mostly on
+   * events), and `is not` keeps the visits none of whose hits does (docs/reports.md, "Custom properties").
+   */
+  private propFilters(q: ReportQuery, b: Binder, site: string, from: string, until: string): string[] {
+    const list = q.props ?? [];
+    if (list.length === 0) return [];
+    const d = this.dialect;
+    const byKey = new Map<string, PropFilter[]>();
+    for (const f of list) byKey.set(f.key, [...(byKey.get(f.key) ?? []), f]);
+    const positive = (alias: string, f: PropFilter): string => {
+      const value = d.propValue(alias, b.value(f.key));
+      return f.operator === 'is' || f.operator === 'is not'
+        ? `${value} = ${b.value(f.value)}`
+        : d.ilike(value, b.value(likePattern(f.value)));
+    };
+    const negative = (f: PropFilter) => f.operator === 'is not' || f.operator === 'is not like';
+    const clauses: string[] = [];
+    for (const filters of byKey.values()) {
+      const pos = filters.filter((f) => !negative(f));
+      const neg = filters.filter(negative);
+      if (q.entity === 'event') {
+        if (pos.length > 0) clauses.push(`(${pos.map((f) => positive('h', f)).join(' OR ')})`);
+        for (const f of neg) clauses.push(`NOT ${positive('h', f)}`);
+        continue;
+      }
+      const visitsWith = (conditions: string) =>
+        `h.visit_id IN (SELECT ph.visit_id FROM ${d.table('hits', 'ph')} WHERE ph.site_id = ${site} AND ph.ts >= ${from} AND ph.ts < ${until} AND ${conditions})`;
+      if (pos.length > 0) clauses.push(visitsWith(`(${pos.map((f) => positive('ph', f)).join(' OR ')})`));
+      for (const f of neg) clauses.push(`NOT ${visitsWith(positive('ph', f))}`);
+    }
+    return clauses;
+  }
+
+  /**
+   * The custom property keys carried by a goal's completions in a range, most used first (the dashboard's key
+   * choice): `k` and `n`, at most `limit` rows.
+   */
+  propertyKeys(q: ReportQuery, limit: number): CompiledQuery {
+    const b = new Binder(this.dialect);
+    const d = this.dialect;
+    const where = [
+      `h.site_id = ${b.value(q.siteId)}`, `h.type = 'event'`, `h.event_name = ${b.value(q.eventName ?? '')}`,
+      `h.ts >= ${b.value(q.from)}`, `h.ts < ${b.value(q.until)}`,
+    ];
+    return {
+      sql: `SELECT p.k AS k, count(*) AS n FROM (${d.propKeyRows(d.table('hits', 'h'), where)}) p GROUP BY p.k ORDER BY n DESC, k ASC ${d.limit(b.value(limit))}`,
+      params: b.params,
+    };
+  }
+
   /** Filters: per property, positives ORed and negatives ANDed; properties ANDed (docs/reports.md). */
   private filters(filters: readonly Filter[], b: Binder): string[] {
     const byProperty = new Map<string, Filter[]>();
@@ -488,7 +551,9 @@ export class ReportCompiler {
 
   /** The requested or default order, then ties broken by timestamp and the grouped fields, ascending. */
   private orderBy(q: ReportQuery): string {
-    const groupAliases = [...(q.dateGrouping ? [TIMESTAMP_ALIAS] : []), ...q.fieldGrouping.map((_, i) => fieldAlias(i))];
+    const groupAliases = [
+      ...(q.dateGrouping ? [TIMESTAMP_ALIAS] : []), ...q.fieldGrouping.map((_, i) => fieldAlias(i)), ...(q.propGroup !== undefined ? [PROP_ALIAS] : []),
+    ];
     if (groupAliases.length === 0) return '';
     const key = (field: string) =>
       field === 'timestamp'

@@ -82,6 +82,21 @@ export class SqlDialect {
     return `regexp_matches(${column}, ${pattern})`;
   }
 
+  /** The value of custom property `key` of the hit `alias`, '' when it has none (rows before properties hold NULL lists). */
+  propValue(alias: string, key: string): string {
+    return `coalesce(${alias}.prop_values[list_position(${alias}.prop_keys, ${key})], '')`;
+  }
+
+  /** Whether hit `alias` carries custom property `key`. */
+  hasProp(alias: string, key: string): string {
+    return `coalesce(list_contains(${alias}.prop_keys, ${key}), false)`;
+  }
+
+  /** The custom property keys of the hits of `from` (with alias h) meeting `where`, one row (`k`) per key of each hit. */
+  propKeyRows(from: string, where: readonly string[]): string {
+    return `SELECT unnest(h.prop_keys) AS k FROM ${from} WHERE ${where.join(' AND ')}`;
+  }
+
   /** A hostname column without its scheme. */
   domain(column: string): string {
     return `regexp_replace(${column}, '^[a-z]+://', '')`;

@@ -5,7 +5,7 @@ import { ValidationError } from '../domain/errors.js';
 import { parseTimestamp } from '../domain/time.js';
 import { localToUtc, prepareOffsetSpans } from '../domain/zoned-time.js';
 import type { EventStore, Site } from '../store/types.js';
-import { aggregateAlias, fieldAlias, ReportCompiler, TIMESTAMP_ALIAS } from './compiler.js';
+import { aggregateAlias, fieldAlias, PROP_ALIAS, ReportCompiler, TIMESTAMP_ALIAS } from './compiler.js';
 import type { CompiledQuery } from './dialect.js';
 import { formatAggregate } from './format.js';
 import { importedPlan, mergeImported, recordedPartsQuery } from './imported.js';
@@ -26,6 +26,19 @@ export interface CurrentVisitors {
   content?: { hostname: string; pathname: string; total: number }[];
   referrers?: { referrer_hostname: string; referrer_pathname: string; total: number }[];
 }
+
+/** A goal's completions by one custom property's value (the dashboard's goal panel). */
+export interface PropertyBreakdown {
+  /** Keys the goal's completions in the range carry, most used first (at most MAX_PROPERTY_KEYS). */
+  keys: string[];
+  /** The key broken down ('' when the completions carry none). */
+  key: string;
+  /** Completions of the goal in the range with the filters, with or without the key: what a share is of. */
+  total: number;
+  rows: { value: string; conversions: number; unique_conversions: number }[];
+}
+
+export const MAX_PROPERTY_KEYS = 100;
 
 export class ReportEngine {
   private readonly goodPatterns = new Set<string>();
@@ -48,8 +61,9 @@ export class ReportEngine {
 
   async aggregate(request: ReportRequest, site: Site): Promise<ReportRow[]> {
     const { query, compiled } = await this.compile(request, site);
-    // Imported history joins the answer only for queries it can answer exactly, and only when there is some.
-    const plan = importedPlan(query, site);
+    // Imported history joins the answer only for queries it can answer exactly, and only when there is some
+    // (imported days have no custom properties).
+    const plan = query.props?.length || query.propGroup !== undefined ? undefined : importedPlan(query, site);
     if (plan) {
       const days = await this.gate.run(() => this.store.importedDays(site.id, plan.dimension, plan.fromDay, plan.untilDay, plan.values));
       if (days.length > 0) return mergeImported(query, await this.run(this.partsCompiler.aggregation(recordedPartsQuery(query))), days);
@@ -65,6 +79,37 @@ export class ReportEngine {
       if (f.operator === 'matching' || f.operator === 'not matching') await this.checkRegex(f.value);
     }
     return { query, compiled: this.compiler.aggregation(query) };
+  }
+
+  /**
+   * A goal's completions by the value of custom property `key` (or of the most used key when `key` is not among
+   * those the completions carry), with the request's range and filters: conversions and unique conversions per
+   * value, most first, at most `limit` values.
+   */
+  async propertyBreakdown(request: ReportRequest, site: Site, key: string | undefined, limit: number): Promise<PropertyBreakdown> {
+    if (request.entity !== 'event') throw ValidationError.of('entity', 'must be event');
+    const query = await this.resolve({ ...request, aggregates: ['conversions', 'unique_conversions'], fieldGrouping: [] }, site);
+    for (const f of query.filters) {
+      if (f.operator === 'matching' || f.operator === 'not matching') await this.checkRegex(f.value);
+    }
+    const keys = (await this.run(this.compiler.propertyKeys(query, MAX_PROPERTY_KEYS))).map((r) => String(r.k));
+    const chosen = key !== undefined && keys.includes(key) ? key : (keys[0] ?? '');
+    const [totals] = await this.run(this.compiler.aggregation({ ...query, aggregates: ['conversions'] }));
+    const total = Number(totals?.[aggregateAlias('conversions')] ?? 0);
+    if (chosen === '') return { keys, key: '', total, rows: [] };
+    const rows = await this.run(
+      this.compiler.aggregation({ ...query, propGroup: chosen, sort: { field: 'conversions', direction: 'desc' }, limit }),
+    );
+    return {
+      keys,
+      key: chosen,
+      total,
+      rows: rows.map((r) => ({
+        value: String(r[PROP_ALIAS] ?? ''),
+        conversions: Number(r[aggregateAlias('conversions')] ?? 0),
+        unique_conversions: Number(r[aggregateAlias('unique_conversions')] ?? 0),
+      })),
+    };
   }
 
   async currentVisitors(siteId: string, detailed: boolean): Promise<CurrentVisitors> {
@@ -123,6 +168,7 @@ export class ReportEngine {
       until: new Date(Math.max(until, from)),
       timezone,
       ...(limit !== undefined ? { limit } : {}),
+      ...(r.props?.length ? { props: r.props } : {}),
     };
   }
 

@@ -51,6 +51,10 @@ export const POSITIVE_OPERATORS: ReadonlySet<Operator> = new Set(['is', 'is like
 const ALL: readonly Operator[] = OPERATORS;
 const EXACT: readonly Operator[] = ['is', 'is not'];
 
+/** Operators on custom properties (the dashboard's filter; no regular expressions). */
+export const PROP_OPERATORS = ['is', 'is not', 'is like', 'is not like'] as const;
+export type PropOperator = (typeof PROP_OPERATORS)[number];
+
 /** Filterable properties with the operators each allows (SPEC.md's table). `domain` is the hostname without scheme. */
 export const FILTER_PROPERTIES = {
   domain: ALL,

@@ -1,10 +1,20 @@
 // The typed report query: what a valid /v1/aggregations request asks for, with every default resolved.
 
-import type { Aggregate, DateGrouping, Entity, FilterProperty, GroupField, Operator } from './fields.js';
+import type { Aggregate, DateGrouping, Entity, FilterProperty, GroupField, Operator, PropOperator } from './fields.js';
 
 export interface Filter {
   property: FilterProperty;
   operator: Operator;
+  value: string;
+}
+
+/**
+ * A filter on a custom property (the dashboard's own API, never /v1: SPEC.md has no properties). A hit without the
+ * key reads it as '' (docs/reports.md, "Custom properties").
+ */
+export interface PropFilter {
+  key: string;
+  operator: PropOperator;
   value: string;
 }
 
@@ -30,4 +40,8 @@ export interface ReportQuery {
   until: Date;
   timezone: string;
   limit?: number;
+  /** Custom property filters (dashboard only). */
+  props?: PropFilter[];
+  /** Group by this custom property's value too (dashboard only), counting only hits that carry the key. */
+  propGroup?: string;
 }

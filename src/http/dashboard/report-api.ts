@@ -1,0 +1,106 @@
+// The report page's own API for what /v1 (SPEC.md, Fathom's word for word) has no words for: custom properties.
+// `aggregations` is /v1/aggregations plus custom property filters; `goal-properties` breaks a goal's completions
+// down by one property. The same access checks as /v1 for a dashboard page (login or share session, the session's
+// anti-CSRF value, the viewer's sites, the share page's own limit), and only for those: an API token is refused.
+
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { MAX_PROP_KEY_BYTES, MAX_PROP_VALUE_BYTES } from '../../domain/props.js';
+import { notFound, unauthenticated, ValidationError } from '../../domain/errors.js';
+import type { ReportEngine } from '../../report/engine.js';
+import { PROP_OPERATORS, type PropOperator } from '../../report/fields.js';
+import { parseEntity, parseReportRequest, type ReportRequest } from '../../report/parse.js';
+import type { PropFilter } from '../../report/query.js';
+import type { MetaStore, Site } from '../../store/types.js';
+import { installAccessControl, principalOf, readableSite, type AccessDeps } from '../v1/access.js';
+
+export interface DashboardReportDeps extends AccessDeps {
+  meta: MetaStore;
+  reports: ReportEngine;
+}
+
+/** At most this many property filters, as a report's filters are bounded (a dashboard needs a handful). */
+export const MAX_PROP_FILTERS = 20;
+const DEFAULT_VALUES = 100;
+const MAX_VALUES = 1000;
+
+const utf8Length = (s: string) => Buffer.byteLength(s, 'utf8');
+const own = (o: object, name: string): unknown => (Object.hasOwn(o, name) ? (o as Record<string, unknown>)[name] : undefined);
+
+/** The `props` parameter: a JSON array of {key, operator, value}, every part checked and bounded; a 400 otherwise. */
+export function parsePropFilters(text: unknown): PropFilter[] {
+  if (text === undefined || text === '') return [];
+  const refuse = (message: string) => ValidationError.of('props', message);
+  if (typeof text !== 'string') throw refuse('must be given once');
+  // Each filter is at most a key, a value and some syntax: longer text cannot be a valid list.
+  if (text.length > MAX_PROP_FILTERS * (MAX_PROP_KEY_BYTES + MAX_PROP_VALUE_BYTES + 100) * 2) throw refuse('is too long');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw refuse('must be a JSON array');
+  }
+  if (!Array.isArray(parsed)) throw refuse('must be a JSON array');
+  if (parsed.length > MAX_PROP_FILTERS) throw refuse(`takes at most ${MAX_PROP_FILTERS} filters`);
+  return parsed.map((f: unknown, i) => {
+    if (!f || typeof f !== 'object' || Array.isArray(f)) throw refuse(`[${i}] must be an object {key, operator, value}`);
+    const key = own(f, 'key');
+    const operator = own(f, 'operator');
+    const value = own(f, 'value');
+    if (typeof key !== 'string' || key === '' || utf8Length(key) > MAX_PROP_KEY_BYTES) throw refuse(`[${i}].key must be 1 to ${MAX_PROP_KEY_BYTES} bytes of text`);
+    if (typeof operator !== 'string' || !(PROP_OPERATORS as readonly string[]).includes(operator)) {
+      throw refuse(`[${i}].operator must be one of ${PROP_OPERATORS.join(', ')}`);
+    }
+    if (typeof value !== 'string' || value === '' || utf8Length(value) > MAX_PROP_VALUE_BYTES) {
+      throw refuse(`[${i}].value must be 1 to ${MAX_PROP_VALUE_BYTES} bytes of text`);
+    }
+    return { key, operator: operator as PropOperator, value };
+  });
+}
+
+function parseLimit(text: unknown): number {
+  if (text === undefined || text === '') return DEFAULT_VALUES;
+  if (typeof text !== 'string' || !/^\d{1,4}$/.test(text) || Number(text) < 1 || Number(text) > MAX_VALUES) {
+    throw ValidationError.of('limit', `must be a whole number from 1 to ${MAX_VALUES}`);
+  }
+  return Number(text);
+}
+
+export async function dashboardReportApi(app: FastifyInstance, deps: DashboardReportDeps): Promise<void> {
+  const { meta, reports, sites } = deps;
+  // Before the access hooks: these routes are the dashboard's, not an API a token may use.
+  app.addHook('onRequest', async (request) => {
+    if (request.headers.authorization !== undefined) throw unauthenticated('This is the dashboard\'s own API: use /v1 with a token');
+  });
+  installAccessControl(app, deps);
+
+  /** The request's report (SPEC.md's parameters, as /v1 reads them) and its site, after the access checks. */
+  const reportOf = async (request: FastifyRequest, query: Record<string, unknown>): Promise<{ report: ReportRequest; site: Site }> => {
+    const { siteId } = parseEntity(query);
+    const site = await readableSite(sites, principalOf(request), siteId);
+    const url = request.raw.url ?? '';
+    const at = url.indexOf('?');
+    const report = parseReportRequest(query, new URLSearchParams(at < 0 ? '' : url.slice(at + 1)));
+    const props = parsePropFilters(query.props);
+    if (report.entity === 'event' && !(await meta.findGoalByName(site.id, report.eventName!))) throw notFound('Event not found');
+    return { report: props.length > 0 ? { ...report, props } : report, site };
+  };
+
+  const config = { access: 'token', limit: 'minute' } as const;
+
+  app.get('/aggregations', { config }, async (request) => {
+    const { report, site } = await reportOf(request, request.query as Record<string, unknown>);
+    return reports.aggregate(report, site);
+  });
+
+  app.get('/goal-properties', { config }, async (request) => {
+    const query = request.query as Record<string, unknown>;
+    const key = query.key;
+    if (key !== undefined && (typeof key !== 'string' || utf8Length(key) > MAX_PROP_KEY_BYTES)) {
+      throw ValidationError.of('key', `must be at most ${MAX_PROP_KEY_BYTES} bytes of text`);
+    }
+    const limit = parseLimit(query.limit);
+    // A goal's report: SPEC.md's event parameters, whatever else was sent.
+    const { report, site } = await reportOf(request, { ...query, entity: 'event', aggregates: 'conversions' });
+    return reports.propertyBreakdown(report, site, key === '' ? undefined : (key as string | undefined), limit);
+  });
+}
