@@ -5,13 +5,28 @@
 import { api, ApiError, query } from '../api.js';
 import { buckets, comparisonDates, rangeDates } from '../range.js';
 import { createContext, useContext, useEffect, useState } from '../ui.js';
+import { PROP_FILTER } from './properties.js';
 import { useReportState } from './state.js';
 
 /** The site the report is about: { id, name, timeZone, owner, goals: [{ id, name, currency }], milestones }. */
 export const SiteContext = createContext(null);
 export const useSite = () => useContext(SiteContext);
 
-export const aggregate = (params) => api('GET', `/v1/aggregations?${query(params)}`);
+/**
+ * /v1/aggregations, or, when the page filters on custom properties (which SPEC.md has no words for), the same
+ * report from the dashboard's own API with the property filters as `props`.
+ */
+export const aggregate = (params) =>
+  api('GET', `${params.props ? '/dashboard/api/report/aggregations' : '/v1/aggregations'}?${query(params)}`);
+
+/**
+ * A goal's completions by one custom property (the most used when `key` is '' or not carried): { keys, key, total,
+ * rows: [{ value, conversions, unique_conversions }] }, with the page's range and filters.
+ */
+export const fetchGoalProperties = (site, period, filters, goalName, key, limit) => {
+  const { entity: _entity, ...params } = baseParams(site, period, filters, goalName);
+  return api('GET', `/dashboard/api/report/goal-properties?${query({ ...params, key: key || undefined, limit })}`);
+};
 
 /** The calendar dates the state's range covers, in the site's time zone. */
 export const periodOf = (state, timeZone) => rangeDates(state.range, timeZone, { from: state.from, to: state.to });
@@ -24,10 +39,13 @@ export const goalOf = (site, state) => (state.goal ? site.goals.find((g) => g.id
  * `goalName` asks for that goal's conversions instead of pageviews.
  */
 export function baseParams(site, period, filters, goalName) {
+  const spec = filters.filter((f) => f.property !== PROP_FILTER);
+  const props = filters.filter((f) => f.property === PROP_FILTER).map(({ key, operator, value }) => ({ key, operator, value }));
   const common = {
     date_from: `${period.from} 00:00:00`,
     date_to: `${period.to} 23:59:59`,
-    filters: filters.length ? JSON.stringify(filters) : undefined,
+    filters: spec.length ? JSON.stringify(spec) : undefined,
+    props: props.length ? JSON.stringify(props) : undefined,
   };
   return goalName === undefined
     ? { entity: 'pageview', entity_id: site.id, ...common }
@@ -138,7 +156,7 @@ export function usePanel(load, deps, { compare = true } = {}) {
 /** What went wrong, in words a site owner understands. */
 export function explainError(err) {
   if (err instanceof ApiError) {
-    if (err.status === 400 && err.body && err.body.errors && Object.hasOwn(err.body.errors, 'filters')) {
+    if (err.status === 400 && err.body && err.body.errors && (Object.hasOwn(err.body.errors, 'filters') || Object.hasOwn(err.body.errors, 'props'))) {
       return 'One of the filters cannot be used (a regular expression that does not read, perhaps). Change or remove it.';
     }
     if (err.status === 401) return 'Your session has ended. Log in again to see the report.';

@@ -1,16 +1,18 @@
 // The filter bar: every filter as a chip in words ("Country is Germany", "Goal is Signup"), each removable, and
-// the filter menu offering every operator SPEC.md allows on every filterable property.
+// the filter menu offering every operator SPEC.md allows on every filterable property, and custom properties.
 
 import { Field } from '../field.js';
 import { html, useEffect, useRef, useState } from '../ui.js';
 import { goalOf, useSite } from './data.js';
-import { describeFilter, OPERATOR_CHOICES, PROPERTIES } from './properties.js';
+import { describeFilter, OPERATOR_CHOICES, PROP_FILTER, PROP_OPERATORS, PROPERTIES } from './properties.js';
 import { addFilter, removeFilter, setReport, useReportState } from './state.js';
 
 function FilterMenu({ onDone }) {
   const [property, setProperty] = useState('pathname');
-  const allowed = PROPERTIES.get(property).operators;
+  const custom = property === PROP_FILTER;
+  const allowed = custom ? PROP_OPERATORS : PROPERTIES.get(property).operators;
   const [operator, setOperator] = useState('is');
+  const [key, setKey] = useState('');
   const [value, setValue] = useState('');
   const op = allowed.includes(operator) ? operator : allowed[0];
   const form = useRef(null);
@@ -18,15 +20,20 @@ function FilterMenu({ onDone }) {
   useEffect(() => form.current?.querySelector('select')?.focus(), []);
   const submit = (e) => {
     e.preventDefault();
-    if (!value) return;
-    addFilter({ property, operator: op, value });
+    if (!value || (custom && !key)) return;
+    addFilter(custom ? { property, key, operator: op, value } : { property, operator: op, value });
     onDone();
   };
   return html`<form class="card filter-menu row wrap" aria-label="Add a filter" onSubmit=${submit} ref=${form}
     onKeyDown=${(e) => e.key === 'Escape' && onDone()}>
     <${Field} label="Property"><select name="property" value=${property} onChange=${(e) => setProperty(e.currentTarget.value)}>
-        ${[...PROPERTIES].map(([key, p]) => html`<option value=${key}>${p.label}</option>`)}
+        ${[...PROPERTIES].map(([name, p]) => html`<option value=${name}>${p.label}</option>`)}
+        <option value=${PROP_FILTER}>Custom property</option>
       </select><//>
+    ${custom
+      ? html`<${Field} label="Property name"><input name="key" required autocomplete="off" maxlength="300" value=${key} onInput=${(e) => setKey(e.currentTarget.value)}
+          placeholder="e.g. plan" /><//>`
+      : null}
     <${Field} label="Operator"><select name="operator" value=${op} onChange=${(e) => setOperator(e.currentTarget.value)}>
         ${allowed.map((o) => html`<option value=${o}>${OPERATOR_CHOICES.get(o)}</option>`)}
       </select><//>

@@ -1,5 +1,5 @@
 // A site's report page (the owner's and the share page): the live panel, toolbar, filters, headline, chart,
-// goals and breakdowns, each a component of its own reading the shared state (./state.js).
+// goals (and the chosen goal's custom properties) and breakdowns, each a component of its own reading the shared state (./state.js).
 
 import { listAll } from '../api.js';
 import { html, useEffect, useState } from '../ui.js';
@@ -7,6 +7,7 @@ import { Breakdowns } from './breakdowns.js';
 import { Chart } from './chart.js';
 import { SiteContext } from './data.js';
 import { FilterBar } from './filters.js';
+import { GoalPropertiesPanel } from './goal-properties.js';
 import { GoalsPanel } from './goals.js';
 import { Headline } from './headline.js';
 import { ImportedNotice } from './imported.js';
@@ -59,6 +60,7 @@ export function ReportPage({ data }) {
     <${Headline} />
     <${Chart} />
     <${GoalsPanel} />
+    <${GoalPropertiesPanel} />
     <${Breakdowns} />
   <//>`;
 }

@@ -51,12 +51,26 @@ export const PROPERTIES = new Map([
 
 export const propertyLabel = (property) => PROPERTIES.get(property)?.label ?? property.replace(/_/g, ' ');
 
-/** Whether { property, operator, value } is a filter the API takes. */
+/**
+ * A filter on a custom property: { property: 'prop', key, operator, value }. It is no filter of SPEC.md: the page
+ * asks the dashboard's own API for reports that have one (./data.js).
+ */
+export const PROP_FILTER = 'prop';
+export const PROP_OPERATORS = ['is', 'is not', 'is like', 'is not like'];
+/** The server's limits (src/domain/props.ts), in UTF-8 bytes. */
+const MAX_KEY_BYTES = 300;
+const MAX_VALUE_BYTES = 2000;
+const bytes = (s) => new TextEncoder().encode(s).length;
+
+/** Whether { property, operator, value } (with `key` for a custom property) is a filter the server takes. */
 export function validFilter(f) {
-  return (
-    f !== null && typeof f === 'object' && typeof f.property === 'string' && typeof f.operator === 'string' &&
-    typeof f.value === 'string' && f.value !== '' && PROPERTIES.has(f.property) && PROPERTIES.get(f.property).operators.includes(f.operator)
-  );
+  if (f === null || typeof f !== 'object' || typeof f.property !== 'string' || typeof f.operator !== 'string' || typeof f.value !== 'string' || f.value === '') {
+    return false;
+  }
+  if (f.property === PROP_FILTER) {
+    return typeof f.key === 'string' && f.key !== '' && bytes(f.key) <= MAX_KEY_BYTES && bytes(f.value) <= MAX_VALUE_BYTES && PROP_OPERATORS.includes(f.operator);
+  }
+  return PROPERTIES.has(f.property) && PROPERTIES.get(f.property).operators.includes(f.operator);
 }
 
 let regionNames;
@@ -99,5 +113,5 @@ const EMPTY = new Map([
   ['device_type', 'Unknown'],
 ]);
 
-/** "Country is Germany": a filter in words. */
-export const describeFilter = (f) => `${propertyLabel(f.property)} ${OPERATOR_WORDS.get(f.operator) ?? f.operator} ${f.property === 'country_code' && (f.operator === 'is' || f.operator === 'is not') ? displayValue(f.property, f.value) : f.value}`;
+/** "Country is Germany", "Property plan is pro": a filter in words. */
+export const describeFilter = (f) => f.property === PROP_FILTER ? `Property ${f.key} ${OPERATOR_WORDS.get(f.operator) ?? f.operator} ${f.value}` : `${propertyLabel(f.property)} ${OPERATOR_WORDS.get(f.operator) ?? f.operator} ${f.property === 'country_code' && (f.operator === 'is' || f.operator === 'is not') ? displayValue(f.property, f.value) : f.value}`;

@@ -4,7 +4,7 @@
 
 import { isRange, todayIn } from '../range.js';
 import { createStore, useStore } from '../store.js';
-import { validFilter } from './properties.js';
+import { PROP_FILTER, validFilter } from './properties.js';
 
 export const COMPARISONS = [
   ['previous', 'Previous period'],
@@ -24,7 +24,7 @@ function readFilters(text) {
     return parsed
       .filter(validFilter)
       .slice(0, MAX_FILTERS)
-      .map(({ property, operator, value }) => ({ property, operator, value }));
+      .map(({ property, key, operator, value }) => (property === PROP_FILTER ? { property, key, operator, value } : { property, operator, value }));
   } catch {
     return [];
   }
@@ -42,6 +42,8 @@ export function readAddress(timeZone, search = location.search) {
     compare: pick('compare', COMPARISONS.map(([k]) => k)),
     filters: readFilters(params.get('filters')),
     goal: params.get('goal') || '',
+    // The custom property the goal's properties panel breaks down ('' : the most used one).
+    propKey: (params.get('prop_key') || '').slice(0, 300),
     metric: params.get('metric') || DEFAULTS.metric,
     interval: pick('interval', INTERVALS),
     chart: pick('chart', CHART_TYPES),
@@ -58,6 +60,7 @@ export function addressOf(state) {
   }
   if (state.filters.length) params.set('filters', JSON.stringify(state.filters));
   if (state.goal) params.set('goal', state.goal);
+  if (state.goal && state.propKey) params.set('prop_key', state.propKey);
   for (const key of ['compare', 'metric', 'interval', 'chart']) if (state[key] !== DEFAULTS[key]) params.set(key, state[key]);
   return `${location.pathname}?${params}`;
 }
@@ -80,7 +83,8 @@ export const useReportState = () => useStore(report);
 /** Adds a filter (once) and keeps the rest. */
 export function addFilter(filter) {
   setReport((s) =>
-    s.filters.some((f) => f.property === filter.property && f.operator === filter.operator && f.value === filter.value) || s.filters.length >= MAX_FILTERS
+    s.filters.some((f) => f.property === filter.property && f.key === filter.key && f.operator === filter.operator && f.value === filter.value) ||
+      s.filters.length >= MAX_FILTERS
       ? s
       : { ...s, filters: [...s.filters, filter] });
 }
