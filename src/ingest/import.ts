@@ -24,7 +24,7 @@ export interface ImportResult {
   errors: ImportError[];
 }
 
-const MAX_REPORTED_ERRORS = 1000;
+export const MAX_REPORTED_ERRORS = 1000;
 
 /** Lines handled between turns of the event loop: a large import never holds the thread for long. */
 const LINES_PER_TURN = 256;
@@ -84,7 +84,7 @@ export function parseImportLine(text: string): IncomingHit {
   return hit;
 }
 
-const DROP_MESSAGES: Record<string, string> = {
+export const DROP_MESSAGES: Record<string, string> = {
   bot: 'user_agent is a bot',
   'unknown-site': 'site_id names no site',
   'excluded-host': 'the page host is excluded',

@@ -4,16 +4,18 @@
 // belongs to this thread). /admin/import runs on the thread too; importPipeline() gives in-process tools and tests
 // a pipeline here. Visit state is the thread's memory (embedded) or a store every process shares (scale-out).
 
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { IncomingHit } from '../domain/hits.js';
 import type { Metrics } from '../metrics.js';
 import type { EventStore, MetaStore } from '../store/types.js';
+import { BulkImporter, addCounts } from './bulk-importer.js';
 import { Enricher } from './enrich/index.js';
 import { HitLog, type LogRecord } from './hit-log.js';
 import type { ImportResult } from './import.js';
 import { HitPipeline, InvalidHit, metricsCounters, type Outcome } from './pipeline.js';
 import { EphemeralSalts } from './salts.js';
 import { SiteDirectory } from './site-directory.js';
+import { startWorker } from './start-worker.js';
 import { INGEST_META_METHODS, type FromThread, type IngestMeta, type IngestMetaMethod, type ThreadConfig, type ToThread } from './thread-protocol.js';
 import { keepNewest, VISIT_TIMEOUT_MS, VisitTracker } from './visits.js';
 import { WriteBuffer, type WriteBufferOptions } from './write-buffer.js';
@@ -29,17 +31,6 @@ export interface IngestOptions {
   sharedVisits?: { url: string; prefix?: string };
   buffer?: WriteBufferOptions;
   log?: (err: unknown, message: string) => void;
-}
-
-/**
- * Starts the ingest thread: its JavaScript once built; under the TypeScript loader of tests and benchmarks (tsx),
- * its TypeScript, registering the loader in the thread first (Node 20 does not pass loader hooks to workers).
- */
-function startThread(config: ThreadConfig): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./ingest-thread.js', import.meta.url), { workerData: config });
-  const entry = JSON.stringify(new URL('./ingest-thread.ts', import.meta.url).href);
-  const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
-  return new Worker(`import(${tsx}).then((tsx) => { tsx.register(); return import(${entry}); })`, { eval: true, workerData: config });
 }
 
 /** Imported hits waiting to be written beyond which an import pauses. */
@@ -61,6 +52,8 @@ export class Ingest {
   private enricher: Promise<Enricher> | undefined;
   private closed: Promise<void> | undefined;
   private readonly logError: (err: unknown, message: string) => void;
+  /** Set-based imports, for event stores that load rows in bulk (src/ingest/bulk-importer.ts). */
+  private readonly bulk: BulkImporter | undefined;
 
   private constructor(
     private readonly meta: MetaStore,
@@ -71,6 +64,8 @@ export class Ingest {
   ) {
     this.logError = options.log ?? (() => undefined);
     this.sites = new SiteDirectory(meta);
+    const writeCsv = events.writeCsv?.bind(events);
+    this.bulk = writeCsv && new BulkImporter({ sites: this.sites, load: writeCsv, metrics, excludedHosts: options.excludedHosts ?? [] });
     this.buffer = new WriteBuffer(events, {
       ...options.buffer,
       onError: (err) => {
@@ -106,7 +101,7 @@ export class Ingest {
       ...(options.sharedVisits ? { sharedVisits: options.sharedVisits } : {}),
       excludedHosts: options.excludedHosts ?? [],
     };
-    const thread = startThread(config);
+    const thread = startWorker('ingest-thread', config);
     const ingest = new Ingest(meta, metrics, options, events, thread);
     await new Promise<void>((resolve, reject) => {
       const ready = (message: FromThread) => {
@@ -136,11 +131,13 @@ export class Ingest {
   }
 
   /**
-   * Imports NDJSON on the ingest thread (the event loop stays free for requests); chunks sent with the same
-   * `session` continue each other's visits. Resolves once every imported hit is in the write buffer.
+   * Imports NDJSON off the event loop; chunks sent with the same `session` continue each other's visits. Set-based
+   * on the import thread where the event store loads rows in bulk (resolves once they are stored); else through
+   * the live pipeline on the ingest thread (resolves once every imported hit is in the write buffer).
    */
   importChunk(session: string | undefined, ndjson: string, firstLine: number): Promise<ImportResult> {
     if (this.closed) return Promise.reject(new Error('Plumb is stopping'));
+    if (this.bulk) return this.bulk.importChunk(session, ndjson, firstLine);
     const id = ++this.lastId;
     const result = new Promise<ImportResult>((resolve, reject) => this.importing.set(id, { resolve, reject }));
     this.post({ t: 'import', id, session, ndjson, firstLine });
@@ -181,6 +178,7 @@ export class Ingest {
       await closed;
       await this.buffer.close();
       await this.thread.terminate();
+      await this.bulk?.close();
     })();
     return this.closed;
   }
@@ -199,13 +197,7 @@ export class Ingest {
   private receive(message: FromThread): void {
     switch (message.t) {
       case 'done': {
-        const m = this.metrics;
-        const c = message.counters;
-        for (const type of ['pageview', 'event'] as const) {
-          if (c.received[type] > 0) m.hitsReceived.inc({ type }, c.received[type]);
-          if (c.recorded[type] > 0) m.hitsRecorded.inc({ type }, c.recorded[type]);
-        }
-        for (const [reason, n] of Object.entries(c.dropped)) m.hitsDropped.inc({ reason }, n);
+        addCounts(this.metrics, message.counters);
         // Rows first: a hit is in the write buffer before its request is answered.
         const visits = new Map(message.visits.map((v) => [v.visitId, v]));
         message.hits.forEach((hit, i) => this.buffer.add(hit, visits.get(hit.visitId)!, message.seqs[i]));

@@ -46,21 +46,30 @@ export interface PipelineDeps {
   excludedHosts?: readonly string[];
 }
 
-const MAX_EVENT_NAME = 255;
+export const MAX_EVENT_NAME = 255;
 
 /** At most this many hosts remembered per multi-domain site. */
-const MAX_SITE_HOSTS = 100;
+export const MAX_SITE_HOSTS = 100;
+
+/** A test of page hosts (without scheme or port) against `excludedHosts` patterns; `*.example.com` matches subdomains. */
+export function excludedHostTest(patterns: readonly string[] = []): (host: string) => boolean {
+  const tests = patterns.map((pattern) => {
+    const p = pattern.toLowerCase();
+    return p.startsWith('*.') ? (host: string) => host.endsWith(p.slice(1)) || host === p.slice(2) : (host: string) => host === p;
+  });
+  return (host) => tests.some((matches) => matches(host));
+}
+
+/** A page hostname (with scheme, maybe a port) as excludedHosts patterns see it. */
+export const bareHost = (hostname: string) => hostname.replace(/^https?:\/\//, '').replace(/:\d+$/, '');
 
 export class HitPipeline {
-  private readonly excluded: ((host: string) => boolean)[];
+  private readonly excluded: (host: string) => boolean;
   /** Hosts each multi-domain site has had pageviews on: moving between them is not a referral. */
   private readonly siteHosts = new Map<string, Set<string>>();
 
   constructor(private readonly deps: PipelineDeps) {
-    this.excluded = (deps.excludedHosts ?? []).map((pattern) => {
-      const p = pattern.toLowerCase();
-      return p.startsWith('*.') ? (host: string) => host.endsWith(p.slice(1)) || host === p.slice(2) : (host: string) => host === p;
-    });
+    this.excluded = excludedHostTest(deps.excludedHosts);
   }
 
   async process(hit: IncomingHit): Promise<Outcome> {
@@ -82,8 +91,7 @@ export class HitPipeline {
     if (!attributes) throw new InvalidHit('the page URL must be an absolute http(s) URL');
     if (!site) return this.drop('unknown-site');
     if (hosts && hit.type === 'pageview' && hosts.size < MAX_SITE_HOSTS) hosts.add(attributes.hostname);
-    const host = attributes.hostname.replace(/^https?:\/\//, '').replace(/:\d+$/, '');
-    if (this.excluded.some((matches) => matches(host))) return this.drop('excluded-host');
+    if (this.excluded(bareHost(attributes.hostname))) return this.drop('excluded-host');
 
     let eventName = '';
     if (hit.type === 'event') {

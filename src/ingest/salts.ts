@@ -66,14 +66,21 @@ export class StoredSalts implements SaltSource {
 export class EphemeralSalts implements SaltSource {
   private readonly byDay = new Map<string, string>();
 
+  /** `makeSalt` makes each day's salt on first use (random; tests that compare two imports give a fixed one). */
+  constructor(private readonly makeSalt: (day: string) => string = newSalt) {}
+
   async saltsFor(at: Date): Promise<DaySalts> {
-    const day = utcDay(at);
+    return this.saltsForDay(utcDay(at));
+  }
+
+  /** saltsFor without waiting, by UTC day (`YYYY-MM-DD`). */
+  saltsForDay(day: string): DaySalts {
     return { current: this.salt(day), previous: this.byDay.get(dayBefore(day)) };
   }
 
   private salt(day: string): string {
     let salt = this.byDay.get(day);
-    if (!salt) this.byDay.set(day, (salt = newSalt()));
+    if (!salt) this.byDay.set(day, (salt = this.makeSalt(day)));
     return salt;
   }
 }

@@ -1,5 +1,6 @@
 // Store interfaces: what the rest of Plumb may ask of persistence, whatever the backend.
 import type { StoredHit, VisitRecord } from '../domain/hits.js';
+import type { CsvRows } from './event-csv.js';
 
 // MetaStore holds accounts, tokens, sites, events and milestones. EventStore (hits) and LimitStore (rate
 // limits) join it as their issues land; each backend lives in its own folder under store/.
@@ -337,6 +338,11 @@ export interface EventStore {
    * `logSeq`, also records that the hit log is confirmed up to that sequence number (in the same transaction).
    */
   write(hits: readonly StoredHit[], visits: readonly VisitRecord[], logSeq?: number): Promise<void>;
+  /**
+   * Stores rows from CSV files atomically, like `write` without a log sequence number (the set-based import);
+   * stores without it take imports through `write`.
+   */
+  writeCsv?(rows: CsvRows): Promise<void>;
   /** The hit log sequence number confirmed so far (0 when none). */
   logWatermark(): Promise<number>;
   /** Visits of any site seen at or after `since`, to resume visits after a restart. */

@@ -3,10 +3,11 @@
 import { LIST, VARCHAR, type DuckDBAppender } from '@duckdb/node-api';
 import type { StoredHit, VisitRecord } from '../../domain/hits.js';
 import { propColumns } from '../../domain/props.js';
+import { HIT_CSV_COLUMNS, VISIT_CSV_COLUMNS, type CsvColumn, type CsvRows } from '../event-csv.js';
 import { HIT_TEXT_COLUMNS, hitFromRow, VISIT_ATTRIBUTION_COLUMNS, visitFromRow } from '../event-rows.js';
 import { ImportedSites } from '../imported-sites.js';
 import type { EventStore, ImportedDay, ImportedDaySums, ImportedValues, QueryParam } from '../types.js';
-import { timestampValue, type DuckDatabase, type SerialConnection } from './database.js';
+import { timestampValue, type DuckDatabase, type Querier, type SerialConnection } from './database.js';
 
 type Row = Record<string, unknown>;
 
@@ -67,6 +68,21 @@ async function appendAll<T>(a: DuckDBAppender, rows: readonly T[], append: (a: D
   }
 }
 
+/**
+ * `SELECT` of a CSV file's rows as table columns, by DuckDB's own parallel reader. The path is quoted as a SQL
+ * literal: read_csv takes no bound parameter for it, and the importer names its files itself.
+ */
+function selectCsv(file: string, columns: readonly CsvColumn[]): string {
+  const fileType = (c: CsvColumn) => (c.type === 'EPOCH_MS' ? 'BIGINT' : c.type);
+  const spec = columns.map((c) => `'${c.name}': '${fileType(c)}'`).join(', ');
+  const select = columns.map((c) => (c.type === 'EPOCH_MS' ? `epoch_ms(${c.name}) AS ${c.name}` : c.name)).join(', ');
+  return `SELECT ${select} FROM read_csv(${sqlText(file)}, columns = {${spec}}, header = false, auto_detect = false,
+    delim = ',', quote = '"', escape = '"', nullstr = '', allow_quoted_nulls = false)`;
+}
+
+const sqlText = (value: string) => `'${value.replaceAll("'", "''")}'`;
+const columnList = (columns: readonly CsvColumn[]) => columns.map((c) => c.name).join(', ');
+
 // DuckDB returns TIMESTAMP as Date and UBIGINT as bigint.
 const toHit = (r: Row) => hitFromRow(r, (v) => v as Date);
 const toVisit = (r: Row) => visitFromRow(r, (v) => v as Date);
@@ -116,13 +132,30 @@ export class DuckEventStore implements EventStore {
         const a = await q.appender('visit_updates');
         await appendAll(a, visits, appendVisit);
         a.closeSync();
-        // Replaces the batch's visits: their old rows go, the new states are appended. A visit's start only moves
-        // earlier, so its old row started no earlier than the batch's earliest start: rows before that (most of the
-        // table, visits are stored in start order) are skipped by their zone maps.
-        await q.exec(
-          'DELETE FROM visits WHERE started_at >= (SELECT min(started_at) FROM visit_updates) AND visit_id IN (SELECT visit_id FROM visit_updates)',
-        );
-        await q.exec('INSERT INTO visits SELECT * FROM visit_updates');
+        await this.replaceVisits(q);
+      }
+    });
+  }
+
+  /**
+   * Replaces the visits staged in visit_updates: their old rows go, the new states are appended. A visit's start
+   * only moves earlier, so its old row started no earlier than the batch's earliest start: rows before that (most
+   * of the table, visits are stored in start order) are skipped by their zone maps.
+   */
+  private async replaceVisits(q: Querier): Promise<void> {
+    await q.exec(
+      'DELETE FROM visits WHERE started_at >= (SELECT min(started_at) FROM visit_updates) AND visit_id IN (SELECT visit_id FROM visit_updates)',
+    );
+    await q.exec('INSERT INTO visits SELECT * FROM visit_updates');
+  }
+
+  writeCsv(rows: CsvRows): Promise<void> {
+    return this.conn.transaction(async (q) => {
+      if (rows.hits > 0) await q.exec(`INSERT INTO hits (${columnList(HIT_CSV_COLUMNS)}) ${selectCsv(rows.hitsFile, HIT_CSV_COLUMNS)}`);
+      if (rows.visits > 0) {
+        await q.exec('DELETE FROM visit_updates');
+        await q.exec(`INSERT INTO visit_updates (${columnList(VISIT_CSV_COLUMNS)}) ${selectCsv(rows.visitsFile, VISIT_CSV_COLUMNS)}`);
+        await this.replaceVisits(q);
       }
     });
   }

@@ -1,0 +1,176 @@
+// The main thread's side of set-based NDJSON imports: hands chunks to the import thread (started on first use),
+// answers its site and goal lookups from the ingest side's cached directory, and has the event store load each
+// chunk's rows from the files the thread wrote, in one transaction, before the chunk is answered.
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
+import type { Metrics } from '../metrics.js';
+import type { CsvRows } from '../store/event-csv.js';
+import type { ImportLookups } from './batch-import.js';
+import type { ImportResult } from './import.js';
+import type { FromImportThread, ImportThreadConfig, ToImportThread } from './import-protocol.js';
+import type { SiteDirectory } from './site-directory.js';
+import { startWorker } from './start-worker.js';
+import type { CounterDeltas } from './thread-protocol.js';
+
+/** Adds counts gathered on another thread to the process's metrics. */
+export function addCounts(m: Metrics, c: CounterDeltas): void {
+  for (const type of ['pageview', 'event'] as const) {
+    if (c.received[type] > 0) m.hitsReceived.inc({ type }, c.received[type]);
+    if (c.recorded[type] > 0) m.hitsRecorded.inc({ type }, c.recorded[type]);
+  }
+  for (const [reason, n] of Object.entries(c.dropped)) m.hitsDropped.inc({ reason }, n);
+}
+
+/** A chunk's site and goal lookups answered from a site directory, as the live pipeline would ask it. */
+export function directoryLookups(sites: SiteDirectory): ImportLookups {
+  return {
+    sites: async (ids) => new Map(await Promise.all(ids.map(async (id) => [id, await sites.site(id)] as const))),
+    goals: async (names) => {
+      // In the order asked: goals are made on first use, up to a site's limit, as the live pipeline makes them.
+      const goals: (string | undefined)[] = [];
+      for (const [siteId, name] of names) goals.push((await sites.goalByName(siteId, name))?.name);
+      return goals;
+    },
+  };
+}
+
+export interface BulkImporterDeps {
+  sites: SiteDirectory;
+  /** Loads a chunk's rows atomically (EventStore.writeCsv). */
+  load: (rows: CsvRows) => Promise<void>;
+  metrics: Metrics;
+  excludedHosts: readonly string[];
+}
+
+interface Chunk {
+  resolve: (r: ImportResult) => void;
+  reject: (err: Error) => void;
+  /** Its slices' loads, one after another; the first failure, if any. */
+  loads: Promise<void>;
+  failure?: Error;
+}
+
+interface Running {
+  thread: Worker;
+  dir: string;
+}
+
+export class BulkImporter {
+  private running: Promise<Running> | undefined;
+  private lastId = 0;
+  private readonly chunks = new Map<number, Chunk>();
+  private readonly lookups: ImportLookups;
+
+  constructor(private readonly deps: BulkImporterDeps) {
+    this.lookups = directoryLookups(deps.sites);
+  }
+
+  /** Imports NDJSON on the import thread; resolves once the chunk's rows are stored. */
+  async importChunk(session: string | undefined, ndjson: string, firstLine: number): Promise<ImportResult> {
+    const { thread } = await (this.running ??= this.start());
+    const id = ++this.lastId;
+    const result = new Promise<ImportResult>((resolve, reject) => this.chunks.set(id, { resolve, reject, loads: Promise.resolve() }));
+    this.post(thread, { t: 'chunk', id, session, ndjson, firstLine });
+    return result;
+  }
+
+  async close(): Promise<void> {
+    if (!this.running) return;
+    const { thread, dir } = await this.running.catch(() => ({ thread: undefined, dir: undefined }));
+    await thread?.terminate();
+    if (dir) await rm(dir, { recursive: true, force: true });
+    this.fail(new Error('Plumb is stopping'));
+  }
+
+  private async start(): Promise<Running> {
+    const dir = await mkdtemp(join(tmpdir(), 'plumb-import-'));
+    const config: ImportThreadConfig = { excludedHosts: this.deps.excludedHosts, dir };
+    const thread = startWorker('import-thread', config);
+    thread.on('error', (err) => this.fail(err));
+    thread.on('exit', () => {
+      this.running = undefined;
+      this.fail(new Error('the import thread stopped'));
+    });
+    await new Promise<void>((resolve, reject) => {
+      const ready = (message: FromImportThread) => {
+        if (message.t !== 'ready') return;
+        thread.off('message', ready);
+        resolve();
+      };
+      thread.on('message', ready);
+      thread.once('error', reject);
+    });
+    thread.on('message', (message: FromImportThread) => void this.receive(thread, message));
+    // An idle import thread does not keep the process alive.
+    thread.unref();
+    return { thread, dir };
+  }
+
+  private post(thread: Worker, message: ToImportThread): void {
+    thread.postMessage(message);
+  }
+
+  private async receive(thread: Worker, message: FromImportThread): Promise<void> {
+    try {
+      switch (message.t) {
+        case 'sites':
+          this.post(thread, { t: 'sites', id: message.id, sites: [...(await this.lookups.sites(message.ids))] });
+          return;
+        case 'goals':
+          this.post(thread, { t: 'goals', id: message.id, goals: await this.lookups.goals(message.names) });
+          return;
+        case 'rows':
+          this.load(thread, message.id, message.rows);
+          return;
+        case 'done': {
+          const chunk = this.chunks.get(message.id);
+          await chunk?.loads;
+          if (chunk?.failure) throw chunk.failure;
+          addCounts(this.deps.metrics, message.counters);
+          this.settle(message.id, message.result);
+          return;
+        }
+        case 'failed':
+          this.settle(message.id, new Error(message.error));
+          return;
+        default:
+          return;
+      }
+    } catch (err) {
+      if (message.t === 'sites' || message.t === 'goals') this.post(thread, { t: 'failed', id: message.id, error: (err as Error)?.message ?? String(err) });
+      else if (message.t !== 'ready') this.settle(message.id, err as Error);
+    }
+  }
+
+  /** Loads a slice after the chunk's earlier ones, deletes its files, and tells the thread it may send more. */
+  private load(thread: Worker, id: number, rows: CsvRows): void {
+    const chunk = this.chunks.get(id);
+    const load = async () => {
+      try {
+        if (chunk && !chunk.failure) await this.deps.load(rows);
+      } catch (err) {
+        if (chunk) chunk.failure = err as Error;
+      } finally {
+        await Promise.all([rm(rows.hitsFile, { force: true }), rm(rows.visitsFile, { force: true })]);
+        this.post(thread, { t: 'loaded', id });
+      }
+    };
+    if (chunk) chunk.loads = chunk.loads.then(load);
+    else void load();
+  }
+
+  private settle(id: number, outcome: ImportResult | Error): void {
+    const chunk = this.chunks.get(id);
+    this.chunks.delete(id);
+    if (outcome instanceof Error) chunk?.reject(outcome);
+    else chunk?.resolve(outcome);
+  }
+
+  private fail(err: Error): void {
+    for (const chunk of this.chunks.values()) chunk.reject(err);
+    this.chunks.clear();
+  }
+}

@@ -1,0 +1,34 @@
+// The messages between the main thread and the import thread (src/ingest/import-thread.ts), which runs the
+// set-based NDJSON import. Everything here crosses threads by structured clone.
+
+import type { CsvRows } from '../store/event-csv.js';
+import type { Site } from '../store/types.js';
+import type { ImportResult } from './import.js';
+import type { CounterDeltas } from './thread-protocol.js';
+
+export interface ImportThreadConfig {
+  excludedHosts: readonly string[];
+  /** Where the thread writes each chunk's CSV files (the main thread deletes them once loaded). */
+  dir: string;
+}
+
+export type ToImportThread =
+  /** NDJSON lines of one import; chunks with the same `session` continue each other's visits. */
+  | { t: 'chunk'; id: number; session: string | undefined; ndjson: string; firstLine: number }
+  | { t: 'sites'; id: number; sites: [string, Site | undefined][] }
+  | { t: 'goals'; id: number; goals: (string | undefined)[] }
+  | { t: 'failed'; id: number; error: string }
+  /** A slice of the chunk's rows is stored (or failed to be): the thread may send another. */
+  | { t: 'loaded'; id: number }
+  | { t: 'close' };
+
+export type FromImportThread =
+  | { t: 'ready' }
+  /** The chunk `id` asks for sites, or goal names (ImportLookups). */
+  | { t: 'sites'; id: number; ids: readonly string[] }
+  | { t: 'goals'; id: number; names: readonly [string, string][] }
+  /** A slice of the chunk's rows, in files to load (in order) before the chunk is answered. */
+  | { t: 'rows'; id: number; rows: CsvRows }
+  /** The chunk is worked out: its result and counts (its last rows were sent before). */
+  | { t: 'done'; id: number; result: ImportResult; counters: CounterDeltas }
+  | { t: 'failed'; id: number; error: string };

@@ -1,0 +1,100 @@
+// The import thread: set-based NDJSON imports (src/ingest/batch-import.ts) off the event loop that serves HTTP and
+// off the ingest thread that serves live hits. Each chunk comes back as CSV files of its rows, which the main
+// thread has its store load in one statement each.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { writeCsvRows } from '../store/event-csv.js';
+import { BatchImport, type ImportLookups, type RowsSink } from './batch-import.js';
+import { GeoLookup } from './enrich/geo.js';
+import type { FromImportThread, ImportThreadConfig, ToImportThread } from './import-protocol.js';
+import { EphemeralSalts } from './salts.js';
+
+const port = parentPort!;
+const config = workerData as ImportThreadConfig;
+const send = (message: FromImportThread) => port.postMessage(message);
+const geo = await GeoLookup.open();
+
+/** An import's state lives this long after its last chunk (as on the ingest thread). */
+const SESSION_MS = 10 * 60 * 1000;
+const sessions = new Map<string, { batch: BatchImport; at: number; queue: Promise<void> }>();
+
+/** Lookups a chunk waits for, by chunk id. */
+const asked = new Map<number, { resolve: (value: never) => void; reject: (err: Error) => void }>();
+const ask = <T>(id: number, message: FromImportThread): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    asked.set(id, { resolve: resolve as (value: never) => void, reject });
+    send(message);
+  });
+function settle(id: number, value: unknown, error?: string): void {
+  const waiting = asked.get(id);
+  asked.delete(id);
+  if (error !== undefined) waiting?.reject(new Error(error));
+  else waiting?.resolve(value as never);
+}
+
+port.on('message', (message: ToImportThread) => {
+  switch (message.t) {
+    case 'chunk':
+      chunk(message.id, message.session, message.ndjson, message.firstLine);
+      return;
+    case 'sites':
+      settle(message.id, new Map(message.sites));
+      return;
+    case 'goals':
+      settle(message.id, message.goals);
+      return;
+    case 'failed':
+      settle(message.id, undefined, message.error);
+      return;
+    case 'loaded':
+      ahead--;
+      waitingForRoom.shift()?.();
+      return;
+    case 'close':
+      port.close();
+      return;
+  }
+});
+
+/** The import's state (a chunk without a session is an import of its own). */
+function session(key: string | undefined) {
+  const now = Date.now();
+  for (const [k, s] of sessions) if (now - s.at > SESSION_MS) sessions.delete(k);
+  const fresh = () => ({ batch: new BatchImport({ geo, salts: new EphemeralSalts(), excludedHosts: config.excludedHosts }), at: now, queue: Promise.resolve() });
+  if (key === undefined) return fresh();
+  const known = sessions.get(key) ?? fresh();
+  known.at = now;
+  sessions.set(key, known);
+  return known;
+}
+
+/** Slices sent and not yet stored beyond which the thread waits: enough to keep the store busy, no more. */
+const MAX_AHEAD = 2;
+let ahead = 0;
+const waitingForRoom: (() => void)[] = [];
+let slices = 0;
+
+/** Imports a chunk once the import's earlier chunks are done, sending its rows a slice at a time as files. */
+function chunk(id: number, key: string | undefined, ndjson: string, firstLine: number): void {
+  const state = session(key);
+  const lookups: ImportLookups = {
+    sites: (ids) => ask(id, { t: 'sites', id, ids }),
+    goals: (names) => ask(id, { t: 'goals', id, names }),
+  };
+  const sink: RowsSink = async (hits, visits) => {
+    while (ahead >= MAX_AHEAD) await new Promise<void>((resolve) => waitingForRoom.push(resolve));
+    const rows = await writeCsvRows(config.dir, String(++slices), hits, visits);
+    ahead++;
+    send({ t: 'rows', id, rows });
+  };
+  state.queue = state.queue.then(async () => {
+    try {
+      const { result, counts } = await state.batch.chunk(ndjson.split('\n'), firstLine, lookups, sink);
+      send({ t: 'done', id, result, counters: counts });
+    } catch (err) {
+      send({ t: 'failed', id, error: (err as Error)?.message ?? String(err) });
+    }
+  });
+}
+
+send({ t: 'ready' });

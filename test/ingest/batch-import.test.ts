@@ -1,0 +1,219 @@
+// The set-based import against the live pipeline: the same NDJSON (generated traffic of several sites plus the
+// awkward cases: visits past the timeout and across midnight, bots, bad lines, campaigns, events, multi-domain
+// sites, text that CSV must quote) imported both ways, with the same salts, into two fresh DuckDB stores; every
+// stored hit and visit, every answer and the goals made must be the same.
+
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { StoredHit, VisitRecord } from '../../src/domain/hits.js';
+import { BatchImport } from '../../src/ingest/batch-import.js';
+import { directoryLookups } from '../../src/ingest/bulk-importer.js';
+import { demoTraffic } from '../../src/ingest/demo-traffic.js';
+import { Enricher, GeoLookup } from '../../src/ingest/enrich/index.js';
+import { importLines, type ImportResult } from '../../src/ingest/import.js';
+import { HitPipeline, metricsCounters } from '../../src/ingest/pipeline.js';
+import { EphemeralSalts } from '../../src/ingest/salts.js';
+import { SiteDirectory } from '../../src/ingest/site-directory.js';
+import { VisitTracker } from '../../src/ingest/visits.js';
+import { WriteBuffer } from '../../src/ingest/write-buffer.js';
+import { Metrics } from '../../src/metrics.js';
+import { DuckDatabase } from '../../src/store/duckdb/database.js';
+import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
+import { migrate } from '../../src/store/duckdb/migrations.js';
+import { writeCsvRows } from '../../src/store/event-csv.js';
+import { SqlMetaStore } from '../../src/store/sql-meta-store.js';
+import type { Site } from '../../src/store/types.js';
+
+const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+const SAFARI_IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
+const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
+const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+const EXCLUDED = ['*.internal.test'];
+
+/** Salts fixed per day, the same for both imports (each import makes its own otherwise). */
+const fixedSalt = (day: string) => `test-salt-${day}`;
+
+async function eventStore(): Promise<{ db: DuckDatabase; events: DuckEventStore }> {
+  const db = await DuckDatabase.open(':memory:');
+  await migrate(db);
+  return { db, events: await DuckEventStore.open(db) };
+}
+
+/** The awkward cases, by hand, for three sites: one plain, two multi-domain (reported combined and separately). */
+function handWritten(plain: string, combined: string, separate: string): string[] {
+  const line = (o: Record<string, unknown>) => JSON.stringify(o);
+  const pv = (site: string, timestamp: string, url: string, more: Record<string, unknown> = {}) =>
+    line({ type: 'pageview', site_id: site, timestamp, url, referrer: '', user_agent: CHROME, ip: '81.2.69.142', ...more });
+  return [
+    // One visitor, a visit, then past the 30-minute timeout a second one; then a visit across midnight.
+    pv(plain, '2026-03-28 10:00:00', 'https://plain.test/?utm_source=news&utm_medium=email&utm_campaign=spring', { referrer: 'https://www.google.com/search?q=x' }),
+    pv(plain, '2026-03-28 10:10:00', 'https://plain.test/pricing', { referrer: 'https://plain.test/' }),
+    pv(plain, '2026-03-28 10:10:00', 'https://plain.test/pricing'),
+    line({ type: 'event', site_id: plain, timestamp: '2026-03-28 10:11:00', url: 'https://plain.test/pricing', name: 'Signup', user_agent: CHROME, ip: '81.2.69.142' }),
+    pv(plain, '2026-03-28 10:45:00', 'https://plain.test/docs', { referrer: 'https://news.ycombinator.com/item?id=1' }),
+    pv(plain, '2026-03-28 23:50:00', 'https://plain.test/a'),
+    pv(plain, '2026-03-29 00:10:00', 'https://plain.test/b'),
+    pv(plain, '2026-03-29 00:20:00', 'https://plain.test/a'),
+    pv(plain, '2026-03-29 09:00:00', 'https://plain.test/a'),
+    // A visit that starts with an event; the same address with other agents are other visitors.
+    line({ type: 'event', site_id: plain, timestamp: '2026-03-28 12:00:00', url: 'https://plain.test/x', name: 'Purchase', value: 1299, user_agent: FIREFOX, ip: '2001:db8::1' }),
+    pv(plain, '2026-03-28 12:00:30', 'https://plain.test/x', { user_agent: FIREFOX, ip: '2001:db8::1' }),
+    pv(plain, '2026-03-28 12:00:30', 'https://plain.test/x', { user_agent: SAFARI_IPHONE, ip: '::ffff:81.2.69.142' }),
+    // Text CSV must quote: commas, quotes, a campaign with both, unicode, a hash route.
+    pv(plain, '2026-03-28 13:00:00', 'https://plain.test/a,b"c/?utm_campaign=he%20said%20%22hi%22%2C%20ok&ref=a,b', { user_agent: SAFARI_IPHONE, ip: '203.0.113.9' }),
+    pv(plain, '2026-03-28 13:00:05', 'https://plain.test/caf%C3%A9/%E2%9C%93#/route?kw=x,y', { user_agent: SAFARI_IPHONE, ip: '203.0.113.9', referrer: 'https://t.co/abc,def' }),
+    // Dropped: a bot, an empty agent, an excluded host, an unknown site.
+    pv(plain, '2026-03-28 14:00:00', 'https://plain.test/', { user_agent: GOOGLEBOT }),
+    pv(plain, '2026-03-28 14:00:00', 'https://plain.test/', { user_agent: '' }),
+    pv(plain, '2026-03-28 14:00:00', 'https://app.internal.test/'),
+    pv('NOSUCHID', '2026-03-28 14:00:00', 'https://plain.test/'),
+    // Refused: bad JSON, bad fields, a bad URL, a bad value, a bot with a bad URL.
+    '{not json',
+    '[]',
+    line({ type: 'click', site_id: plain, timestamp: '2026-03-28 10:00:00', url: 'https://plain.test/' }),
+    line({ type: 'pageview', site_id: plain, timestamp: 'yesterday', url: 'https://plain.test/' }),
+    pv(plain, '2026-03-28 10:00:00', 'ftp://plain.test/'),
+    pv(plain, '2026-03-28 10:00:00', 'ftp://plain.test/', { user_agent: GOOGLEBOT }),
+    line({ type: 'event', site_id: plain, timestamp: '2026-03-28 10:00:00', url: 'https://plain.test/', name: 'x', value: -1 }),
+    line({ type: 'event', site_id: plain, timestamp: '2026-03-28 10:00:00', url: 'https://plain.test/', name: 'n'.repeat(256) }),
+    '',
+    // Multi-domain: moving between the site's domains is no referral once Plumb has seen the other domain.
+    pv(combined, '2026-03-28 15:00:00', 'https://shop.multi.test/', { referrer: 'https://blog.multi.test/post' }),
+    pv(combined, '2026-03-28 15:01:00', 'https://blog.multi.test/post', { referrer: 'https://www.bing.com/' }),
+    pv(combined, '2026-03-28 15:02:00', 'https://shop.multi.test/cart', { referrer: 'https://blog.multi.test/post' }),
+    pv(combined, '2026-03-28 15:03:00', 'https://other.test/', { referrer: 'https://shop.multi.test/cart' }),
+    pv(separate, '2026-03-28 15:00:00', 'https://one.sep.test/', { referrer: 'https://two.sep.test/' }),
+    pv(separate, '2026-03-28 15:01:00', 'https://two.sep.test/', { referrer: 'https://one.sep.test/' }),
+    pv(separate, '2026-03-28 15:02:00', 'https://one.sep.test/again', { referrer: 'https://two.sep.test/' }),
+  ];
+}
+
+/** Lines as the CLI sends them (oldest first, in chunks), but each chunk shuffled: the server sorts it again. */
+function chunks(lines: string[], size: number): string[][] {
+  const at = (l: string) => {
+    const m = /"timestamp":"([^"]*)"/.exec(l);
+    const t = m ? Date.parse(`${m[1]!.replace(' ', 'T')}Z`) : NaN;
+    return Number.isNaN(t) ? -Infinity : t;
+  };
+  const sorted = lines.map((l, i) => ({ l, t: at(l), i })).sort((a, b) => a.t - b.t || a.i - b.i).map((x) => x.l);
+  const out: string[][] = [];
+  for (let i = 0; i < sorted.length; i += size) {
+    const chunk = sorted.slice(i, i + size);
+    out.push(chunk.map((l, k) => ({ l, k: (k * 7919) % chunk.length })).sort((a, b) => a.k - b.k).map((x) => x.l));
+  }
+  return out;
+}
+
+/** Hits and visits with visit ids (random per import) replaced by what identifies a visit: visitor and start. */
+async function canonical(events: DuckEventStore, siteId: string): Promise<{ hits: string[]; visits: string[] }> {
+  const visits = await events.listVisits(siteId);
+  const key = new Map<bigint, string>(visits.map((v) => [v.visitId, `${v.visitorId}@${v.startedAt.toISOString()}`]));
+  assert.equal(new Set(key.values()).size, visits.length, 'visits are told apart by visitor and start');
+  const text = (o: StoredHit | VisitRecord) =>
+    JSON.stringify({ ...o, visitId: key.get(o.visitId) ?? `unknown ${o.visitId}` }, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+  return { hits: (await events.listHits(siteId)).map(text).sort(), visits: visits.map(text).sort() };
+}
+
+describe('set-based import (BatchImport) against the live pipeline', () => {
+  let metaDb: DuckDatabase;
+  let meta: SqlMetaStore;
+  let live: { db: DuckDatabase; events: DuckEventStore };
+  let batch: { db: DuckDatabase; events: DuckEventStore };
+  let dir: string;
+  let sites: Site[];
+  let files: string[][];
+
+  before(async () => {
+    metaDb = await DuckDatabase.open(':memory:');
+    await migrate(metaDb);
+    meta = new SqlMetaStore(metaDb);
+    live = await eventStore();
+    batch = await eventStore();
+    dir = await mkdtemp(join(tmpdir(), 'plumb-batch-import-'));
+    const account = await meta.createAccount({ name: 'A', email: 'a@a.test', timezone: 'UTC', tier: 1, subscriptionStatus: 'active' });
+    const site = (name: string, multiDomain: boolean, multiDomainOption: 'combined' | 'separate' | null) =>
+      meta.createSite({ accountId: account.id, name, sharing: 'none', sharePasswordHash: null, timezone: 'UTC', multiDomain, multiDomainOption });
+    sites = [await site('Plain', false, null), await site('Combined', true, 'combined'), await site('Separate', true, 'separate'), await site('Demo', false, null)];
+    const [plain, combined, separate, demo] = sites.map((s) => s.id) as [string, string, string, string];
+    const generated = (siteId: string, seed: number, hostname?: string) =>
+      [...demoTraffic({ siteId, start: new Date('2026-03-27T00:00:00Z'), days: 3, visitsPerDay: 120, seed, ...(hostname ? { hostname } : {}) })].map((h) =>
+        JSON.stringify(h),
+      );
+    const lines = [...generated(demo, 3), ...generated(plain, 4, 'https://plain.test'), ...handWritten(plain, combined, separate)];
+    files = chunks(lines, 700);
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+    for (const { db, events } of [live, batch]) {
+      await events.close();
+      await db.close();
+    }
+    await meta.close();
+  });
+
+  it('stores the same hits and visits, with the same answers, as the live pipeline', async () => {
+    const metrics = new Metrics();
+    const buffer = new WriteBuffer(live.events, { flushIntervalMs: 60_000 });
+    const pipeline = new HitPipeline({
+      enricher: await Enricher.create(),
+      sites: new SiteDirectory(meta),
+      salts: new EphemeralSalts(fixedSalt),
+      visits: new VisitTracker(),
+      sink: buffer,
+      counters: metricsCounters(metrics),
+      excludedHosts: EXCLUDED,
+    });
+    const liveAnswers: ImportResult[] = [];
+    let first = 1;
+    for (const lines of files) {
+      liveAnswers.push(await importLines(lines, pipeline, buffer, first));
+      first += lines.length;
+    }
+    await buffer.close();
+
+    const importer = new BatchImport({ geo: await GeoLookup.open(), salts: new EphemeralSalts(fixedSalt), excludedHosts: EXCLUDED });
+    const lookups = directoryLookups(new SiteDirectory(meta));
+    const batchAnswers: ImportResult[] = [];
+    let slices = 0;
+    first = 1;
+    for (const lines of files) {
+      // Small slices: visits continue across slices as well as across chunks.
+      const { result } = await importer.chunk(lines, first, lookups, async (hits, visits) => batch.events.writeCsv(await writeCsvRows(dir, String(++slices), hits, visits)), 150);
+      batchAnswers.push(result);
+      first += lines.length;
+    }
+
+    assert.deepEqual(batchAnswers, liveAnswers);
+    const imported = liveAnswers.reduce((n, r) => n + r.imported, 0);
+    const messages = new Set(liveAnswers.flatMap((r) => r.errors.map((e) => e.message)));
+    assert.ok(imported > 1200, `${imported} hits imported`);
+    assert.ok(slices > files.length, 'chunks were written in several slices');
+    for (const m of ['user_agent is a bot', 'site_id names no site', 'the page host is excluded', 'not valid JSON', 'the page URL must be an absolute http(s) URL']) {
+      assert.ok(messages.has(m), `a line was refused with "${m}"`);
+    }
+    for (const site of sites) {
+      const a = await canonical(live.events, site.id);
+      const b = await canonical(batch.events, site.id);
+      assert.ok(a.hits.length > 0, `${site.name} has hits`);
+      assert.deepEqual(b.visits, a.visits, `${site.name}: visits`);
+      assert.deepEqual(b.hits, a.hits, `${site.name}: hits`);
+    }
+  });
+
+  it('kept what makes the comparison worth something: visits of several pages, split by the timeout and across midnight', async () => {
+    const plain = sites[0]!.id;
+    const visits = await live.events.listVisits(plain);
+    const hits = await live.events.listHits(plain);
+    assert.ok(visits.some((v) => v.pageviews >= 3), 'a visit of three pages or more');
+    assert.ok(visits.some((v) => v.startedAt.getUTCDate() !== v.lastSeenAt.getUTCDate()), 'a visit across midnight');
+    const byVisitor = new Map<bigint, number>();
+    for (const v of visits) byVisitor.set(v.visitorId, (byVisitor.get(v.visitorId) ?? 0) + 1);
+    assert.ok([...byVisitor.values()].some((n) => n >= 2), 'a visitor with two visits');
+    assert.ok(hits.some((h) => h.utmCampaign === 'he said "hi", ok'), 'a campaign value with a quote and a comma');
+    assert.ok(hits.some((h) => h.eventName === 'Purchase' && h.value === 1299));
+    assert.ok(hits.some((h) => h.firstView) && hits.some((h) => h.type === 'pageview' && !h.firstView));
+  });
+});
