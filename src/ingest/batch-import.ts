@@ -5,6 +5,7 @@
 // time order exactly as the pipeline would. A test imports the same file both ways and compares every row.
 
 import { type IncomingHit, type StoredHit, type VisitRecord } from '../domain/hits.js';
+import { boundProps } from '../domain/props.js';
 import type { DropReason } from '../metrics.js';
 import type { Site } from '../store/types.js';
 import { campaignFields, type CampaignFields } from './enrich/campaign.js';
@@ -257,6 +258,8 @@ export class BatchImport {
       value: hit.type === 'event' ? (hit.value ?? 0) : 0,
       firstView: visit.firstView,
     };
+    const props = hit.props === undefined ? [] : boundProps(hit.props);
+    if (props.length > 0) row.props = props;
     return { row, visit };
   }
 

@@ -5,9 +5,11 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StoredHit, VisitRecord } from '../domain/hits.js';
+import { propColumns, type PropList } from '../domain/props.js';
 import { HIT_TEXT_COLUMNS, snake, VISIT_ATTRIBUTION_COLUMNS } from './event-rows.js';
 
-export type CsvType = 'VARCHAR' | 'EPOCH_MS' | 'UBIGINT' | 'BIGINT' | 'INTEGER' | 'BOOLEAN';
+/** `EPOCH_MS`: a time as epoch milliseconds; `TEXT_LIST`: a list of texts as a JSON array. */
+export type CsvType = 'VARCHAR' | 'EPOCH_MS' | 'UBIGINT' | 'BIGINT' | 'INTEGER' | 'BOOLEAN' | 'TEXT_LIST';
 
 /** A column of a CSV file: its table column name and how its text reads. */
 export interface CsvColumn {
@@ -27,6 +29,8 @@ export const HIT_CSV_COLUMNS: readonly CsvColumn[] = [
   { name: 'event_name', type: 'VARCHAR' },
   { name: 'value', type: 'BIGINT' },
   { name: 'first_view', type: 'BOOLEAN' },
+  { name: 'prop_keys', type: 'TEXT_LIST' },
+  { name: 'prop_values', type: 'TEXT_LIST' },
 ];
 
 export const VISIT_CSV_COLUMNS: readonly CsvColumn[] = [
@@ -64,6 +68,15 @@ export function csvText(value: string): string {
   return field;
 }
 
+const NO_PROPS = [csvText('[]'), csvText('[]')];
+
+/** Custom properties as two JSON arrays, keys and values (the parallel lists the stores keep). */
+function propFields(props: PropList | undefined): string[] {
+  if (!props || props.length === 0) return NO_PROPS;
+  const [keys, values] = propColumns(props);
+  return [csvText(JSON.stringify(keys)), csvText(JSON.stringify(values))];
+}
+
 /** One hit as a line of a file with HIT_CSV_COLUMNS (without the line break). */
 export function hitCsvLine(h: StoredHit): string {
   // Field by field, joined once: looking fields up by names held in a variable, or building the line with one
@@ -73,7 +86,7 @@ export function hitCsvLine(h: StoredHit): string {
     csvText(h.referrerHostname), csvText(h.referrerPathname), csvText(h.referrerSource), csvText(h.utmCampaign),
     csvText(h.utmContent), csvText(h.utmMedium), csvText(h.utmSource), csvText(h.utmTerm), csvText(h.ref), csvText(h.keyword),
     csvText(h.browser), csvText(h.operatingSystem), csvText(h.deviceType), csvText(h.countryCode), csvText(h.region),
-    csvText(h.state), csvText(h.city), csvText(h.eventName), h.value, h.firstView,
+    csvText(h.state), csvText(h.city), csvText(h.eventName), h.value, h.firstView, ...propFields(h.props),
   ].join(',');
 }
 

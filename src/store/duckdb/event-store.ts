@@ -73,9 +73,11 @@ async function appendAll<T>(a: DuckDBAppender, rows: readonly T[], append: (a: D
  * literal: read_csv takes no bound parameter for it, and the importer names its files itself.
  */
 function selectCsv(file: string, columns: readonly CsvColumn[]): string {
-  const fileType = (c: CsvColumn) => (c.type === 'EPOCH_MS' ? 'BIGINT' : c.type);
+  const fileType = (c: CsvColumn) => (c.type === 'EPOCH_MS' ? 'BIGINT' : c.type === 'TEXT_LIST' ? 'VARCHAR' : c.type);
+  const value = (c: CsvColumn) =>
+    c.type === 'EPOCH_MS' ? `epoch_ms(${c.name})` : c.type === 'TEXT_LIST' ? `CAST(from_json(${c.name}, '["VARCHAR"]') AS VARCHAR[])` : c.name;
   const spec = columns.map((c) => `'${c.name}': '${fileType(c)}'`).join(', ');
-  const select = columns.map((c) => (c.type === 'EPOCH_MS' ? `epoch_ms(${c.name}) AS ${c.name}` : c.name)).join(', ');
+  const select = columns.map((c) => `${value(c)} AS ${c.name}`).join(', ');
   return `SELECT ${select} FROM read_csv(${sqlText(file)}, columns = {${spec}}, header = false, auto_detect = false,
     delim = ',', quote = '"', escape = '"', nullstr = '', allow_quoted_nulls = false)`;
 }
