@@ -1,8 +1,9 @@
-// `npm run bench [section ...]`: Plumb's benchmarks. Sections: collector, import, reports, overhead, umami-import.
+// `npm run bench [section ...]`: Plumb's benchmarks. Sections: collector, import, reports, overhead, umami-import, props.
 
 import { benchCollector } from './collector.js';
 import { benchImport } from './import.js';
 import { benchOverhead } from './overhead.js';
+import { benchProps } from './props.js';
 import { benchReports } from './reports.js';
 import { benchUmamiImport } from './umami-import.js';
 
@@ -12,6 +13,7 @@ const sections: Record<string, () => Promise<void>> = {
   reports: () => benchReports(Number(process.env.BENCH_PAGEVIEWS ?? 10_000_000)),
   overhead: () => benchOverhead(Number(process.env.BENCH_OVERHEAD_PAGEVIEWS ?? 20_000)),
   'umami-import': () => benchUmamiImport(Number(process.env.BENCH_UMAMI_ROWS ?? 2_000_000)),
+  props: () => benchProps(),
 };
 
 const chosen = process.argv.slice(2);

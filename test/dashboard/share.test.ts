@@ -55,8 +55,15 @@ describe('share pages', () => {
     assert.equal((await browser.api('GET', `/v1/sites/${publicSite}/milestones`, csrf)).body.data[0].name, 'Launch');
     assert.equal((await browser.api('GET', report(publicSite), undefined)).status, 401, 'the cookie alone is not enough');
 
+    // The report page's own API (custom properties) under the same rules.
+    const props = encodeURIComponent(JSON.stringify([{ key: 'plan', operator: 'is', value: 'pro' }]));
+    const ownApi = (site: string) => `/dashboard/api/report/aggregations?entity=pageview&entity_id=${site}&aggregates=pageviews&props=${props}`;
+    assert.equal((await browser.api('GET', ownApi(publicSite), csrf)).status, 200);
+    assert.equal((await browser.api('GET', ownApi(publicSite), undefined)).status, 401);
+
     // Other sites, of this account or another: as if they did not exist.
     for (const other of [hiddenSite, privateSite, otherAccountSite]) {
+      assert.equal((await browser.api('GET', ownApi(other), csrf)).status, 404, other);
       assert.equal((await browser.api('GET', report(other), csrf)).status, 404, other);
       assert.equal((await browser.api('GET', `/v1/current_visitors?site_id=${other}`, csrf)).status, 404, other);
       assert.equal((await browser.api('GET', `/v1/sites/${other}`, csrf)).status, 404, other);

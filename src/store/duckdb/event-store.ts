@@ -23,10 +23,16 @@ function appendHit(a: DuckDBAppender, h: StoredHit): void {
   a.appendVarchar(h.eventName);
   a.appendBigInt(BigInt(h.value));
   a.appendBoolean(h.firstView);
-  // Custom properties (version 18) as two parallel lists, as in ClickHouse.
-  const [keys, values] = propColumns(h.props);
-  a.appendList(keys, TEXT_LIST);
-  a.appendList(values, TEXT_LIST);
+  // Custom properties (version 18) as two parallel lists, as in ClickHouse; NULL (read as none, like rows from
+  // before the version) when there are none: appending two empty lists cost about 5 µs a hit, NULLs nothing.
+  if (h.props && h.props.length > 0) {
+    const [keys, values] = propColumns(h.props);
+    a.appendList(keys, TEXT_LIST);
+    a.appendList(values, TEXT_LIST);
+  } else {
+    a.appendNull();
+    a.appendNull();
+  }
   a.endRow();
 }
 
