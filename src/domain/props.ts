@@ -50,6 +50,9 @@ export interface ReadPropsOptions {
 
 const MAX_DEPTH = 3;
 
+/** Keys of Umami's event data that its revenue reports read: the hit's value, never properties. */
+export const UMAMI_REVENUE_KEYS: ReadonlySet<string> = new Set(['revenue', 'currency']);
+
 /**
  * Custom properties from a parsed JSON object (or a JSON text of one, as Plausible's `p` may be), keeping only
  * own entries: the first MAX_PROPS usable pairs in order. Never throws: unusable input gives an empty list.

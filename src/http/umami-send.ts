@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { badRequest } from '../domain/errors.js';
 import type { IncomingHit } from '../domain/hits.js';
-import { readProps, type PropList } from '../domain/props.js';
+import { readProps, UMAMI_REVENUE_KEYS, type PropList } from '../domain/props.js';
 import { TRACKING_CODE_RE } from '../domain/ids.js';
 import type { Ingest } from '../ingest/live.js';
 import type { SiteKeyDirectory } from '../ingest/site-directory.js';
@@ -37,9 +37,6 @@ export interface UmamiHit {
   /** `data` without its revenue keys, flattened as Umami flattens event data. */
   props: PropList;
 }
-
-/** Keys of `data` that Umami's revenue reports read: the hit's value, not properties. */
-const REVENUE_KEYS: ReadonlySet<string> = new Set(['revenue', 'currency']);
 
 const malformed = (message: string) => badRequest(`Malformed hit: ${message}`);
 
@@ -95,7 +92,7 @@ export function parseUmamiSend(body: unknown): UmamiHit | undefined {
     referrer,
     name: name?.trim(),
     value: name === undefined ? undefined : centsOf(revenue),
-    props: readProps(data, { skip: REVENUE_KEYS, flatten: true }),
+    props: readProps(data, { skip: UMAMI_REVENUE_KEYS, flatten: true }),
   };
 }
 

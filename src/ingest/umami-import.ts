@@ -8,6 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { attributionOf, type HitType, type StoredHit, type VisitRecord } from '../domain/hits.js';
+import { readProps, UMAMI_REVENUE_KEYS } from '../domain/props.js';
 import { campaignFields } from './enrich/campaign.js';
 import { parseReferrer } from './enrich/referrer.js';
 import { normalizePage } from './enrich/url.js';
@@ -234,6 +235,10 @@ export async function importUmamiCsv(source: Readable, o: UmamiImportOptions): P
     latest = Math.max(latest, at.getTime());
     const { firstView, ...state } = recorded;
     const visit: VisitRecord = { ...state, visitId: identity.id, visitorId: identity.visitorId };
+    // The documented query's optional event_data column: a JSON object of the event's data (keys already dotted by
+    // Umami), read by the live rule; unreadable data is no properties, the row is still imported.
+    const data = col('event_data');
+    const props = data === '' ? [] : readProps(data, { skip: UMAMI_REVENUE_KEYS, flatten: true });
     await o.sink(
       {
         ...attributes,
@@ -246,6 +251,7 @@ export async function importUmamiCsv(source: Readable, o: UmamiImportOptions): P
         eventName,
         value: 0,
         firstView,
+        ...(props.length > 0 ? { props } : {}),
       },
       visit,
     );

@@ -112,6 +112,28 @@ describe('/admin/imports/umami', () => {
     assert.equal((await t.call(ADMIN_TOKEN, 'DELETE', `/admin/imports/${firstImport}`)).status, 404);
   });
 
+  it("imports the event data column as custom properties by the live rule, and imports exports without it as before", async () => {
+    const res = await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Umami data', domain: 'data.example', timezone: 'UTC' });
+    const dataSite = res.body.id as string;
+    const cell = (o: unknown) => `"${JSON.stringify(o).replace(/"/g, '""')}"`;
+    const csv = [
+      'event_id,session_id,created_at,hostname,url_path,event_type,event_name,event_data',
+      `e1,s1,2026-03-02 10:00:00.000+00,data.example,/a,2,Signup,${cell({ plan: 'pro', seats: '3', 'cart.items': '2', revenue: '9.5', currency: 'EUR', __proto__x: "'); DROP TABLE hits; --" })}`,
+      'e2,s1,2026-03-02 10:00:01.000+00,data.example,/a,2,Signup,not json',
+      'e3,s2,2026-03-02 10:00:02.000+00,data.example,/b,1,,',
+      `e4,s3,2026-03-02 10:00:03.000+00,data.example,/c,2,Signup,${cell(Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, 'v'])))}`,
+    ].join('\n');
+    const imported = await upload(csv, `site_id=${dataSite}`);
+    assert.equal(imported.statusCode, 200, imported.body);
+    assert.deepEqual([imported.json().imported, imported.json().rejected], [4, 0]);
+    const hits = await t.events.listHits(dataSite);
+    assert.deepEqual(hits.map((h) => h.props?.length ?? 0), [4, 0, 0, 30]);
+    assert.deepEqual(hits[0]!.props, [['plan', 'pro'], ['seats', '3'], ['cart.items', '2'], ['__proto__x', "'); DROP TABLE hits; --"]]);
+    assert.equal(hits[0]!.value, 0, 'revenue is not imported');
+    // The generated export of the tests above has no event_data column: its hits have no properties.
+    assert.ok((await t.events.listHits(site)).every((h) => h.props === undefined));
+  });
+
   it('refuses what is not an Umami export, unknown sites and missing parameters, storing nothing', async () => {
     const notUmami = await upload('date,visitors\n2026-03-01,5\n', `site_id=${site}`);
     assert.equal(notUmami.statusCode, 400);
