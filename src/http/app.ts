@@ -118,7 +118,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     metrics.requestSeconds.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });
   app.get('/metrics', async (_request, reply) => {
-    metrics.bufferPending.set(ingest.buffer.pending);
+    metrics.bufferPending.set(ingest.pending);
     const gate = deps.reports.queueStats;
     metrics.reportsRunning.set(gate.running);
     metrics.reportsQueued.set(gate.queued);
@@ -139,7 +139,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       sites.forget(siteId);
       ingest.forgetSite(siteId);
       siteKeys.forget();
-      await ingest.buffer.flush();
+      await ingest.flush();
       await events.deleteSite(siteId);
     },
   };

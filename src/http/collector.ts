@@ -146,7 +146,7 @@ export async function collector(app: FastifyInstance, { ingest, metrics }: Colle
         }
         eventName = goal.name;
       }
-      if (ingest.buffer.isFull) {
+      if (ingest.isFull) {
         metrics.hitsRefused.inc();
         return reply.code(503).header('retry-after', '1').send({ error: 'Plumb is busy writing; retry shortly' });
       }

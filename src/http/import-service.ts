@@ -181,7 +181,7 @@ export class ImportService {
 
   /** Deletes the import and everything it brought. */
   async remove(record: ImportRecord) {
-    await this.ingest.buffer.flush();
+    await this.ingest.flush();
     await this.removeImported(record);
     await this.meta.deleteImport(record.id);
     return { id: record.id, object: 'import', deleted: true };

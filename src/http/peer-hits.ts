@@ -52,7 +52,7 @@ export type SendResult = 'sent' | 'busy';
  * write buffer is full (nothing was taken); an InvalidHit from the pipeline becomes PeerHitRefused.
  */
 export async function sendHits(ingest: Ingest, metrics: Metrics, hits: readonly IncomingHit[]): Promise<SendResult> {
-  if (ingest.buffer.isFull) {
+  if (ingest.isFull) {
     metrics.hitsRefused.inc();
     return 'busy';
   }

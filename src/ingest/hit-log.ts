@@ -6,46 +6,19 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { open, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { attributionOf, type StoredHit, type VisitRecord } from '../domain/hits.js';
+import type { StoredHit, VisitRecord } from '../domain/hits.js';
+import { decodeRecord, encodeRecord, type LogRecord } from './hit-record.js';
 
-export interface LogRecord {
-  seq: number;
-  hit: StoredHit;
-  visit: VisitRecord;
-}
+export type { LogRecord } from './hit-record.js';
 
 /** Start a new segment once the current one holds this many bytes. */
 const SEGMENT_BYTES = 32 * 1024 * 1024;
 const SEGMENT_RE = /^(\d{12})\.log$/;
 
-const encode = (r: LogRecord) =>
-  JSON.stringify({
-    s: r.seq,
-    h: { ...r.hit, timestamp: r.hit.timestamp.getTime(), visitorId: String(r.hit.visitorId), visitId: String(r.hit.visitId) },
-    v: {
-      ...r.visit,
-      startedAt: r.visit.startedAt.getTime(),
-      lastSeenAt: r.visit.lastSeenAt.getTime(),
-      visitorId: String(r.visit.visitorId),
-      visitId: String(r.visit.visitId),
-    },
-  }) + '\n';
-
-function decode(line: string): LogRecord {
-  const { s, h, v } = JSON.parse(line) as { s: number; h: Record<string, unknown>; v: Record<string, unknown> };
-  return {
-    seq: s,
-    hit: { ...h, timestamp: new Date(h.timestamp as number), visitorId: BigInt(h.visitorId as string), visitId: BigInt(h.visitId as string) } as StoredHit,
-    visit: {
-      ...v,
-      // Records written by an older version carry only the visit's referrer.
-      ...attributionOf(v),
-      startedAt: new Date(v.startedAt as number),
-      lastSeenAt: new Date(v.lastSeenAt as number),
-      visitorId: BigInt(v.visitorId as string),
-      visitId: BigInt(v.visitId as string),
-    } as VisitRecord,
-  };
+/** An appended record: its sequence number and its line, which the store can load as it is. */
+export interface Logged {
+  seq: number;
+  line: string;
 }
 
 interface Segment {
@@ -89,7 +62,7 @@ export class HitLog {
         if (line === '') continue;
         let record: LogRecord;
         try {
-          record = decode(line);
+          record = decodeRecord(line);
         } catch {
           continue; // torn write at the end of a segment
         }
@@ -107,10 +80,11 @@ export class HitLog {
   }
 
   /** Appends a record; resolves once it is on disk (fdatasync), together with everything appended meanwhile. */
-  append(hit: StoredHit, visit: VisitRecord): Promise<number> {
+  append(hit: StoredHit, visit: VisitRecord): Promise<Logged> {
     const seq = this.nextSeq++;
+    const line = encodeRecord(seq, hit, visit);
     return new Promise((resolve, reject) => {
-      this.pending.push({ line: encode({ seq, hit, visit }), seq, done: (err) => (err ? reject(err) : resolve(seq)) });
+      this.pending.push({ line, seq, done: (err) => (err ? reject(err) : resolve({ seq, line })) });
       if (!this.writing) this.writing = this.writeLoop();
     });
   }

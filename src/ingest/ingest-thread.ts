@@ -8,7 +8,9 @@ import type { DropReason } from '../metrics.js';
 import { RedisVisitStateStore } from '../store/redis/visit-state.js';
 import { Enricher } from './enrich/index.js';
 import { HitLog } from './hit-log.js';
+import { encodeRecord } from './hit-record.js';
 import { importLines, type ImportResult, type ImportRoom } from './import.js';
+import { LoadBatches } from './load-batches.js';
 import { HitPipeline, InvalidHit, type HitCounters, type HitSink } from './pipeline.js';
 import { EphemeralSalts, StoredSalts } from './salts.js';
 import { SiteDirectory } from './site-directory.js';
@@ -62,6 +64,9 @@ port.on('message', (message: ToThread) => {
     case 'confirm':
       log?.confirm(message.seq).catch((err) => logError(err, 'deleting confirmed hit log segments failed'));
       return;
+    case 'cut':
+      void (batches?.cut() ?? Promise.resolve()).then(() => send({ t: 'cut', id: message.id }));
+      return;
     case 'close':
       void close();
       return;
@@ -80,7 +85,7 @@ let scheduled = false;
 
 /** Sends what gathered since the last message, and starts gathering anew. */
 function sendGathered(): void {
-  send({ t: 'done', results, imports, hits, seqs, visits: [...visits.values()], counters: deltas });
+  send({ t: 'done', results, imports, hits, seqs, visits: [...visits.values()], counters: deltas, gathered: batches?.waiting ?? 0 });
   results = [];
   imports = [];
   hits = [];
@@ -113,9 +118,25 @@ function row(hit: StoredHit, visit: VisitRecord, seq: number): void {
   schedule();
 }
 
+const logError = (err: unknown, message: string) => send({ t: 'log', message, error: String((err as Error)?.stack ?? err) });
+
+// Rows for the store: into record files the store loads itself, or back to the main thread as objects.
+const batches = config.loadDir
+  ? new LoadBatches(config.loadDir, (file) => send({ t: 'load', ...file, gathered: batches!.waiting }), logError, config.loadBatch)
+  : undefined;
+const unlogged = (hit: StoredHit, visit: VisitRecord) => (batches ? batches.add(encodeRecord(0, hit, visit), 0) : row(hit, visit, 0));
+
 const log = config.logDir ? (await HitLog.open(config.logDir, config.watermark)).log : undefined;
 // Logged (and synced) first, then handed over: a result never leaves before its hit is durable.
-const sink: HitSink = log ? { add: async (hit, visit) => row(hit, visit, await log.append(hit, visit)) } : { add: (hit, visit) => row(hit, visit, 0) };
+const sink: HitSink = log
+  ? {
+      add: async (hit, visit) => {
+        const { seq, line } = await log.append(hit, visit);
+        if (batches) batches.add(line, seq);
+        else row(hit, visit, seq);
+      },
+    }
+  : { add: unlogged };
 
 const shared = config.sharedVisits ? new RedisVisitStateStore(config.sharedVisits.url, config.sharedVisits.prefix) : undefined;
 let local: VisitTracker | undefined;
@@ -145,7 +166,7 @@ const pipeline = new HitPipeline({
 const IMPORT_SESSION_MS = 10 * 60 * 1000;
 const HITS_PER_ROOM_CHECK = 5000;
 const importSessions = new Map<string, { pipeline: HitPipeline; at: number }>();
-const importSink: HitSink = { add: (hit, visit) => row(hit, visit, 0) };
+const importSink: HitSink = { add: unlogged };
 const newImportPipeline = () =>
   new HitPipeline({ enricher, sites, salts: new EphemeralSalts(), visits: new VisitTracker(), sink: importSink, counters, excludedHosts: config.excludedHosts });
 
@@ -182,8 +203,6 @@ function runImport(id: number, session: string | undefined, lines: string[], fir
   );
 }
 
-const logError = (err: unknown, message: string) => send({ t: 'log', message, error: String((err as Error)?.stack ?? err) });
-
 const timer = setInterval(() => {
   const now = new Date();
   local?.sweep(now);
@@ -217,6 +236,7 @@ async function close(): Promise<void> {
   if (inFlight > 0) await new Promise<void>((resolve) => (idle = resolve));
   clearInterval(timer);
   await log?.close();
+  await batches?.cut();
   await shared?.close();
   // Whatever gathered since the last message, then the goodbye (messages arrive in order).
   sendGathered();

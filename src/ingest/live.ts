@@ -4,6 +4,9 @@
 // belongs to this thread). /admin/import runs on the thread too; importPipeline() gives in-process tools and tests
 // a pipeline here. Visit state is the thread's memory (embedded) or a store every process shares (scale-out).
 
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import type { IncomingHit } from '../domain/hits.js';
 import type { Metrics } from '../metrics.js';
@@ -47,7 +50,10 @@ export class Ingest {
   readonly sites: SiteDirectory;
   private readonly waiting = new Map<number, Waiting>();
   private readonly importing = new Map<number, { resolve: (r: ImportResult) => void; reject: (err: Error) => void }>();
+  private readonly cuts = new Map<number, () => void>();
   private lastId = 0;
+  /** Accepted hits the thread is gathering into a record file (see ThreadConfig.loadDir). */
+  private gathered = 0;
   private outbox: [number, IncomingHit][] = [];
   private enricher: Promise<Enricher> | undefined;
   private closed: Promise<void> | undefined;
@@ -61,6 +67,8 @@ export class Ingest {
     private readonly options: IngestOptions,
     events: EventStore,
     private readonly thread: Worker,
+    /** Where the thread writes record files for the store to load (stores with loadRecords), and whether it is ours to delete. */
+    private readonly loads: { dir: string; temporary: boolean } | undefined,
   ) {
     this.logError = options.log ?? (() => undefined);
     this.sites = new SiteDirectory(meta);
@@ -94,15 +102,17 @@ export class Ingest {
       await opened.log.close();
       metrics.hitsReplayed.inc(opened.unconfirmed.length);
     }
+    const loads = events.loadRecords ? await loadDirFor(options.logDir) : undefined;
     const config: ThreadConfig = {
       ...(options.logDir ? { logDir: options.logDir } : {}),
+      ...(loads ? { loadDir: loads.dir, loadBatch: { maxRecords: options.buffer?.batchSize, maxWaitMs: options.buffer?.flushIntervalMs } } : {}),
       watermark: await events.logWatermark(),
       seed: options.sharedVisits ? [] : await events.visitsSeenSince(new Date(Date.now() - VISIT_TIMEOUT_MS)),
       ...(options.sharedVisits ? { sharedVisits: options.sharedVisits } : {}),
       excludedHosts: options.excludedHosts ?? [],
     };
     const thread = startWorker('ingest-thread', config);
-    const ingest = new Ingest(meta, metrics, options, events, thread);
+    const ingest = new Ingest(meta, metrics, options, events, thread, loads);
     await new Promise<void>((resolve, reject) => {
       const ready = (message: FromThread) => {
         if (message.t !== 'ready') return;
@@ -159,6 +169,31 @@ export class Ingest {
     });
   }
 
+  /** Hits accepted and not yet stored: the write buffer's, and those the thread gathers for it. */
+  get pending(): number {
+    return this.buffer.pending + this.gathered;
+  }
+
+  /** True while new hits must be refused (503): too many accepted hits wait for the store. */
+  get isFull(): boolean {
+    return this.buffer.isFull || this.buffer.pending + this.gathered >= this.buffer.maxPending;
+  }
+
+  /**
+   * Stores every hit accepted so far (answered requests' hits included), whichever way rows travel: the thread
+   * first writes out the record file it is gathering.
+   */
+  async flush(): Promise<void> {
+    if (this.loads && !this.closed) {
+      const id = ++this.lastId;
+      await new Promise<void>((resolve) => {
+        this.cuts.set(id, resolve);
+        this.post({ t: 'cut', id });
+      });
+    }
+    await this.buffer.flush();
+  }
+
   /** Forgets cached site facts (after a site is changed or deleted through this process), here and on the thread. */
   forgetSite(siteId: string): void {
     this.sites.forget(siteId);
@@ -179,6 +214,7 @@ export class Ingest {
       await this.buffer.close();
       await this.thread.terminate();
       await this.bulk?.close();
+      if (this.loads?.temporary) await rm(this.loads.dir, { recursive: true, force: true });
     })();
     return this.closed;
   }
@@ -197,6 +233,7 @@ export class Ingest {
   private receive(message: FromThread): void {
     switch (message.t) {
       case 'done': {
+        this.gathered = message.gathered;
         addCounts(this.metrics, message.counters);
         // Rows first: a hit is in the write buffer before its request is answered.
         const visits = new Map(message.visits.map((v) => [v.visitId, v]));
@@ -216,6 +253,14 @@ export class Ingest {
         }
         return;
       }
+      case 'load':
+        this.gathered = message.gathered;
+        this.buffer.addFile({ file: message.file, hits: message.hits, seq: message.seq });
+        return;
+      case 'cut':
+        this.cuts.get(message.id)?.();
+        this.cuts.delete(message.id);
+        return;
       case 'call':
         void this.answer(message.id, message.method, message.args);
         return;
@@ -248,9 +293,22 @@ export class Ingest {
   private failAll(err: Error): void {
     this.logError(err, 'the ingest thread failed');
     for (const waiting of [...this.waiting.values(), ...this.importing.values()]) waiting.reject(err);
+    for (const cut of this.cuts.values()) cut();
     this.waiting.clear();
     this.importing.clear();
+    this.cuts.clear();
   }
+}
+
+/**
+ * The folder for record files: beside the hit log, emptied (files left by a stopped process hold logged records,
+ * which the log replays, or imports that were never acknowledged); without a log, a temporary one.
+ */
+async function loadDirFor(logDir: string | undefined): Promise<{ dir: string; temporary: boolean }> {
+  if (!logDir) return { dir: await mkdtemp(join(tmpdir(), 'plumb-load-')), temporary: true };
+  const dir = join(logDir, 'load');
+  await rm(dir, { recursive: true, force: true });
+  return { dir, temporary: false };
 }
 
 /** Writes logged records the store does not have yet, in log order, with the latest state of each visit. */

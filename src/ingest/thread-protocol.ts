@@ -4,6 +4,7 @@
 import type { IncomingHit, StoredHit, VisitRecord } from '../domain/hits.js';
 import type { DropReason } from '../metrics.js';
 import type { ImportResult } from './import.js';
+import type { LoadFile } from './load-batches.js';
 import type { Outcome } from './pipeline.js';
 import type { SiteSource } from './site-directory.js';
 import type { SaltStore } from './salts.js';
@@ -24,6 +25,13 @@ export interface ThreadConfig {
   /** Shared visit state in Redis (scale-out mode) instead of memory. */
   sharedVisits?: { url: string; prefix?: string };
   excludedHosts: readonly string[];
+  /**
+   * Where to write record files for the store to load itself (stores with EventStore.loadRecords); without it,
+   * rows go back to the main thread as objects with the results.
+   */
+  loadDir?: string;
+  /** When the thread cuts a record file: after this many records, or this long after the first (WriteBufferOptions). */
+  loadBatch?: { maxRecords?: number; maxWaitMs?: number };
 }
 
 /** A hit's fate: an outcome, or the pipeline's refusal (`invalid`: a 400) or failure. */
@@ -43,6 +51,8 @@ export type ToThread =
   | { t: 'reply'; id: number; value?: unknown; error?: string }
   | { t: 'forget'; siteId: string }
   | { t: 'confirm'; seq: number }
+  /** Write what waits for the store as a file now; answered with `cut` once every file is announced. */
+  | { t: 'cut'; id: number }
   | { t: 'close' };
 
 export type FromThread =
@@ -57,7 +67,12 @@ export type FromThread =
       /** The newest state of every visit those hits changed. */
       visits: VisitRecord[];
       counters: CounterDeltas;
+      /** Records gathered for the next record file (loadDir), still to be announced. */
+      gathered: number;
     }
+  /** A record file for the store to load (ThreadConfig.loadDir), announced in record order. */
+  | ({ t: 'load'; gathered: number } & LoadFile)
+  | { t: 'cut'; id: number }
   | { t: 'call'; id: number; method: IngestMetaMethod; args: unknown[] }
   | { t: 'log'; message: string; error: string }
   | { t: 'closed' };

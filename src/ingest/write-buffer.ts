@@ -1,8 +1,11 @@
-// The write buffer in front of the EventStore: hits gathered into batches written by size or by time, a bound
-// on what waits in memory (callers are told to back off instead of the buffer growing), and a final flush.
+// The write buffer in front of the EventStore: hits gathered into batches written by size or by time, or record
+// files the store loads itself (EventStore.loadRecords), a bound on what waits (callers are told to back off
+// instead of the buffer growing), and a final flush.
 
+import { rm } from 'node:fs/promises';
 import type { StoredHit, VisitRecord } from '../domain/hits.js';
 import type { EventStore } from '../store/types.js';
+import type { LoadFile } from './load-batches.js';
 import { keepNewest } from './visits.js';
 
 export interface WriteBufferOptions {
@@ -24,10 +27,13 @@ export class WriteBuffer {
   private seqs: number[] = [];
   /** Latest state of each visit touched since the last write, by visit id. */
   private visits = new Map<bigint, VisitRecord>();
+  /** Record files waiting to be loaded, in record order, and the hits they hold. */
+  private files: LoadFile[] = [];
+  private fileHits = 0;
   private flushing: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
   private readonly batchSize: number;
-  private readonly maxPending: number;
+  readonly maxPending: number;
   private written = 0;
   private failures = 0;
 
@@ -43,16 +49,16 @@ export class WriteBuffer {
 
   /** Hits accepted but not yet written. */
   get pending(): number {
-    return this.hits.length;
+    return this.hits.length + this.fileHits;
   }
 
   /** True while new hits must be refused: the caller answers 503 and the client retries later. */
   get isFull(): boolean {
-    return this.hits.length >= this.maxPending;
+    return this.pending >= this.maxPending;
   }
 
   get stats() {
-    return { pending: this.hits.length, written: this.written, failures: this.failures };
+    return { pending: this.pending, written: this.written, failures: this.failures };
   }
 
   add(hit: StoredHit, visit: VisitRecord, seq = 0): void {
@@ -63,13 +69,20 @@ export class WriteBuffer {
     if (this.hits.length >= this.batchSize && !this.flushing) void this.flush().catch(() => undefined);
   }
 
+  /** A record file to load (its records are in the hit log already, or are unlogged imports). */
+  addFile(file: LoadFile): void {
+    this.files.push(file);
+    this.fileHits += file.hits;
+    if (!this.flushing) void this.flush().catch(() => undefined);
+  }
+
   /**
    * Writes everything waiting, in batches. One flush runs at a time; a batch the store refuses goes back to
    * the front of the queue, so nothing accepted is dropped, and the error is reported.
    */
   flush(): Promise<void> {
-    if (this.flushing) return this.flushing.then(() => (this.hits.length > 0 ? this.flush() : undefined));
-    if (this.hits.length === 0 && this.visits.size === 0) return Promise.resolve();
+    if (this.flushing) return this.flushing.then(() => (this.pending > 0 ? this.flush() : undefined));
+    if (this.pending === 0 && this.visits.size === 0) return Promise.resolve();
     this.flushing = this.drain().finally(() => {
       this.flushing = undefined;
     });
@@ -82,6 +95,23 @@ export class WriteBuffer {
   }
 
   private async drain(): Promise<void> {
+    // Files first: they hold the logged records, whose sequence numbers confirm the log in order.
+    while (this.files.length > 0) {
+      const batch = this.files[0]!;
+      try {
+        await this.store.loadRecords!(batch.file, batch.seq > 0 ? batch.seq : undefined);
+      } catch (err) {
+        this.failures++;
+        this.options.onError?.(err);
+        throw err;
+      }
+      this.files.shift();
+      this.fileHits -= batch.hits;
+      this.written += batch.hits;
+      this.options.onWritten?.(batch.hits);
+      if (batch.seq > 0) this.options.onConfirmed?.(batch.seq);
+      void rm(batch.file, { force: true }).catch(() => undefined);
+    }
     while (this.hits.length > 0 || this.visits.size > 0) {
       const hits = this.hits.splice(0, this.batchSize);
       const seqs = this.seqs.splice(0, hits.length);

@@ -343,6 +343,11 @@ export interface EventStore {
    * stores without it take imports through `write`.
    */
   writeCsv?(rows: CsvRows): Promise<void>;
+  /**
+   * Stores a file of records (src/ingest/hit-record.ts, one per line) like `write`, read by the database itself:
+   * the stores that can (DuckDB) spare the process the per-row work. `logSeq` as for `write`.
+   */
+  loadRecords?(file: string, logSeq?: number): Promise<void>;
   /** The hit log sequence number confirmed so far (0 when none). */
   logWatermark(): Promise<number>;
   /** Visits of any site seen at or after `since`, to resume visits after a restart. */

@@ -84,7 +84,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   await app.ready();
   return {
     ...plumb,
-    flushHits: () => plumb.ingest.buffer.flush(),
+    flushHits: () => plumb.ingest.flush(),
     async token(abilities, { accountId = 1, expiresAt = null } = {}) {
       const secret = newTokenSecret();
       await meta.createToken({ accountId, name: `test ${abilities.join(' ')}`, abilities, hash: hashToken(secret), expiresAt });

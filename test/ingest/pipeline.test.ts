@@ -70,7 +70,7 @@ describe('HitPipeline', () => {
       hit(site.id, { url: 'https://Example.com/Docs/?utm_source=x', referrer: 'https://www.google.com/' }),
     );
     assert.deepEqual(outcome, { recorded: true });
-    await ingest.buffer.flush();
+    await ingest.flush();
     const [stored, ...rest] = await events.listHits(site.id);
     assert.equal(rest.length, 0);
     assert.ok(stored);
@@ -109,7 +109,7 @@ describe('HitPipeline', () => {
     // A later external referrer and campaign within the visit: attribution stays, no new visit.
     await pipeline.process(hit(site.id, { url: 'https://example.com/docs?utm_source=newsletter', referrer: 'https://www.google.com/', timestamp: new Date(HISTORY + 120_000) }));
     await pipeline.process(hit(site.id, { type: 'event', eventName: 'Signup', value: 900, timestamp: new Date(HISTORY + 180_000) }));
-    await ingest.buffer.flush();
+    await ingest.flush();
     const stored = await events.listHits(site.id);
     assert.equal(stored.length, 4);
     assert.equal(new Set(stored.map((h) => h.visitId)).size, 1);
@@ -127,7 +127,7 @@ describe('HitPipeline', () => {
     await pipeline.process(hit(site.id, { url: 'https://example.com/late', timestamp: new Date(midnight - 60_000) }));
     await pipeline.process(hit(site.id, { url: 'https://example.com/later', timestamp: new Date(midnight + 60_000) }));
     await pipeline.process(hit(site.id, { url: 'https://example.com/again', timestamp: new Date(midnight + 120_000) }));
-    await ingest.buffer.flush();
+    await ingest.flush();
     const [before, after, again] = await events.listHits(site.id);
     assert.equal(before!.visitId, after!.visitId, 'one visit across midnight');
     assert.notEqual(before!.visitorId, after!.visitorId, 'two visitor-days');
@@ -142,7 +142,7 @@ describe('HitPipeline', () => {
     await pipeline.process(hit(site.id, { url: 'https://example.com/a', referrer: 'https://www.google.com/' }));
     await pipeline.process(hit(site.id, { type: 'event', eventName: 'Signup', value: 100, timestamp: new Date(HISTORY + 60_000) }));
     await ingest.collect(hit(site.id, { url: 'https://example.com/live', timestamp: new Date() }));
-    await ingest.buffer.flush();
+    await ingest.flush();
     const tables = {
       hits: await db.serial((q) => q.rows<Record<string, unknown>>('SELECT * FROM hits WHERE site_id = ?', [site.id])),
       visits: await db.serial((q) => q.rows<Record<string, unknown>>('SELECT * FROM visits WHERE site_id = ?', [site.id])),
@@ -177,7 +177,7 @@ describe('HitPipeline', () => {
     const empty = await (await ingest.importPipeline()).process(hit(site.id, { userAgent: '' }));
     assert.deepEqual(empty, { recorded: false, reason: 'bot' });
     assert.equal(await dropped('bot'), before + 2);
-    await ingest.buffer.flush();
+    await ingest.flush();
     assert.deepEqual(await events.listHits(site.id), []);
   });
 
@@ -197,7 +197,7 @@ describe('HitPipeline', () => {
     assert.equal(await dropped('excluded-host'), before + 2);
     // A host that merely ends in the same letters is not excluded.
     assert.deepEqual(await pipeline.process(hit(site.id, { url: 'https://notinternal.test/' })), { recorded: true });
-    await ingest.buffer.flush();
+    await ingest.flush();
     assert.deepEqual((await events.listHits(site.id)).map((h) => h.hostname), ['https://notinternal.test']);
   });
 
@@ -210,7 +210,7 @@ describe('HitPipeline', () => {
     await assert.rejects(pipeline.process(hit(site.id, { type: 'event', eventName: 'x'.repeat(256) })), InvalidHit);
     await assert.rejects(pipeline.process(hit(site.id, { type: 'event', eventName: 'Buy', value: -1 })), InvalidHit);
     await assert.rejects(pipeline.process(hit(site.id, { type: 'event', eventName: 'Buy', value: 1.5 })), InvalidHit);
-    await ingest.buffer.flush();
+    await ingest.flush();
     assert.deepEqual(await events.listHits(site.id), []);
     assert.deepEqual((await meta.listGoals(site.id, { limit: 100 })).items, []);
   });
@@ -246,7 +246,7 @@ describe('HitPipeline', () => {
     goals = (await meta.listGoals(site.id, { limit: 100 })).items;
     assert.equal(goals.length, 1);
 
-    await ingest.buffer.flush();
+    await ingest.flush();
     const stored = await events.listHits(site.id);
     assert.equal(stored.length, 4);
     assert.ok(stored.every((h) => h.type === 'event' && h.eventName === 'Newsletter signup'));
@@ -262,7 +262,7 @@ describe('HitPipeline', () => {
       const pipeline = await ingest.importPipeline();
       await pipeline.process(hit(site.id, { url: 'https://a.example/a-page' }));
       await pipeline.process(hit(site.id, { url: 'https://b.example/b-page', timestamp: new Date(HISTORY + 60_000) }));
-      await ingest.buffer.flush();
+      await ingest.flush();
       return { hits: await events.listHits(site.id), visits: await events.listVisits(site.id) };
     };
 
@@ -303,7 +303,7 @@ describe('HitPipeline', () => {
       // Other visitors, so that each hit starts a visit and keeps its own referrer as the visit's attribution.
       await pipeline.process(hit(site.id, { url: 'https://b.example/shop', referrer: 'https://a.example/', timestamp: new Date(HISTORY + 60_000), ip: '203.0.113.7' }));
       await pipeline.process(hit(site.id, { url: 'https://b.example/shop/cart', referrer: 'https://c.example/', timestamp: new Date(HISTORY + 90_000), ip: '203.0.113.8' }));
-      await ingest.buffer.flush();
+      await ingest.flush();
       const stored = await events.listHits(site.id);
       assert.deepEqual(stored.map((h) => h.referrerHostname), ['https://www.google.com', '', 'https://c.example']);
     });
@@ -321,7 +321,7 @@ describe('HitPipeline', () => {
     await pipeline.process(hit(one.id));
     await pipeline.process(hit(one.id, { ip: '8.8.8.8', timestamp: new Date(HISTORY + 1000) }));
     await pipeline.process(hit(two.id, { timestamp: new Date(HISTORY + 2000) }));
-    await ingest.buffer.flush();
+    await ingest.flush();
     const hitsOne = await events.listHits(one.id);
     const hitsTwo = await events.listHits(two.id);
     assert.notEqual(hitsOne[0]!.visitorId, hitsOne[1]!.visitorId);

@@ -86,7 +86,7 @@ describe('reports on ClickHouse answer as on DuckDB', () => {
       const result = await importLines(lines.map((l) => JSON.stringify(l)), await ingest.importPipeline(), ingest.buffer);
       assert.ok(result.imported > 1000, JSON.stringify(result.errors));
     }
-    await ingest.buffer.flush();
+    await ingest.flush();
     const database = `plumb_test_${randomBytes(6).toString('hex')}`;
     ch = await ClickHouseEventStore.open({ ...testEngine(), database, node: 'test' });
     // Visits as a live ClickHouse holds them: several versions of each in separate parts, older ones written

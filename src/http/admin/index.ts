@@ -123,7 +123,7 @@ export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey
     const firstLineText = header('x-plumb-first-line') ?? '1';
     if (!/^\d{1,12}$/.test(firstLineText)) throw ValidationError.of('x-plumb-first-line', 'must be a line number');
     const result = await ingest.importChunk(importId, request.body, Number(firstLineText));
-    await ingest.buffer.flush();
+    await ingest.flush();
     return result;
   });
 

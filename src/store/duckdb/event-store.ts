@@ -8,6 +8,7 @@ import { HIT_TEXT_COLUMNS, hitFromRow, VISIT_ATTRIBUTION_COLUMNS, visitFromRow }
 import { ImportedSites } from '../imported-sites.js';
 import type { EventStore, ImportedDay, ImportedDaySums, ImportedValues, QueryParam } from '../types.js';
 import { timestampValue, type DuckDatabase, type Querier, type SerialConnection } from './database.js';
+import { INSERT_HITS, STAGE_RECORDS, STAGE_VISITS } from './record-load.js';
 
 type Row = Record<string, unknown>;
 
@@ -91,6 +92,15 @@ function selectCsv(file: string, columns: readonly CsvColumn[]): string {
 const sqlText = (value: string) => `'${value.replaceAll("'", "''")}'`;
 const columnList = (columns: readonly CsvColumn[]) => columns.map((c) => c.name).join(', ');
 
+/** Records in the same transaction that the hit log is confirmed up to `seq`. */
+function confirmLog(q: Querier, seq: number): Promise<void> {
+  return q.exec(
+    `INSERT INTO hit_log_state VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET confirmed_seq = greatest(confirmed_seq, excluded.confirmed_seq)`,
+    [seq],
+  );
+}
+
+
 // DuckDB returns TIMESTAMP as Date and UBIGINT as bigint.
 const toHit = (r: Row) => hitFromRow(r, (v) => v as Date);
 const toVisit = (r: Row) => visitFromRow(r, (v) => v as Date);
@@ -123,12 +133,7 @@ export class DuckEventStore implements EventStore {
   write(hits: readonly StoredHit[], visits: readonly VisitRecord[], logSeq?: number): Promise<void> {
     if (hits.length === 0 && visits.length === 0 && logSeq === undefined) return Promise.resolve();
     return this.conn.transaction(async (q) => {
-      if (logSeq !== undefined) {
-        await q.exec(
-          `INSERT INTO hit_log_state VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET confirmed_seq = greatest(confirmed_seq, excluded.confirmed_seq)`,
-          [logSeq],
-        );
-      }
+      if (logSeq !== undefined) await confirmLog(q, logSeq);
       if (hits.length > 0) {
         const a = await q.appender('hits');
         await appendAll(a, hits, appendHit);
@@ -165,6 +170,18 @@ export class DuckEventStore implements EventStore {
         await q.exec(`INSERT INTO visit_updates (${columnList(VISIT_CSV_COLUMNS)}) ${selectCsv(rows.visitsFile, VISIT_CSV_COLUMNS)}`);
         await this.replaceVisits(q);
       }
+    });
+  }
+
+  loadRecords(file: string, logSeq?: number): Promise<void> {
+    return this.conn.transaction(async (q) => {
+      if (logSeq !== undefined) await confirmLog(q, logSeq);
+      await q.exec(STAGE_RECORDS, [file]);
+      await q.exec(INSERT_HITS);
+      await q.exec('DELETE FROM visit_updates');
+      await q.exec(STAGE_VISITS);
+      await this.replaceVisits(q);
+      await q.exec('DROP TABLE record_batch');
     });
   }
 

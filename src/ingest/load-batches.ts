@@ -1,0 +1,83 @@
+// On the ingest thread, for stores that load record files themselves (EventStore.loadRecords): encoded records
+// gathered into files, one per few thousand records or quarter second, each announced to the main thread once
+// written, in order. The rows then never cross threads as objects.
+
+import { mkdirSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export interface LoadBatchOptions {
+  /** Cut a file once this many records wait. */
+  maxRecords?: number;
+  /** Cut a file at the latest this long after its first record. */
+  maxWaitMs?: number;
+}
+
+/** A written file: its path, how many hits it holds, and its highest hit-log sequence number (0: none logged). */
+export type LoadFile = { file: string; hits: number; seq: number };
+
+export class LoadBatches {
+  private lines: string[] = [];
+  private maxSeq = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private written: Promise<void> = Promise.resolve();
+  private lastFile = 0;
+  /** Records in files being written, not yet announced. */
+  private writing = 0;
+  private readonly maxRecords: number;
+  private readonly maxWaitMs: number;
+
+  constructor(
+    private readonly dir: string,
+    private readonly announce: (file: LoadFile) => void,
+    private readonly logError: (err: unknown, message: string) => void,
+    options: LoadBatchOptions = {},
+  ) {
+    mkdirSync(dir, { recursive: true });
+    this.maxRecords = options.maxRecords ?? 5000;
+    this.maxWaitMs = options.maxWaitMs ?? 250;
+  }
+
+  /** Records gathered or being written: accepted, not yet handed to the main thread. */
+  get waiting(): number {
+    return this.lines.length + this.writing;
+  }
+
+  add(line: string, seq: number): void {
+    this.lines.push(line);
+    if (seq > this.maxSeq) this.maxSeq = seq;
+    if (this.lines.length >= this.maxRecords) void this.cut();
+    else this.timer ??= setTimeout(() => void this.cut(), this.maxWaitMs);
+  }
+
+  /** Writes what waits as a file; resolves once it and every earlier file are written and announced. */
+  cut(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.lines.length === 0) return this.written;
+    const lines = this.lines;
+    const seq = this.maxSeq;
+    this.lines = [];
+    this.maxSeq = 0;
+    const file = join(this.dir, `${String(++this.lastFile).padStart(12, '0')}.ndjson`);
+    this.writing += lines.length;
+    // Files are written one after another, so they are announced (and loaded) in record order.
+    this.written = this.written.then(() => this.write(file, lines, seq));
+    return this.written;
+  }
+
+  private async write(file: string, lines: string[], seq: number): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await writeFile(file, lines.join(''));
+        this.writing -= lines.length;
+        this.announce({ file, hits: lines.length, seq });
+        return;
+      } catch (err) {
+        // Logged records are safe in the hit log, but the store needs them now: keep trying (a full disk frees up).
+        this.logError(err, `writing a batch of ${lines.length} records for the store failed (attempt ${attempt}); retrying`);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 100 * attempt)));
+      }
+    }
+  }
+}
