@@ -1,7 +1,9 @@
 // Collector throughput: sustained hits/second through HTTP into the embedded store and into scale-out mode
-// (PostgreSQL + ClickHouse + Redis), each against the same server's bare /healthz under the same load (the
-// baseline), then a check that every accepted hit was stored.
+// (PostgreSQL + ClickHouse + Redis), each against the same server's bare /healthz under the same load, and all
+// against a bare Fastify route in a process of its own (the issue's baseline), then a check that every accepted
+// hit was stored.
 
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,11 +22,14 @@ const AGENTS = [
 
 const CONNECTIONS = 64;
 
-/** CPU time a process has used, all its threads, in microseconds (Linux /proc; 0 elsewhere). */
-function cpuMicros(pid: number): number {
+/**
+ * CPU time a process has used, all its threads, in microseconds; with `mainThread`, only its main thread's (the
+ * event loop, whose task id is the process id). Linux /proc; 0 elsewhere.
+ */
+function cpuMicros(pid: number, mainThread = false): number {
   try {
     // Fields 14 and 15 of /proc/PID/stat (after the parenthesised name): user and system time in clock ticks.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const fields = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
   } catch {
     return 0;
@@ -35,6 +40,8 @@ interface Run {
   rps: number;
   /** Server CPU per answered request, µs (all threads, DuckDB's included). */
   cpuPerRequest: number;
+  /** The same for the server's main thread alone (the event loop). */
+  mainPerRequest: number;
   p50: number;
   p99: number;
   ok: number;
@@ -44,6 +51,7 @@ interface Run {
 async function load(url: string, seconds: number, hit: boolean, pid: number): Promise<Run> {
   let n = 0;
   const cpuBefore = cpuMicros(pid);
+  const mainBefore = cpuMicros(pid, true);
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
@@ -71,6 +79,7 @@ async function load(url: string, seconds: number, hit: boolean, pid: number): Pr
   return {
     rps: result.requests.average,
     cpuPerRequest: (cpuMicros(pid) - cpuBefore) / Math.max(1, result['2xx']),
+    mainPerRequest: (cpuMicros(pid, true) - mainBefore) / Math.max(1, result['2xx']),
     p50: result.latency.p50,
     p99: result.latency.p99,
     ok: result['2xx'],
@@ -108,6 +117,26 @@ function scaleOut(fixture: ScaleOutFixture): Mode {
       Number(await clickhouseStatement(`SELECT count() FROM ${fixture.options.clickhouseDatabase}.hits WHERE site_id = '${site}'`)),
     cleanup: () => fixture.drop(),
   };
+}
+
+// One Fastify route answering the collector's GIF and nothing else: what HTTP costs on this machine.
+const BARE_FASTIFY = `
+import Fastify from 'fastify';
+const pixel = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+const app = Fastify({ logger: false });
+app.get('/', (request, reply) => reply.header('cache-control', 'no-store').type('image/gif').send(pixel));
+await app.listen({ host: '127.0.0.1', port: 0 });
+console.log(app.server.address().port);`;
+
+/** The bare Fastify route, loaded like the collector (same requests, same generator), in a process of its own. */
+async function measureBareFastify(seconds: number): Promise<Run> {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', BARE_FASTIFY], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(String(d).trim())));
+  const url = `http://127.0.0.1:${port}`;
+  await load(url, 3, true, child.pid!);
+  const run = await load(url, seconds, true, child.pid!);
+  child.kill();
+  return run;
 }
 
 interface Measured {
@@ -151,21 +180,27 @@ async function measure(mode: Mode, seconds: number): Promise<Measured> {
 export async function benchCollector(seconds = 15): Promise<void> {
   const modes = [embedded];
   if (process.env.BENCH_SCALE_OUT !== 'off') modes.push(scaleOut(await freshScaleOut()));
+  const bare = await measureBareFastify(seconds);
   const results: Measured[] = [];
   for (const mode of modes) results.push(await measure(mode, seconds));
 
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   console.log(`\nCollector benchmark (${seconds} s per run, 64 connections, ${cpus().length} cores, ${cpu})\n`);
-  console.log('| configuration | run | requests/s | p50 ms | p99 ms | server CPU µs/request | 2xx | errors |');
+  console.log('| configuration | run | requests/s | p50 ms | p99 ms | server CPU µs/request (main thread) | 2xx | errors |');
   console.log('|---|---|---|---|---|---|---|---|');
+  const row = (config: string, name: string, r: Run) =>
+    console.log(`| ${config} | ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.cpuPerRequest.toFixed(0)} (${r.mainPerRequest.toFixed(0)}) | ${r.ok} | ${r.errors} |`);
+  row('bare Fastify, own process', 'GET / the same GIF (baseline)', bare);
   for (const m of results) {
-    for (const [name, r] of [['GET /healthz (baseline)', m.baseline], ['GET / pageview (collector)', m.collector]] as const) {
-      console.log(`| ${m.mode} | ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.cpuPerRequest.toFixed(0)} | ${r.ok} | ${r.errors} |`);
-    }
+    row(m.mode, 'GET /healthz', m.baseline);
+    row(m.mode, 'GET / pageview (collector)', m.collector);
   }
   console.log('');
   for (const m of results) {
-    console.log(`${m.mode}: collector / baseline throughput ${(m.collector.rps / m.baseline.rps).toFixed(2)}`);
+    console.log(
+      `${m.mode}: collector / bare Fastify route ${(m.collector.rps / bare.rps).toFixed(2)}, ` +
+        `collector / same server's /healthz ${(m.collector.rps / m.baseline.rps).toFixed(2)}`,
+    );
     // A few more than accepted may be stored: requests in flight when a run's time is up are served, but the
     // load generator drops their answers (at most one per connection per run).
     const lost = m.stored < m.accepted;

@@ -7,7 +7,7 @@ import { HIT_TEXT_COLUMNS, snake } from '../event-rows.js';
 const HIT_STRUCT = [
   'siteId VARCHAR', 'type VARCHAR', 'timestamp BIGINT', 'visitorId VARCHAR', 'visitId VARCHAR',
   ...HIT_TEXT_COLUMNS.map((c) => `${c} VARCHAR`),
-  'eventName VARCHAR', 'value BIGINT', 'firstView BOOLEAN',
+  'eventName VARCHAR', 'value BIGINT', 'firstView BOOLEAN', 'props VARCHAR[][]',
 ];
 const VISIT_STRUCT = [
   'siteId VARCHAR', 'visitId VARCHAR', 'visitorId VARCHAR', 'startedAt BIGINT', 'lastSeenAt BIGINT', 'entryPage VARCHAR',
@@ -26,7 +26,8 @@ const ms = (field: string) => `make_timestamp(${field} * 1000)`;
 export const INSERT_HITS = `INSERT INTO hits BY NAME SELECT
   h.siteId AS site_id, h.type AS type, ${ms('h.timestamp')} AS ts, CAST(h.visitorId AS UBIGINT) AS visitor_id,
   CAST(h.visitId AS UBIGINT) AS visit_id, ${HIT_TEXT_COLUMNS.map((c) => `h.${c} AS ${snake(c)}`).join(', ')},
-  h.eventName AS event_name, h.value AS value, h.firstView AS first_view
+  h.eventName AS event_name, h.value AS value, h.firstView AS first_view,
+  list_transform(h.props, p -> p[1]) AS prop_keys, list_transform(h.props, p -> p[2]) AS prop_values
   FROM record_batch ORDER BY n`;
 
 /**

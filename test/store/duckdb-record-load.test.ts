@@ -1,0 +1,133 @@
+// The collector's fast path into DuckDB (record files read by DuckDB's JSON reader, EventStore.loadRecords) must
+// store exactly the rows the appender path (EventStore.write) stores for the same hits and visit states: the same
+// records go both ways into two fresh databases, and every column of every row is compared.
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import type { StoredHit, VisitRecord } from '../../src/domain/hits.js';
+import { encodeRecord } from '../../src/ingest/hit-record.js';
+import { keepNewest } from '../../src/ingest/visits.js';
+import { DuckDatabase } from '../../src/store/duckdb/database.js';
+import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
+import { migrate } from '../../src/store/duckdb/migrations.js';
+import { storedHit } from '../helpers/stored-hits.js';
+
+const HOSTILE = ["/it's", '/back\\slash\\', '/nul\u0000byte', '/new\nline\ttab\r', '/ünïcödé ✓ 😀', '/re.*+?()[]{}|^$', "'); DROP TABLE hits; --", '"quoted"'];
+
+const dir = mkdtempSync(join(tmpdir(), 'plumb-record-load-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+async function freshStore() {
+  const db = await DuckDatabase.open(':memory:');
+  await migrate(db);
+  const store = await DuckEventStore.open(db);
+  return { db, store, done: async () => (await store.close(), await db.close()) };
+}
+
+function visitOf(hit: StoredHit, o: Partial<VisitRecord> = {}): VisitRecord {
+  return {
+    siteId: hit.siteId,
+    visitId: hit.visitId,
+    visitorId: hit.visitorId,
+    // A visit's start never moves later (the stores rely on it): one start per visit, before all its hits.
+    startedAt: new Date(Date.parse('2026-03-01T09:00:00.000Z') + Number(hit.visitId % 1000n) * 1_001),
+    lastSeenAt: hit.timestamp,
+    entryPage: '/entry',
+    exitPage: hit.pathname,
+    exitHostname: hit.hostname,
+    pageviews: 1,
+    events: 0,
+    pathsExact: true,
+    referrerHostname: hit.referrerHostname,
+    referrerPathname: hit.referrerPathname,
+    referrerSource: hit.referrerSource,
+    utmCampaign: hit.utmCampaign,
+    utmContent: hit.utmContent,
+    utmMedium: hit.utmMedium,
+    utmSource: hit.utmSource,
+    utmTerm: hit.utmTerm,
+    ref: hit.ref,
+    keyword: hit.keyword,
+    ...o,
+  };
+}
+
+/** Hits of many kinds, and a visit state for each: visits with several hits (versions), hostile text, props, events. */
+function batch(siteId: string): { hit: StoredHit; visit: VisitRecord }[] {
+  const out: { hit: StoredHit; visit: VisitRecord }[] = [];
+  const base = Date.parse('2026-03-01T10:00:00.000Z');
+  for (let i = 0; i < 300; i++) {
+    const text = HOSTILE[i % HOSTILE.length]!;
+    const visitId = i % 7 === 0 ? 18_446_744_073_709_551_615n - BigInt(i % 3) : 9_007_199_254_740_993n + BigInt(i % 40);
+    const event = i % 5 === 0;
+    const hit = storedHit(siteId, new Date(base + i * 1_337).toISOString(), {
+      visitId,
+      visitorId: 9_223_372_036_854_775_807n + BigInt(i),
+      pathname: `${text}/${i}`,
+      city: text,
+      utmCampaign: text,
+      type: event ? 'event' : 'pageview',
+      eventName: event ? `Signup ${text}` : '',
+      value: event ? i * 100 : 0,
+      firstView: i % 3 !== 0,
+      ...(i % 4 === 0 ? { props: [['url', `https://example.com${text}`], [text, 'ünï ✓'], ['n', String(i)]] as const } : {}),
+    });
+    // Versions grow along the batch; some visits get two states of the same version (the later one wins).
+    out.push({ hit, visit: visitOf(hit, { pageviews: 1 + Math.floor(i / 40), events: event ? 1 : 0, exitPage: text, pathsExact: i % 11 !== 0 }) });
+  }
+  return out;
+}
+
+const rowsOf = (db: DuckDatabase, table: string, order: string) =>
+  db.serial((q) => q.rows<Record<string, unknown>>(`SELECT * FROM ${table} ORDER BY ${order}`));
+
+describe('DuckDB record files (the collector path) against the appender', () => {
+  it('stores the same hits, visits and log watermark, column for column', async () => {
+    const a = await freshStore();
+    const b = await freshStore();
+    const records = batch('SITE');
+    // In two batches, as the write buffer and the thread would cut them; the second replaces visits of the first.
+    const halves = [records.slice(0, 170), records.slice(170)];
+    let seq = 0;
+    for (const [i, half] of halves.entries()) {
+      const visits = new Map<bigint, VisitRecord>();
+      const lines: string[] = [];
+      for (const { hit, visit } of half) {
+        keepNewest(visits, visit);
+        lines.push(encodeRecord(++seq, hit, visit));
+      }
+      await a.store.write(half.map((r) => r.hit), [...visits.values()], seq);
+      const file = join(dir, `batch-${i}.ndjson`);
+      writeFileSync(file, lines.join(''));
+      await b.store.loadRecords!(file, seq);
+    }
+    for (const [table, order] of [['hits', 'ts, visit_id, pathname'], ['visits', 'visit_id']] as const) {
+      const expected = await rowsOf(a.db, table, order);
+      const actual = await rowsOf(b.db, table, order);
+      assert.equal(actual.length, expected.length, `${table}: row count`);
+      assert.ok(expected.length > 0);
+      actual.forEach((row, i) => assert.deepEqual(row, expected[i], `${table} row ${i}`));
+    }
+    assert.equal(await b.store.logWatermark(), await a.store.logWatermark());
+    assert.equal(await b.store.logWatermark(), 300);
+    // The props came through both ways (not merely both empty).
+    const withProps = await rowsOf(b.db, 'hits', 'ts');
+    assert.equal(withProps.filter((r) => Array.isArray(r.prop_keys) && (r.prop_keys as unknown[]).length === 3).length, 75);
+    await a.done();
+    await b.done();
+  });
+
+  it('stores nothing of a file it cannot read, and leaves the watermark where it was', async () => {
+    const { store, db, done } = await freshStore();
+    const file = join(dir, 'torn.ndjson');
+    const [first] = batch('TORN');
+    writeFileSync(file, encodeRecord(1, first!.hit, first!.visit) + '{"s": 2, "h": {"siteId": "TORN"');
+    await assert.rejects(store.loadRecords!(file, 2));
+    assert.equal((await rowsOf(db, 'hits', 'ts')).length, 0);
+    assert.equal(await store.logWatermark(), 0);
+    await done();
+  });
+});
