@@ -223,7 +223,7 @@ describe('HitPipeline', () => {
     const expected = [['k0', 'first'], ...many.slice(1, 30)];
     await ingest.collect(hit(site.id, { type: 'event', eventName: 'Signup', timestamp: new Date(), props }));
     await (await ingest.importPipeline()).process(hit(site.id, { type: 'event', eventName: 'Signup', props }));
-    await ingest.buffer.flush();
+    await ingest.flush();
     const stored = await events.listHits(site.id);
     assert.equal(stored.length, 2);
     for (const h of stored) assert.deepEqual(h.props, expected);
