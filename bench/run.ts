@@ -1,6 +1,8 @@
-// `npm run bench [section ...]`: Plumb's benchmarks. Sections: collector, import, reports, overhead, umami-import, props.
+// `npm run bench [section ...]`: Plumb's benchmarks. Sections: collector, import, reports, overhead, umami-import, props,
+// fathom-import.
 
 import { benchCollector } from './collector.js';
+import { benchFathomImport } from './fathom-import.js';
 import { benchImport } from './import.js';
 import { benchOverhead } from './overhead.js';
 import { benchProps } from './props.js';
@@ -14,6 +16,7 @@ const sections: Record<string, () => Promise<void>> = {
   overhead: () => benchOverhead(Number(process.env.BENCH_OVERHEAD_PAGEVIEWS ?? 20_000)),
   'umami-import': () => benchUmamiImport(Number(process.env.BENCH_UMAMI_ROWS ?? 2_000_000)),
   props: () => benchProps(),
+  'fathom-import': () => benchFathomImport(Number(process.env.BENCH_FATHOM_MB ?? 950)),
 };
 
 const chosen = process.argv.slice(2);

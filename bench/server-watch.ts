@@ -46,13 +46,22 @@ export function watchServer(pid: number, { everyMs, healthz }: { everyMs: number
 const CLI_MAIN = `const { run } = await import(${JSON.stringify(new URL('../src/cli/main.ts', import.meta.url).href)});
 process.exitCode = await run(process.argv.slice(1), process.env, (l) => console.log(l), (l) => console.error(l));`;
 
-/** Runs `plumb` (from source) in a child process, so its own work never shows as the server's; its exit code and output. */
-export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+/**
+ * Runs `plumb` (from source) in a child process, so its own work never shows as the server's; its exit code and
+ * output. `watch(pid)` is called once it started and returns what to call when it exits (to sample the CLI itself).
+ */
+export function runCli(args: string[], env: Record<string, string>, watch?: (pid: number) => () => void): Promise<{ code: number | null; out: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CLI_MAIN, '--', ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const stop = watch && child.pid !== undefined ? watch(child.pid) : undefined;
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out })));
+  return new Promise((resolve) =>
+    child.on('exit', (code) => {
+      stop?.();
+      resolve({ code, out });
+    }),
+  );
 }

@@ -123,8 +123,18 @@ ${ADMIN}`],
   ['import plausible', `plumb import plausible FILE --site SITE_ID [--json]
 
 Imports Plausible CE's CSV export (the zip of imported_*.csv tables) into the site as daily aggregates: the site's
-daily totals and each page's. Reports add them to recorded hits where they can answer exactly (docs/reports.md,
-"Imported data"). Bad rows are listed by file and line; the same file again replaces the earlier import.
+daily totals, each page's, source's, browser's, system's, device's and country's, and each custom event's. Reports
+add them to recorded hits where they can answer exactly (docs/reports.md, "Imported data"). Bad rows are listed by
+file and line; the same file again replaces the earlier import.
+
+${ADMIN}`],
+  ['import fathom', `plumb import fathom ZIP_OR_FOLDER --site SITE_ID [--json]
+
+Imports Fathom's CSV export (Site.csv, Pages.csv, Referrers.csv, Browsers.csv, Countries.csv, DeviceTypes.csv,
+Events.csv; a zip, or the unpacked folder, which is zipped while it is sent) into the site as daily aggregates:
+each hourly row is added to the site's local day. Visitors are not imported (hourly counts do not add up to a
+day's); docs/collection.md, "Importing from Fathom", says what is. Bad rows are listed by file and line; the same
+file again replaces the earlier import.
 
 ${ADMIN}`],
   ['import list', `plumb import list --site SITE_ID [--json]

@@ -37,6 +37,8 @@ Commands:
                           import Umami's raw events (CSV, see docs/collection.md), streamed
   import plausible FILE --site SITE_ID
                           import Plausible CE's export zip as daily aggregates
+  import fathom ZIP_OR_FOLDER --site SITE_ID
+                          import Fathom's CSV export (zip or unpacked folder) as daily aggregates
   import list --site SITE_ID
   import delete IMPORT_ID delete an import and every hit it brought
   demo [--account ID] [--days 30] [--visits-per-day 1000] [--no-share]
@@ -274,12 +276,13 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: Out, err:
         throw new UsageError('missing FILE');
       }
       case 'import umami':
-      case 'import plausible': {
+      case 'import plausible':
+      case 'import fathom': {
         const file = need(rest[0], 'FILE');
         const siteId = need(o.site, '--site SITE_ID').toUpperCase();
         let result: PeerImportJson;
         try {
-          result = await importPeerFile(client, action === 'plausible' ? 'plausible' : 'umami', file, siteId, io.progress ?? process.stderr);
+          result = await importPeerFile(client, action === 'plausible' || action === 'fathom' ? action : 'umami', file, siteId, io.progress ?? process.stderr);
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code === undefined) throw e;
           err(`plumb: cannot read ${file}: ${(e as Error).message}`);

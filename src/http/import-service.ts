@@ -1,5 +1,5 @@
 // Imports of other products' exports into a site, shared by /admin/imports and the dashboard's upload routes:
-// Umami's raw events as hits, Plausible CE's export as imported daily aggregates; listing, deleting, and replacing
+// Umami's raw events as hits, Plausible CE's and Fathom's exports as imported daily aggregates; listing, deleting, and replacing
 // an earlier import of the same file. Request bodies arrive as streams and are never held whole.
 
 import { createHash, randomBytes, type Hash } from 'node:crypto';
@@ -13,10 +13,11 @@ import type { FastifyInstance } from 'fastify';
 import { badRequest, GeneralError, ValidationError } from '../domain/errors.js';
 import { formatTimestamp } from '../domain/time.js';
 import type { Ingest } from '../ingest/live.js';
+import { FathomFormatError, importFathomZip } from '../ingest/fathom-import.js';
 import { importPlausibleZip, PlausibleFormatError } from '../ingest/plausible-import.js';
 import { SiteDirectory } from '../ingest/site-directory.js';
 import { importUmamiCsv, UmamiFormatError } from '../ingest/umami-import.js';
-import type { EventStore, ImportKind, ImportRecord, MetaStore, Site } from '../store/types.js';
+import type { EventStore, ImportedDay, ImportKind, ImportRecord, MetaStore, Site } from '../store/types.js';
 
 /**
  * The largest Plausible export zip taken. It is spooled to a temporary file (a zip's directory is at its end), so
@@ -30,7 +31,7 @@ export function hashedUpTo(max: number, digest: Hash): Transform {
   return new Transform({
     transform: (chunk: Buffer, _e, done) => {
       bytes += chunk.length;
-      if (bytes > max) return done(new GeneralError(413, `The upload is larger than ${max.toLocaleString('en')} bytes, more than a Plausible export of daily figures holds`));
+      if (bytes > max) return done(new GeneralError(413, `The upload is larger than ${max.toLocaleString('en')} bytes, more than an export of aggregates holds`));
       digest.update(chunk);
       done(null, chunk);
     },
@@ -68,6 +69,7 @@ export function streamedImportBodies(app: FastifyInstance): void {
 const BODY_TYPES: Record<ImportKind, string> = {
   umami: "must be Umami's CSV export (Content-Type: text/csv)",
   plausible: "must be Plausible's export zip (Content-Type: application/zip)",
+  fathom: "must be Fathom's CSV export as a zip (Content-Type: application/zip)",
 };
 
 /** The request body as a stream, or a 400 naming what the import wants. */
@@ -124,8 +126,17 @@ export class ImportService {
   }
 
   /** Plausible CE's export zip into `site` as imported daily aggregates (src/ingest/plausible-import.ts). */
-  async plausible(site: Site, body: Readable, fileName: string) {
-    const record = await this.meta.createImport({ siteId: site.id, kind: 'plausible', fileName, visitIdBase: 0n });
+  plausible(site: Site, body: Readable, fileName: string) {
+    return this.daily('plausible', site, body, fileName);
+  }
+
+  /** Fathom's CSV export, zipped, into `site` as imported daily aggregates (src/ingest/fathom-import.ts). */
+  fathom(site: Site, body: Readable, fileName: string) {
+    return this.daily('fathom', site, body, fileName);
+  }
+
+  private async daily(kind: 'plausible' | 'fathom', site: Site, body: Readable, fileName: string) {
+    const record = await this.meta.createImport({ siteId: site.id, kind, fileName, visitIdBase: 0n });
     // A zip's directory is at its end: the upload goes to a temporary file first (streamed, hashed on the way).
     const dir = await mkdtemp(join(tmpdir(), 'plumb-import-'));
     const file = join(dir, 'export.zip');
@@ -133,16 +144,15 @@ export class ImportService {
     let result;
     try {
       await pipeline(body, hashedUpTo(MAX_PLAUSIBLE_ZIP_BYTES, digest), createWriteStream(file));
-      // Events are found or created by name as the collector does (SiteDirectory.goalByName, its limit too).
-      // A name is looked up once per import (the answers kept are bounded by the export's distinct names, which
-      // are in turn bounded by the goal limit for those that exist).
+      // Events are found or created by name as the collector does (SiteDirectory.goalByName, its limit too). A
+      // name is looked up once per import (the answers kept are bounded).
       const goals = new SiteDirectory(this.meta, Infinity);
       const known = new Map<string, boolean>();
-      result = await importPlausibleZip(file, {
+      const common = {
         siteId: site.id,
         importId: record.id,
-        write: (rows) => this.events.writeImportedDays(rows),
-        eventGoal: async (name) => {
+        write: (rows: ImportedDay[]) => this.events.writeImportedDays(rows),
+        eventGoal: async (name: string) => {
           let has = known.get(name);
           if (has === undefined) {
             has = (await goals.goalByName(site.id, name)) !== undefined;
@@ -150,10 +160,11 @@ export class ImportService {
           }
           return has;
         },
-      });
+      };
+      result = kind === 'plausible' ? await importPlausibleZip(file, common) : await importFathomZip(file, { ...common, timezone: site.timezone });
     } catch (err) {
       await this.failed(record);
-      if (err instanceof PlausibleFormatError) throw badRequest(err.message);
+      if (err instanceof PlausibleFormatError || err instanceof FathomFormatError) throw badRequest(err.message);
       throw err;
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -194,7 +205,7 @@ export class ImportService {
 
   /** Everything an import brought, whatever its kind. */
   private async removeImported(record: ImportRecord): Promise<void> {
-    if (record.kind === 'plausible') await this.events.deleteImportedDays(record.siteId, record.id);
+    if (record.kind !== 'umami') await this.events.deleteImportedDays(record.siteId, record.id);
     else await this.events.deleteVisitRange(record.siteId, record.visitIdBase, record.visitIdBase + VISIT_RANGE);
   }
 

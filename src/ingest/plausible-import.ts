@@ -5,8 +5,8 @@
 // and rows written in batches: memory does not grow with the export.
 
 import { parse } from 'csv-parse';
-import yauzl, { type Entry, type ZipFile } from 'yauzl';
-import type { ImportedDay, ImportedDimension } from '../store/types.js';
+import { IMPORTED_LACKS, type ImportedDay, type ImportedDimension } from '../store/types.js';
+import { zipEntries } from './zip-entries.js';
 
 export interface PlausibleImportError {
   /** The zip entry and its line (1 = header). */
@@ -41,6 +41,8 @@ interface TableSpec {
   counts: { pageviews: string; visitors: string; visits?: string; bounces?: string; duration?: string };
   /** The site totals: without them the export is refused. */
   totals?: boolean;
+  /** The numbers its rows do not carry (IMPORTED_LACKS bits). */
+  lacks?: number;
   /** The field values a row counts for, or what is wrong with it. */
   values(record: Record<string, string>): Pair[] | string;
 }
@@ -72,7 +74,7 @@ const sessions = (visits = 'visits') => ({ pageviews: 'pageviews', visitors: 'vi
 const TABLES = new Map<string, TableSpec>([
   ['imported_visitors', { columns: [], counts: sessions(), totals: true, values: () => [['', '']] }],
   // Pages count views and the visits and visitors that had one, not whole visits: no bounces or durations.
-  ['imported_pages', { columns: ['page'], counts: { pageviews: 'pageviews', visitors: 'visitors', visits: 'visits' }, values: path('pathname', 'page') }],
+  ['imported_pages', { columns: ['page'], counts: { pageviews: 'pageviews', visitors: 'visitors', visits: 'visits' }, lacks: IMPORTED_LACKS.bounces | IMPORTED_LACKS.duration, values: path('pathname', 'page') }],
   ['imported_entry_pages', { columns: ['entry_page'], counts: sessions('entrances'), values: path('entry_page', 'entry_page') }],
   ['imported_exit_pages', { columns: ['exit_page'], counts: sessions('exits'), values: path('exit_page', 'exit_page') }],
   ['imported_sources', {
@@ -98,6 +100,7 @@ const TABLES = new Map<string, TableSpec>([
     // Completions of each event per day (its link_url and path, set for Plausible's own goals, are summed).
     columns: ['name'],
     counts: { pageviews: 'events', visitors: 'visitors' },
+    lacks: IMPORTED_LACKS.visits | IMPORTED_LACKS.bounces | IMPORTED_LACKS.duration,
     values: (r) => {
       const name = text(r, 'name');
       return name !== '' && name.length <= MAX_EVENT_NAME ? [['event_name', name]] : `name must be 1 to ${MAX_EVENT_NAME} characters`;
@@ -110,11 +113,6 @@ function tableOf(name: string): string | undefined {
   const m = /(?:^|\/)(imported_[a-z_]+?)(?:_\d{8}_\d{8})?\.csv$/.exec(name);
   return m?.[1];
 }
-
-const open = (path: string) =>
-  new Promise<ZipFile>((resolve, reject) =>
-    yauzl.open(path, { lazyEntries: true, autoClose: false }, (err, zip) => (err || !zip ? reject(new PlausibleFormatError(`not a zip file: ${err?.message ?? 'unreadable'}`)) : resolve(zip))),
-  );
 
 const count = (v: string | undefined) => (v !== undefined && /^\d{1,15}$/.test(v.trim()) ? Number(v.trim()) : undefined);
 const isDay = (v: string | undefined) => v !== undefined && /^\d{4}-\d\d-\d\d$/.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`));
@@ -133,23 +131,14 @@ export async function importPlausibleZip(
     eventGoal?: (name: string) => Promise<boolean>;
   },
 ): Promise<PlausibleImportResult> {
-  const zip = await open(path);
+  const zip = await zipEntries(path, (message) => new PlausibleFormatError(message));
+  const entries = zip.entries;
   const result: PlausibleImportResult = { imported: 0, rejected: 0, errors: [], firstDay: null, lastDay: null, read: [], skipped: [] };
   const reject = (file: string, line: number, message: string) => {
     result.rejected++;
     if (result.errors.length < MAX_ERRORS) result.errors.push({ file, line, message });
   };
 
-  const entries: Entry[] = [];
-  await new Promise<void>((resolve, reject) => {
-    zip.on('entry', (entry: Entry) => {
-      entries.push(entry);
-      zip.readEntry();
-    });
-    zip.on('end', () => resolve());
-    zip.on('error', (err) => reject(new PlausibleFormatError(`the zip is damaged: ${(err as Error).message}`)));
-    zip.readEntry();
-  });
   // The daily totals are what every imported report rests on: without them this is no Plausible export.
   if (!entries.some((e) => tableOf(e.fileName) === 'imported_visitors')) {
     zip.close();
@@ -165,9 +154,7 @@ export async function importPlausibleZip(
         continue;
       }
       result.read.push(entry.fileName);
-      const stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) =>
-        zip.openReadStream(entry, (err, s) => (err || !s ? reject(new PlausibleFormatError(`cannot read ${entry.fileName}: ${err?.message}`)) : resolve(s))),
-      );
+      const stream = await zip.open(entry);
       const counts = spec.counts;
       const required = ['date', ...spec.columns, ...Object.values(counts)];
       // Checked on the header itself, so a table with no rows is judged too.
@@ -215,7 +202,7 @@ export async function importPlausibleZip(
         for (const [dimension, value] of values) {
           batch.push({
             importId: o.importId, siteId: o.siteId, day: day!, dimension, value,
-            pageviews: pageviews!, visits: visits!, visitors: visitors!, bounces: bounces!, visitDuration: duration!,
+            pageviews: pageviews!, visits: visits!, visitors: visitors!, bounces: bounces!, visitDuration: duration!, lacks: spec.lacks ?? 0,
           });
         }
         result.imported++;

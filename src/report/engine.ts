@@ -8,7 +8,7 @@ import type { EventStore, Site } from '../store/types.js';
 import { aggregateAlias, fieldAlias, PROP_ALIAS, ReportCompiler, TIMESTAMP_ALIAS } from './compiler.js';
 import type { CompiledQuery } from './dialect.js';
 import { formatAggregate } from './format.js';
-import { importedPlan, mergeImported, recordedPartsQuery } from './imported.js';
+import { importedCarries, importedPlan, mergeImported, recordedPartsQuery } from './imported.js';
 import { DEFAULT_GROUPED_LIMIT, EARLIEST_DATE, LATEST_DATE, type RangeEnd, type ReportRequest } from './parse.js';
 import type { QueryGate } from './query-gate.js';
 import type { ReportQuery } from './query.js';
@@ -66,7 +66,8 @@ export class ReportEngine {
     const plan = query.props?.length || query.propGroup !== undefined ? undefined : importedPlan(query, site);
     if (plan) {
       const days = await this.gate.run(() => this.store.importedDays(site.id, plan.dimension, plan.fromDay, plan.untilDay, plan.values));
-      if (days.length > 0) return mergeImported(query, await this.run(this.partsCompiler.aggregation(recordedPartsQuery(query))), days);
+      // Rows lacking a number asked for (an export without it) leave the whole answer to recorded hits.
+      if (days.length > 0 && importedCarries(query, days)) return mergeImported(query, await this.run(this.partsCompiler.aggregation(recordedPartsQuery(query))), days);
     }
     const rows = await this.run(compiled);
     return rows.map((row) => this.shape(query, row));

@@ -4,7 +4,7 @@
 // reports use recorded hits only.
 
 import { zoneOffsetMs } from '../domain/zoned-time.js';
-import { IMPORTED_DIMENSIONS, type ImportedDimension, type ImportedDaySums, type ImportedValues, type Site } from '../store/types.js';
+import { IMPORTED_DIMENSIONS, IMPORTED_LACKS, type ImportedDimension, type ImportedDaySums, type ImportedValues, type Site } from '../store/types.js';
 import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS } from './compiler.js';
 import { formatAggregate } from './format.js';
 import type { Aggregate } from './fields.js';
@@ -91,6 +91,20 @@ export function importedPlan(q: ReportQuery, site: Site): ImportedPlan | undefin
   const untilDay = localMidnight(q.timezone, q.until);
   if (fromDay === undefined || untilDay === undefined || untilDay <= fromDay) return undefined;
   return { ...selection, fromDay, untilDay };
+}
+
+/** The IMPORTED_LACKS bits of the numbers each aggregate needs. */
+const NEEDS: Partial<Record<Aggregate, number>> = {
+  visitors: IMPORTED_LACKS.visitors,
+  visits: IMPORTED_LACKS.visits,
+  bounce_rate: IMPORTED_LACKS.visits | IMPORTED_LACKS.bounces,
+  avg_duration: IMPORTED_LACKS.visits | IMPORTED_LACKS.duration,
+};
+
+/** Whether the imported rows read carry every number `q` asks for (an export may lack some: Fathom's). */
+export function importedCarries(q: ReportQuery, days: readonly ImportedDaySums[]): boolean {
+  const needed = q.aggregates.reduce((bits, a) => bits | (NEEDS[a] ?? 0), 0);
+  return days.every((d) => (d.lacks & needed) === 0);
 }
 
 /**

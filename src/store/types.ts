@@ -78,7 +78,7 @@ export interface Milestone {
   updatedAt: Date;
 }
 
-export type ImportKind = 'umami' | 'plausible';
+export type ImportKind = 'umami' | 'plausible' | 'fathom';
 export type ImportStatus = 'running' | 'done' | 'failed';
 
 /**
@@ -295,7 +295,7 @@ export type QueryParam = string | number | boolean | null | Date | bigint;
  */
 export const IMPORTED_DIMENSIONS = [
   '', 'pathname', 'entry_page', 'exit_page', 'referrer_source', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content',
-  'utm_term', 'browser', 'operating_system', 'device_type', 'country_code', 'event_name',
+  'utm_term', 'browser', 'operating_system', 'device_type', 'country_code', 'referrer_hostname', 'event_name',
 ] as const;
 export type ImportedDimension = (typeof IMPORTED_DIMENSIONS)[number];
 
@@ -314,7 +314,12 @@ export interface ImportedDay {
   bounces: number;
   /** Seconds, summed over the day's visits (0 where the table has none). */
   visitDuration: number;
+  /** The numbers the row does not carry (IMPORTED_LACKS bits; 0: none missing). */
+  lacks?: number;
 }
+
+/** Bits of ImportedDay.lacks: a report asking for a number some imported row in its range lacks uses recorded hits only. */
+export const IMPORTED_LACKS = { visitors: 1, visits: 2, bounces: 4, duration: 8 } as const;
 
 /** Which values of a dimension imported days are read for, and whether they are summed per value or per day only. */
 export interface ImportedValues {
@@ -327,7 +332,10 @@ export interface ImportedValues {
 }
 
 /** Imported days summed per day (and value): what reports add to recorded hits. */
-export type ImportedDaySums = Pick<ImportedDay, 'day' | 'value' | 'pageviews' | 'visits' | 'visitors' | 'bounces' | 'visitDuration'>;
+export type ImportedDaySums = Pick<ImportedDay, 'day' | 'value' | 'pageviews' | 'visits' | 'visitors' | 'bounces' | 'visitDuration'> & {
+  /** Every bit any summed row lacks. */
+  lacks: number;
+};
 
 /** Hits and visits. Visits are written whole each time they change (the newest version wins). */
 export interface EventStore {

@@ -9,8 +9,10 @@ import { html, useEffect, useState } from './ui.js';
 const KINDS = [
   { kind: 'plausible', label: "Plausible's export (zip)", type: 'application/zip', accept: '.zip,application/zip' },
   { kind: 'umami', label: "Umami's events (CSV)", type: 'text/csv', accept: '.csv,text/csv' },
+  { kind: 'fathom', label: "Fathom's export (zip of its CSV files)", type: 'application/zip', accept: '.zip,application/zip' },
 ];
-const KIND_NAMES = { plausible: 'Plausible', umami: 'Umami' };
+const KIND_NAMES = { plausible: 'Plausible', umami: 'Umami', fathom: 'Fathom' };
+const describeError = (e) => (typeof e === 'string' ? e : `${e.file ? `${e.file} ` : ''}line ${e.line}: ${e.message}`);
 
 const day = (at) => (at ? at.slice(0, 10) : '');
 
@@ -42,7 +44,7 @@ export function ImportsPanel({ site }) {
     setStatus(ok('Importing… large exports take a while; keep this page open.'));
     try {
       const done = await upload(`/dashboard/api/sites/${site.id}/imports/${kind}?file_name=${encodeURIComponent(file.name)}`, file, chosen.type);
-      const rejected = done.rejected > 0 ? `, ${done.rejected.toLocaleString()} rows left out (${(done.errors ?? []).slice(0, 3).join('; ')})` : '';
+      const rejected = done.rejected > 0 ? `, ${done.rejected.toLocaleString()} rows left out (${(done.errors ?? []).slice(0, 3).map(describeError).join('; ')})` : '';
       setFile(null);
       form.reset();
       await load();
@@ -64,8 +66,9 @@ export function ImportsPanel({ site }) {
   };
   return html`<section class="card stack" aria-labelledby="imports-h">
     <h2 id="imports-h">Imported history</h2>
-    <p class="muted">Bring the history you have in Plausible (Site settings, Imports & Exports, Export data) or Umami (its
-      events as CSV, by the query in Plumb's docs/collection.md). Importing the same file again replaces it.</p>
+    <p class="muted">Bring the history you have in Plausible (Site settings, Imports & Exports, Export data), Umami (its
+      events as CSV, by the query in Plumb's docs/collection.md) or Fathom (its CSV export, zipped). Importing the same
+      file again replaces it.</p>
     <form class="stack" aria-label="Import an export" onSubmit=${submit}>
       <${Field} label="What it is">
         ${(id) => html`<select id=${id} name="kind" value=${kind} onChange=${(e) => setKind(e.currentTarget.value)}>

@@ -1,6 +1,7 @@
 // Imported history in real headless Chromium: an owner uploads Umami's export from the site settings page, sees
 // the import listed with its days and rows, reads a report whose period includes it (marked as imported, its
-// pageviews equal to /v1's), and deletes it. Screenshots in light and dark go to test-artifacts/screenshots/.
+// pageviews equal to /v1's), a stranger reads the shared report marked too (told only product and days), and the
+// owner deletes it. Screenshots in light and dark go to test-artifacts/screenshots/.
 
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -104,6 +105,30 @@ describe('imported history in Chromium', { skip }, () => {
     await owner.goto(`/sites/${siteId}?range=custom&from=2026-04-01&to=2026-04-10`);
     await owner.locator('[data-metric="pageviews"]').waitFor();
     assert.equal(await owner.locator('[data-imported-notice]').count(), 0);
+  });
+
+  it('marks the shared report too, telling anyone with the link only the product and the days', async () => {
+    const shared = await t.call(OWNER_TOKEN, 'POST', `/v1/sites/${siteId}`, { sharing: 'public' });
+    assert.equal(shared.status, 200, JSON.stringify(shared.body));
+    const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    const stranger = await openPage(browser, { baseURL: base, viewport: { width: 1200, height: 900 } });
+    const answers: unknown[] = [];
+    stranger.on('response', (res) => {
+      if (res.url().includes('/imported_days')) void res.json().then((body) => answers.push(body), () => {});
+    });
+    try {
+      await stranger.goto(`/share/${siteId}?range=custom&from=2026-03-01&to=2026-03-10`);
+      const notice = stranger.locator('[data-imported-notice]');
+      await notice.waitFor();
+      assert.match(await notice.innerText(), /imported history: Umami \(2026-03-01 to 2026-03-10\)/);
+      // What the page was told: kinds and days, no import id, file name or row counts.
+      assert.deepEqual(answers, [{ object: 'list', data: [{ kind: 'umami', first_day: '2026-03-01', last_day: '2026-03-10' }] }]);
+      assert.equal(await stranger.getByText('umami-events.csv').count(), 0);
+      assert.deepEqual(stranger.errors, []);
+    } finally {
+      await stranger.context().close();
+      await t.call(OWNER_TOKEN, 'POST', `/v1/sites/${siteId}`, { sharing: 'none' });
+    }
   });
 
   it('deletes the import, and with it the imported hits', async () => {

@@ -141,6 +141,34 @@ describe('plumb CLI', () => {
     assert.deepEqual(report.body, [{ pageviews: '14', visitors: '5' }]);
   });
 
+  it("imports Fathom's export from its unpacked folder, zipped while it is sent", async () => {
+    const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Fathom CLI', timezone: 'UTC' })).body.id;
+    const folder = mkdtempSync(join(tmpdir(), 'plumb-cli-fathom-'));
+    try {
+      // Large enough to be sent in many chunks: a month of hours, 30 pages each.
+      const pages = ['Timestamp,Pathname,Views'];
+      const totals = ['Timestamp,Pageviews,Visits'];
+      for (let h = 0; h < 24 * 30; h++) {
+        const at = new Date(Date.UTC(2026, 0, 1) + h * 3_600_000).toISOString().replace('T', ' ').slice(0, 19);
+        totals.push(`${at},60,20`);
+        for (let p = 0; p < 30; p++) pages.push(`${at},/page-${p},2`);
+      }
+      writeFileSync(join(folder, 'Site.csv'), `${totals.join('\n')}\n`);
+      writeFileSync(join(folder, 'Pages.csv'), `${pages.join('\n')}\n`);
+      writeFileSync(join(folder, 'README.txt'), 'not a CSV: left behind');
+      const done = await plumb(['import', 'fathom', folder, '--site', site]);
+      assert.equal(done.code, 0, done.err);
+      assert.match(done.out, new RegExp(`\\(fathom, ${folder.split('/').pop()}\\.zip\\): done, ${24 * 30 * 31} hourly rows imported, 0 rejected, 2026-01-01 00:00:00 to 2026-01-30 00:00:00`));
+      const report = await t.call(OWNER_TOKEN, 'GET', `/v1/aggregations?entity=pageview&entity_id=${site}&aggregates=pageviews,visits&date_from=2026-01-01&date_to=2026-01-30`);
+      assert.deepEqual(report.body, [{ pageviews: String(24 * 30 * 60), visits: String(24 * 30 * 20) }]);
+      const umamiFolder = await plumb(['import', 'umami', folder, '--site', site]);
+      assert.equal(umamiFolder.code, 1);
+      assert.match(umamiFolder.err, /is a folder/);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('creates a demo site with events, a milestone and a month of traffic', async () => {
     const res = await plumb(['demo', '--days', '30', '--visits-per-day', '40', '--json']);
     assert.equal(res.code, 0, res.err);

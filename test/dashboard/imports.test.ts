@@ -17,6 +17,7 @@ describe('dashboard import uploads', () => {
   let accountId: number;
   const umami = generateUmamiExport({ websiteId: '94db1cb1-74f4-4a40-ad6c-962362670409', hostname: 'dash.example', start: Date.UTC(2026, 1, 1), days: 2, visitsPerDay: 40 });
   const plausibleZip = zipSync({ 'imported_visitors.csv': strToU8('date,visitors,pageviews,bounces,visits,visit_duration\n2025-12-01,5,12,2,6,300\n') });
+  const fathomZip = zipSync({ 'Site.csv': strToU8('Timestamp,Pageviews,Visits\n2025-11-01 10:00:00,4,2\n2025-11-01 11:00:00,3,1\n') });
 
   const upload = (browser: Browser, token: string | undefined, kind: string, body: Uint8Array | string, contentType: string, siteId = site) =>
     browser.request({
@@ -36,15 +37,19 @@ describe('dashboard import uploads', () => {
   });
   after(() => t.close());
 
-  it("uploads Umami's export and Plausible's zip, lists both and deletes one", async () => {
+  it("uploads Umami's export, Plausible's zip and Fathom's, lists them and deletes one", async () => {
     const u = await upload(owner, csrf, 'umami', umami.csv, 'text/csv');
     assert.equal(u.statusCode, 200, u.body);
     assert.equal(u.json().imported, umami.numbers.pageviews + [...umami.numbers.eventsByName.values()].reduce((a, b) => a + b, 0));
     const p = await upload(owner, csrf, 'plausible', plausibleZip, 'application/zip');
     assert.equal(p.statusCode, 200, p.body);
     assert.deepEqual([p.json().kind, p.json().imported], ['plausible', 1]);
+    const f = await upload(owner, csrf, 'fathom', fathomZip, 'application/zip');
+    assert.equal(f.statusCode, 200, f.body);
+    assert.deepEqual([f.json().kind, f.json().imported, f.json().first_hit_at], ['fathom', 2, '2025-11-01 00:00:00']);
+    assert.equal((await upload(owner, csrf, 'matomo', fathomZip, 'application/zip')).statusCode, 404);
     const list = await owner.api('GET', `/dashboard/api/sites/${site}/imports`, csrf);
-    assert.deepEqual(list.body.data.map((i: { kind: string }) => i.kind), ['umami', 'plausible']);
+    assert.deepEqual(list.body.data.map((i: { kind: string }) => i.kind), ['umami', 'plausible', 'fathom']);
     const deleted = await owner.api('DELETE', `/dashboard/api/sites/${site}/imports/${u.json().id}`, csrf);
     assert.deepEqual(deleted.body, { id: u.json().id, object: 'import', deleted: true });
     await t.flushHits();

@@ -341,6 +341,8 @@ describe('reports on ClickHouse answer as on DuckDB', () => {
       add('pathname', '/imported-only', day, 5);
       add('entry_page', '/ms/a', day, 9);
       add('event_name', DEFAULT_DEMO_EVENTS[0]!.name, day, 4 + i);
+      // As Fathom's rows by field: pageviews only.
+      rows.push({ importId, siteId: site.id, day, dimension: 'referrer_hostname', value: 'https://t.co', pageviews: 11 + i, visits: 0, visitors: 0, bounces: 0, visitDuration: 0, lacks: 15 });
     });
     const range = { date_from: '2026-03-06', date_to: '2026-03-09' };
     try {
@@ -376,9 +378,17 @@ describe('reports on ClickHouse answer as on DuckDB', () => {
         { aggregates: 'pageviews', filters: JSON.stringify([{ property: 'pathname', operator: 'is not', value: '/ms/a' }]), date_grouping: 'month', ...range },
         { aggregates: 'visits,bounce_rate', filters: JSON.stringify([{ property: 'browser', operator: 'is not', value: 'Chrome' }]), ...range },
         { aggregates: 'bounce_rate,avg_duration', field_grouping: 'entry_page', ...range },
+        { aggregates: 'pageviews', field_grouping: 'referrer_hostname', ...range },
         { entity: 'event', site_id: site.id, entity_name: DEFAULT_DEMO_EVENTS[0]!.name, aggregates: 'conversions', date_grouping: 'day', ...range },
       ];
       for (const params of cases) await same(site, params);
+      // A number the rows lack leaves the answer to recorded hits: the same as with no imported rows of that field.
+      const lacking = { aggregates: 'pageviews,visits', field_grouping: 'referrer_hostname', ...range };
+      await same(site, lacking);
+      const [answer] = await answers(site, lacking);
+      const [pageviewsOnly] = await answers(site, { aggregates: 'pageviews', field_grouping: 'referrer_hostname', ...range });
+      const tco = (rows: unknown) => (rows as Record<string, string>[]).find((r) => r.referrer_hostname === 'https://t.co')?.pageviews ?? '0';
+      assert.equal(Number(tco(pageviewsOnly)) - Number(tco(answer)), rows.filter((r) => r.value === 'https://t.co').reduce((a, r) => a + r.pageviews, 0));
       // Imported rows are in these answers: the same request on the same hits without them differs.
       const [withImports] = await answers(site, cases[0]!);
       await duck.deleteImportedDays(site.id, importId);

@@ -18,7 +18,7 @@ interface SiteQuery {
   file_name?: string;
 }
 
-const DEFAULT_NAMES: Record<ImportKind, string> = { umami: 'umami.csv', plausible: 'plausible.zip' };
+const DEFAULT_NAMES: Record<ImportKind, string> = { umami: 'umami.csv', plausible: 'plausible.zip', fathom: 'fathom.zip' };
 
 export async function importRoutes(app: FastifyInstance, { meta, events, ingest }: ImportRoutesOptions): Promise<void> {
   streamedImportBodies(app);
@@ -31,12 +31,12 @@ export async function importRoutes(app: FastifyInstance, { meta, events, ingest 
     return site;
   };
 
-  for (const kind of ['umami', 'plausible'] as const) {
+  for (const kind of ['umami', 'plausible', 'fathom'] as const) {
     app.post<{ Querystring: SiteQuery }>(`/imports/${kind}`, async (request) => {
       const site = await siteOf(request.query.site_id);
       const body = importBody(request.body, kind);
       const fileName = (request.query.file_name ?? DEFAULT_NAMES[kind]).slice(0, 255);
-      return kind === 'umami' ? imports.umami(site, body, fileName) : imports.plausible(site, body, fileName);
+      return kind === 'umami' ? imports.umami(site, body, fileName) : kind === 'plausible' ? imports.plausible(site, body, fileName) : imports.fathom(site, body, fileName);
     });
   }
 

@@ -1,13 +1,13 @@
 // The dashboard's upload routes for imports (src/http/import-service.ts): an owner or admin of the site's account
-// uploads Umami's or Plausible's export, lists the site's imports and deletes one. Session plus anti-CSRF header,
-// checked before any of the body is read.
+// uploads Umami's, Plausible's or Fathom's export, lists the site's imports and deletes one. Session plus
+// anti-CSRF header, checked before any of the body is read.
 
 import type { FastifyInstance } from 'fastify';
 import type { SessionManager } from '../../auth/sessions.js';
 import { notFound } from '../../domain/errors.js';
 import { TRACKING_CODE_RE } from '../../domain/ids.js';
 import type { Ingest } from '../../ingest/live.js';
-import type { EventStore, MetaStore, Site } from '../../store/types.js';
+import type { EventStore, ImportKind, MetaStore, Site } from '../../store/types.js';
 import { importBody, ImportService, streamedImportBodies } from '../import-service.js';
 import { memberForApi } from './guard.js';
 
@@ -18,7 +18,8 @@ export interface DashboardImportDeps {
   sessions: SessionManager;
 }
 
-const KINDS = new Map([['umami', 'umami.csv'], ['plausible', 'plausible.zip']] as const);
+const KINDS = new Map<string, ImportKind>([['umami', 'umami'], ['plausible', 'plausible'], ['fathom', 'fathom']]);
+const DEFAULT_NAMES: Record<ImportKind, string> = { umami: 'umami.csv', plausible: 'plausible.zip', fathom: 'fathom.zip' };
 
 export async function dashboardImportRoutes(app: FastifyInstance, { meta, events, ingest, sessions }: DashboardImportDeps): Promise<void> {
   streamedImportBodies(app);
@@ -36,12 +37,11 @@ export async function dashboardImportRoutes(app: FastifyInstance, { meta, events
     '/dashboard/api/sites/:site_id/imports/:kind',
     async (request) => {
       const site = await siteFor(request, request.params.site_id);
-      const kind = request.params.kind;
-      const defaultName = kind === 'umami' || kind === 'plausible' ? KINDS.get(kind) : undefined;
-      if (defaultName === undefined) throw notFound('Imports are of kind umami or plausible');
-      const body = importBody(request.body, kind as 'umami' | 'plausible');
-      const fileName = (request.query.file_name ?? defaultName).slice(0, 255);
-      return kind === 'umami' ? imports.umami(site, body, fileName) : imports.plausible(site, body, fileName);
+      const kind = KINDS.get(request.params.kind);
+      if (kind === undefined) throw notFound('Imports are of kind umami, plausible or fathom');
+      const body = importBody(request.body, kind);
+      const fileName = (request.query.file_name ?? DEFAULT_NAMES[kind]).slice(0, 255);
+      return kind === 'umami' ? imports.umami(site, body, fileName) : kind === 'plausible' ? imports.plausible(site, body, fileName) : imports.fathom(site, body, fileName);
     },
   );
 

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { installAccessControl, type AccessDeps } from './access.js';
 import { accountRoutes } from './account.js';
 import { eventRoutes } from './events.js';
+import { importedDaysRoutes } from './imported-days.js';
 import { milestoneRoutes } from './milestones.js';
 import { reportRoutes } from './reports.js';
 import type { ReportEngine } from '../../report/engine.js';
@@ -27,5 +28,6 @@ export async function v1Api(app: FastifyInstance, deps: V1Options): Promise<void
   siteRoutes(app, meta, deps.siteData);
   eventRoutes(app, meta);
   milestoneRoutes(app, meta);
+  importedDaysRoutes(app, meta);
   reportRoutes(app, meta, deps.sites, deps.reports);
 }

@@ -184,9 +184,9 @@ export class ClickHouseEventStore implements EventStore {
     for (const siteId of new Set(rows.map((r) => r.siteId))) this.importedSites.forget(siteId);
     for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
       const tuples = rows.slice(i, i + ROWS_PER_INSERT).map((r) =>
-        `(${[r.importId, r.siteId, r.day, r.dimension, r.value, r.pageviews, r.visits, r.visitors, r.bounces, r.visitDuration].map(sqlLiteral).join(', ')})`,
+        `(${[r.importId, r.siteId, r.day, r.dimension, r.value, r.pageviews, r.visits, r.visitors, r.bounces, r.visitDuration, r.lacks ?? 0].map(sqlLiteral).join(', ')})`,
       );
-      await this.conn.insert(`INSERT INTO imported_daily (import_id, site_id, day, dimension, value, pageviews, visits, visitors, bounces, visit_duration) VALUES ${tuples.join(',')}`);
+      await this.conn.insert(`INSERT INTO imported_daily (import_id, site_id, day, dimension, value, pageviews, visits, visitors, bounces, visit_duration, lacks) VALUES ${tuples.join(',')}`);
     }
   }
 
@@ -203,14 +203,14 @@ export class ClickHouseEventStore implements EventStore {
     const rows = await this.conn.rows(
       // Aliases differ from column names: ClickHouse resolves a column name to an alias of the same name everywhere.
       `SELECT toString(day) AS d, ${values.byValue ? 'value' : "''"} AS v, sum(pageviews) AS sum_pageviews, sum(visits) AS sum_visits,
-         sum(visitors) AS sum_visitors, sum(bounces) AS sum_bounces, sum(visit_duration) AS sum_duration
+         sum(visitors) AS sum_visitors, sum(bounces) AS sum_bounces, sum(visit_duration) AS sum_duration, groupBitOr(lacks) AS any_lacks
        FROM imported_daily
        WHERE ${where.join(' AND ')}
        GROUP BY day${values.byValue ? ', value' : ''}`,
     );
     return rows.map((r) => ({
       day: String(r.d), value: String(r.v), pageviews: Number(r.sum_pageviews), visits: Number(r.sum_visits), visitors: Number(r.sum_visitors),
-      bounces: Number(r.sum_bounces), visitDuration: Number(r.sum_duration),
+      bounces: Number(r.sum_bounces), visitDuration: Number(r.sum_duration), lacks: Number(r.any_lacks),
     }));
   }
 

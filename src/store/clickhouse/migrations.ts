@@ -75,7 +75,12 @@ export const MIGRATIONS: Migration[] = [
       ) ENGINE = MergeTree ORDER BY (site_id, dimension, day, value)`,
     ],
   },
-  // 4 is reserved for imported aggregates (this round); 5 is custom properties.
+  {
+    version: 4,
+    name: 'what imported days lack',
+    // As DuckDB's migration 16: the numbers a row does not carry, as bits (IMPORTED_LACKS); 0 on earlier rows.
+    statements: [(f: ClickHouseFeatures) => `ALTER TABLE imported_daily ${addColumn(f)} lacks UInt8 DEFAULT 0`],
+  },
   {
     version: 5,
     name: 'custom properties of hits',

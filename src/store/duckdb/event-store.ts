@@ -231,8 +231,8 @@ export class DuckEventStore implements EventStore {
       for (let i = 0; i < rows.length; i += 500) {
         const chunk = rows.slice(i, i + 500);
         await q.exec(
-          `INSERT INTO imported_daily VALUES ${chunk.map(() => '(?, ?, CAST(? AS DATE), ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-          chunk.flatMap((r) => [r.importId, r.siteId, r.day, r.dimension, r.value, r.pageviews, r.visits, r.visitors, r.bounces, r.visitDuration]),
+          `INSERT INTO imported_daily VALUES ${chunk.map(() => '(?, ?, CAST(? AS DATE), ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+          chunk.flatMap((r) => [r.importId, r.siteId, r.day, r.dimension, r.value, r.pageviews, r.visits, r.visitors, r.bounces, r.visitDuration, r.lacks ?? 0]),
         );
       }
     });
@@ -254,9 +254,10 @@ export class DuckEventStore implements EventStore {
     }
     const value = values.byValue ? 'value' : "''";
     const rows = await this.conn.serial((q) =>
-      q.rows<{ day: string; value: string; pageviews: bigint; visits: bigint; visitors: bigint; bounces: bigint; duration: bigint }>(
+      q.rows<{ day: string; value: string; pageviews: bigint; visits: bigint; visitors: bigint; bounces: bigint; duration: bigint; lacks: number }>(
         `SELECT strftime(day, '%Y-%m-%d') AS day, ${value} AS value, sum(pageviews)::BIGINT AS pageviews, sum(visits)::BIGINT AS visits,
-           sum(visitors)::BIGINT AS visitors, sum(bounces)::BIGINT AS bounces, sum(visit_duration)::BIGINT AS duration
+           sum(visitors)::BIGINT AS visitors, sum(bounces)::BIGINT AS bounces, sum(visit_duration)::BIGINT AS duration,
+           bit_or(coalesce(lacks, 0))::INTEGER AS lacks
          FROM imported_daily WHERE ${where.join(' AND ')}
          GROUP BY day${values.byValue ? ', value' : ''}`,
         params,
@@ -264,7 +265,7 @@ export class DuckEventStore implements EventStore {
     );
     return rows.map((r) => ({
       day: r.day, value: r.value, pageviews: Number(r.pageviews), visits: Number(r.visits), visitors: Number(r.visitors),
-      bounces: Number(r.bounces), visitDuration: Number(r.duration),
+      bounces: Number(r.bounces), visitDuration: Number(r.duration), lacks: Number(r.lacks),
     }));
   }
 

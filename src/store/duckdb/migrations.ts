@@ -429,6 +429,14 @@ export const MIGRATIONS: Migration[] = [
   },
   // 15 to 17 are reserved for imports (this round); 18 is custom properties.
   {
+    version: 16,
+    name: 'what imported days lack',
+    // Numbers an export's rows do not carry (Fathom's hourly tables: visitors, and all but pageviews by field), as
+    // bits: 1 visitors, 2 visits, 4 bounces, 8 visit durations (src/store/types.ts, IMPORTED_LACKS). The table
+    // has no nextval default, so the WAL replays this ADD COLUMN; rows of earlier imports lack nothing (NULL).
+    sql: `ALTER TABLE imported_daily ADD COLUMN lacks INTEGER DEFAULT 0;`,
+  },
+  {
     version: 18,
     name: 'custom properties of hits',
     sql: `
