@@ -1,5 +1,5 @@
 // On the ingest thread, for stores that load record files themselves (EventStore.loadRecords): encoded records
-// gathered into files, one per few thousand records or quarter second, each announced to the main thread once
+// gathered into files, one per 5,000 records or second (the write buffer's batch), each announced to the main thread once
 // written, in order. The rows then never cross threads as objects.
 
 import { mkdirSync } from 'node:fs';
@@ -35,7 +35,7 @@ export class LoadBatches {
   ) {
     mkdirSync(dir, { recursive: true });
     this.maxRecords = options.maxRecords ?? 5000;
-    this.maxWaitMs = options.maxWaitMs ?? 250;
+    this.maxWaitMs = options.maxWaitMs ?? 1000;
   }
 
   /** Records gathered or being written: accepted, not yet handed to the main thread. */
