@@ -5,11 +5,12 @@
 import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest, GeneralError, ValidationError } from '../domain/errors.js';
 import { formatTimestamp } from '../domain/time.js';
 import type { Ingest } from '../ingest/live.js';
@@ -71,6 +72,20 @@ const BODY_TYPES: Record<ImportKind, string> = {
   plausible: "must be Plausible's export zip (Content-Type: application/zip)",
   fathom: "must be Fathom's CSV export as a zip (Content-Type: application/zip)",
 };
+
+/**
+ * An import answers when it is done, which for a large export is minutes after its upload ended: the connection is
+ * idle meanwhile, and the server's idle timeout (twice the request timeout) would close it and lose the answer.
+ * Lifted for this request, put back once its answer is sent.
+ */
+export function holdConnection(request: FastifyRequest, reply: FastifyReply): void {
+  const socket = request.raw.socket as Partial<Socket> | undefined;
+  // Injected requests (tests, light-my-request) have a socket that is no net.Socket.
+  if (typeof socket?.setTimeout !== 'function') return;
+  const idle = request.server.server.timeout;
+  socket.setTimeout(0);
+  reply.raw.once('finish', () => socket.setTimeout!(idle));
+}
 
 /** The request body as a stream, or a 400 naming what the import wants. */
 export function importBody(body: unknown, kind: ImportKind): Readable {

@@ -4,6 +4,7 @@
 // hits, headers matched in any case, bad rows reported by file and line, re-running replacing, deleting removing.
 
 import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { strToU8, zipSync } from 'fflate';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
@@ -60,7 +61,10 @@ describe('/admin/imports/fathom', () => {
   };
 
   before(async () => {
-    t = await startTestApp();
+    // A short request timeout, so the server closes connections idle for half a second (twice it): the import
+    // below takes longer than that after its upload, and must still answer.
+    t = await startTestApp({ requestTimeoutMs: 250 });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
     site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'From Fathom', domain: 'example.com', timezone: ZONE })).body.id;
     source = generateFathomExport({ zone: ZONE, firstDay: FIRST, endDay: today, pagesPerHour: 40 });
     zip = zipOf(source.files);
@@ -69,9 +73,16 @@ describe('/admin/imports/fathom', () => {
 
   it('imports every hourly row of a four-month export and says which columns it did not read', async () => {
     assert.ok(source.rows > 150_000, `a realistic size: ${source.rows} rows`);
-    const res = await upload(zip, `site_id=${site}&file_name=fathom.zip`);
-    assert.equal(res.statusCode, 200, res.body);
-    const body = res.json();
+    // Over a real connection, which stays idle while the rows are read after the upload.
+    const address = t.app.server.address() as AddressInfo;
+    const res = await fetch(`http://127.0.0.1:${address.port}/admin/imports/fathom?site_id=${site}&file_name=fathom.zip`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/zip' },
+      body: zip,
+    });
+    const text = await res.text();
+    assert.equal(res.status, 200, text);
+    const body = JSON.parse(text);
     importId = body.id;
     assert.deepEqual([body.kind, body.status, body.imported, body.rejected], ['fathom', 'done', source.rows, 0]);
     assert.deepEqual([body.first_hit_at, body.last_hit_at], [`${FIRST} 00:00:00`, `${LAST} 00:00:00`]);

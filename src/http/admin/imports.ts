@@ -5,7 +5,7 @@ import { notFound, ValidationError } from '../../domain/errors.js';
 import { TRACKING_CODE_RE } from '../../domain/ids.js';
 import type { Ingest } from '../../ingest/live.js';
 import type { EventStore, ImportKind, MetaStore, Site } from '../../store/types.js';
-import { importBody, ImportService, streamedImportBodies } from '../import-service.js';
+import { holdConnection, importBody, ImportService, streamedImportBodies } from '../import-service.js';
 
 export interface ImportRoutesOptions {
   meta: MetaStore;
@@ -32,8 +32,9 @@ export async function importRoutes(app: FastifyInstance, { meta, events, ingest 
   };
 
   for (const kind of ['umami', 'plausible', 'fathom'] as const) {
-    app.post<{ Querystring: SiteQuery }>(`/imports/${kind}`, async (request) => {
+    app.post<{ Querystring: SiteQuery }>(`/imports/${kind}`, async (request, reply) => {
       const site = await siteOf(request.query.site_id);
+      holdConnection(request, reply);
       const body = importBody(request.body, kind);
       const fileName = (request.query.file_name ?? DEFAULT_NAMES[kind]).slice(0, 255);
       return kind === 'umami' ? imports.umami(site, body, fileName) : kind === 'plausible' ? imports.plausible(site, body, fileName) : imports.fathom(site, body, fileName);

@@ -8,7 +8,7 @@ import { notFound } from '../../domain/errors.js';
 import { TRACKING_CODE_RE } from '../../domain/ids.js';
 import type { Ingest } from '../../ingest/live.js';
 import type { EventStore, ImportKind, MetaStore, Site } from '../../store/types.js';
-import { importBody, ImportService, streamedImportBodies } from '../import-service.js';
+import { holdConnection, importBody, ImportService, streamedImportBodies } from '../import-service.js';
 import { memberForApi } from './guard.js';
 
 export interface DashboardImportDeps {
@@ -35,8 +35,9 @@ export async function dashboardImportRoutes(app: FastifyInstance, { meta, events
 
   app.post<{ Params: { site_id: string; kind: string }; Querystring: { file_name?: string } }>(
     '/dashboard/api/sites/:site_id/imports/:kind',
-    async (request) => {
+    async (request, reply) => {
       const site = await siteFor(request, request.params.site_id);
+      holdConnection(request, reply);
       const kind = KINDS.get(request.params.kind);
       if (kind === undefined) throw notFound('Imports are of kind umami, plausible or fathom');
       const body = importBody(request.body, kind);
