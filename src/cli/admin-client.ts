@@ -1,5 +1,10 @@
 // A small client for the running server's /admin API, used by every CLI command.
 
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
 export class AdminClientError extends Error {}
 
 export class AdminClient {
@@ -28,10 +33,33 @@ export class AdminClient {
     return this.send<T>('POST', path, this.adminToken, body, headers);
   }
 
-  /** A POST whose body is streamed (large imports), never held whole. */
+  /**
+   * A POST whose body is streamed (large imports), never held whole. Sent with node:http rather than fetch, which
+   * gives up when no answer has come 5 minutes after the body: an import answers once it has read the whole
+   * export, which for a large one is longer.
+   */
   requestStream<T>(path: string, body: AsyncIterable<Uint8Array>, headers: Record<string, string>): Promise<T> {
     if (!this.adminToken) throw new AdminClientError(this.noAdmin());
-    return this.send<T>('POST', path, this.adminToken, body, headers);
+    const token = this.adminToken;
+    const url = new URL(path, this.baseUrl);
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise<T>((resolve, reject) => {
+      const unreachable = (err: Error) => reject(new AdminClientError(`cannot reach Plumb at ${this.baseUrl} (${err.message}); is it running? (PLUMB_URL)`));
+      const req = send(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...headers } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', unreachable);
+        res.on('end', () => {
+          try {
+            resolve(this.answer<T>(res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'), token));
+          } catch (err) {
+            reject(err);
+          }
+        });
+      });
+      req.on('error', unreachable);
+      pipeline(Readable.from(body), req).catch((err: Error) => (err instanceof AdminClientError ? reject(err) : unreachable(err)));
+    });
   }
 
   /** A JSON request to /v1 with an API token. */
@@ -63,17 +91,21 @@ export class AdminClient {
     } catch (err) {
       throw new AdminClientError(`cannot reach Plumb at ${this.baseUrl} (${(err as Error).message}); is it running? (PLUMB_URL)`);
     }
-    const text = await res.text();
+    return this.answer<T>(res.status, await res.text(), token);
+  }
+
+  /** The parsed answer of a 2xx, or the error an other status says. */
+  private answer<T>(status: number, text: string, token: string): T {
     let parsed: unknown;
     try {
       parsed = text === '' ? undefined : JSON.parse(text);
     } catch {
-      throw new AdminClientError(`unexpected answer from ${this.baseUrl} (HTTP ${res.status})`);
+      throw new AdminClientError(`unexpected answer from ${this.baseUrl} (HTTP ${status})`);
     }
-    if (!res.ok) {
+    if (status < 200 || status > 299) {
       const message = describeError(parsed);
-      const refused = token === this.adminToken && (res.status === 401 || /admin API is disabled/.test(message));
-      throw new AdminClientError(`HTTP ${res.status}: ${message}${refused ? (this.messages.refusedAdmin ?? '') : ''}`);
+      const refused = token === this.adminToken && (status === 401 || /admin API is disabled/.test(message));
+      throw new AdminClientError(`HTTP ${status}: ${message}${refused ? (this.messages.refusedAdmin ?? '') : ''}`);
     }
     return parsed as T;
   }
