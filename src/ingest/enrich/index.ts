@@ -27,13 +27,31 @@ export class Enricher {
   enrich(hit: IncomingHit, options: EnrichOptions = {}): HitAttributes | undefined {
     const page = normalizePage(hit.url);
     if (!page) return undefined;
+    const referrer = parseReferrer(hit.referrer, page.hostname, options.sameSiteHosts);
+    const campaign = campaignFields(page.query);
+    const ua = parseUserAgent(hit.userAgent);
+    const place = this.geo.lookup(hit.ip);
+    // Written out rather than spread: spreading four objects into one is a measurable part of a hit's cost.
     return {
       hostname: page.hostname,
       pathname: page.pathname,
-      ...parseReferrer(hit.referrer, page.hostname, options.sameSiteHosts),
-      ...campaignFields(page.query),
-      ...parseUserAgent(hit.userAgent),
-      ...this.geo.lookup(hit.ip),
+      referrerHostname: referrer.referrerHostname,
+      referrerPathname: referrer.referrerPathname,
+      referrerSource: referrer.referrerSource,
+      utmCampaign: campaign.utmCampaign,
+      utmContent: campaign.utmContent,
+      utmMedium: campaign.utmMedium,
+      utmSource: campaign.utmSource,
+      utmTerm: campaign.utmTerm,
+      ref: campaign.ref,
+      keyword: campaign.keyword,
+      browser: ua.browser,
+      operatingSystem: ua.operatingSystem,
+      deviceType: ua.deviceType,
+      countryCode: place.countryCode,
+      region: place.region,
+      state: place.state,
+      city: place.city,
     };
   }
 }
