@@ -4,15 +4,18 @@
 // and the CSV is what the panel shows.
 
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { hashPassword } from '../../src/domain/secrets.js';
+import { projectRoot } from '../../src/project-root.js';
 import { OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
-import { browserSkipReason, closePage, launchBrowser, openPage } from './browser.js';
+import { browserSkipReason, closePage, launchBrowser, openPage, sidewaysOverflow } from './browser.js';
 
 const skip = browserSkipReason();
+const SHOTS = join(projectRoot(), 'test-artifacts', 'screenshots');
 const EMAIL = 'props@example.test';
 const PASSWORD = 'a long properties password';
 const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
@@ -79,14 +82,14 @@ describe('goal properties panel in Chromium', { skip }, () => {
     await t.meta.setPasswordHash(1, await hashPassword(PASSWORD));
     site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Props shop', timezone: 'UTC' })).body.id;
     signup = (await t.call(OWNER_TOKEN, 'POST', `/v1/sites/${site}/events`, { name: 'Signup' })).body.id;
-    // plan: pro 3 (two visitors), team 2, "a,b" "quoted" 1 (CSV quoting); source on two; one signup without properties.
+    // plan: pro 3 (two visitors), team 2, "a,b" "quoted" 1 (CSV quoting); source on two; one with a long note only.
     await signupFrom(1, { plan: 'pro', source: 'footer' });
     await signupFrom(2, { plan: 'pro' });
     await signupFrom(2, { plan: 'pro', source: 'header' });
     await signupFrom(3, { plan: 'team' });
     await signupFrom(4, { plan: 'team' });
     await signupFrom(5, { plan: '=a,b "quoted"' });
-    await signupFrom(6);
+    await signupFrom(6, { note: `long-${'x'.repeat(150)}` });
     await t.flushHits();
 
     browser = await launchBrowser();
@@ -114,12 +117,14 @@ describe('goal properties panel in Chromium', { skip }, () => {
     await eventually(panelRows, expected, 'plan rows');
     const today = new Date().toISOString().slice(0, 10);
     const api = await answer({ site_id: site, entity_name: 'Signup', date_from: `${today} 00:00:00`, date_to: `${today} 23:59:59` });
-    assert.deepEqual(api.keys, ['plan', 'source']);
+    assert.deepEqual(api.keys, ['plan', 'source', 'note']);
     assert.deepEqual(
       api.rows.map((r) => [r.value, String(r.conversions), String(r.unique_conversions), pct(r.conversions, api.total)]),
       expected,
     );
-    assert.deepEqual(await page.locator('select[name="prop_key"] option').allTextContents(), ['plan', 'source']);
+    assert.deepEqual(await page.locator('select[name="prop_key"] option').allTextContents(), ['plan', 'source', 'note']);
+    await mkdir(SHOTS, { recursive: true });
+    await page.locator('.goal-properties').screenshot({ path: join(SHOTS, 'goal-properties.png') });
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export plan of Signup as CSV' }).click()]);
     const csvText = await readFile(await download.path(), 'utf8');
@@ -133,6 +138,15 @@ describe('goal properties panel in Chromium', { skip }, () => {
     await page.locator('select[name="prop_key"]').selectOption('source');
     await eventually(panelRows, [['footer', '1', '1', pct(1, 7)], ['header', '1', '1', pct(1, 7)]], 'source rows');
     assert.match(page.url(), /[?&]prop_key=source(&|$)/);
+
+    // A phone: the page filtered to a goal fits without scrolling sideways (the panel with a long value, and the
+    // breakdowns' "Unique completions" headings, which wrap), as the report test checks it without a goal.
+    await page.setViewportSize({ width: 360, height: 800 });
+    await page.locator('select[name="prop_key"]').selectOption('note');
+    await eventually(() => panelRows().then((r) => r.length), 1, 'the long note at 360 px');
+    assert.equal(await sidewaysOverflow(page), 0);
+    await page.locator('.goal-properties').screenshot({ path: join(SHOTS, 'goal-properties-phone.png') });
+    await page.setViewportSize({ width: 1280, height: 900 });
     assert.deepEqual(page.errors, []);
   });
 
@@ -161,7 +175,7 @@ describe('goal properties panel in Chromium', { skip }, () => {
     await page.locator('.chip[data-filter="prop"]', { hasText: 'Property plan is not pro' }).waitFor();
     // The goal filter went with "Clear all": the headline counts pageviews' visits now; back to the goal.
     await page.getByRole('button', { name: 'Filter by goal: Signup' }).click();
-    await eventually(conversionsShown, '4', 'signups without plan pro (team, the quoted one, none)');
+    await eventually(conversionsShown, '4', 'signups without plan pro (team, the quoted one, the note)');
     assert.deepEqual(failedCalls, []);
     assert.deepEqual(page.errors, []);
   });
