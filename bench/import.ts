@@ -1,11 +1,11 @@
 // Import speed: `plumb import` of generated NDJSON (the CLI in a process of its own, sending chunks to /admin/import
 // of the real server, another process) against DuckDB's own read_ndjson loading the same file in the same run; the
-// server's peak resident memory and the slowest /healthz answer while the import runs (asked from this process,
-// which does nothing else meanwhile); then a check that every imported hit was stored. BENCH_IMPORT_HITS sets the
-// size (default 1,000,000).
+// server's CPU time per hit, its peak resident memory and the slowest /healthz answer while the import runs (asked
+// from this process, which does nothing else meanwhile); then a check that every imported hit was stored.
+// BENCH_IMPORT_HITS sets the size (default 1,000,000).
 
 import { rmSync, writeFileSync, mkdtempSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { AdminClient } from '../src/cli/admin-client.js';
@@ -13,7 +13,7 @@ import { demoTraffic } from '../src/ingest/demo-traffic.js';
 import { DuckDatabase } from '../src/store/duckdb/database.js';
 import { DuckEventStore } from '../src/store/duckdb/event-store.js';
 import { startServer } from '../test/helpers/process.js';
-import { runCli, watchServer } from './server-watch.js';
+import { cpuSeconds, runCli, watchServer } from './server-watch.js';
 
 const ADMIN = 'bench-admin-token-0123456789abcdef';
 const OWNER = 'bench-bootstrap-token-0123456789';
@@ -70,16 +70,19 @@ export async function benchImport(hits = 1_000_000): Promise<void> {
     const baseline = await duckdbReadNdjson(file);
 
     // While the import runs: the server's memory every 200 ms and /healthz answered one after another.
+    const load = loadavg();
     const watch = watchServer(server.child.pid!, { everyMs: 200, healthz: server.url });
+    const cpuBefore = cpuSeconds(server.child.pid!);
     const started = performance.now();
     const summary = await importFile(['import', file], { PLUMB_URL: server.url, PLUMB_ADMIN_TOKEN: ADMIN });
     const seconds = (performance.now() - started) / 1000;
+    const serverCpu = cpuSeconds(server.child.pid!) - cpuBefore;
     const { peak, slowestHealthz } = await watch.stop();
     await server.stop();
 
     const db = await DuckDatabase.open(join(dir, 'data', 'plumb.duckdb'));
     const events = await DuckEventStore.open(db);
-    const stored = (await events.listHits(site)).length;
+    const stored = Number((await events.query('SELECT count(*) AS n FROM hits WHERE site_id = ?', [site]))[0]!.n);
     await events.close();
     await db.close();
 
@@ -90,7 +93,9 @@ export async function benchImport(hits = 1_000_000): Promise<void> {
     console.log(`| DuckDB read_ndjson of the file (baseline) | ${baseline.toFixed(2)} | ${Math.round(lines / baseline).toLocaleString('en')} |`);
     console.log(`| plumb import (enrichment, hashing, visits, stored) | ${seconds.toFixed(2)} | ${Math.round(lines / seconds).toLocaleString('en')} |`);
     console.log(`\nplumb import / baseline: ${(baseline / seconds).toFixed(3)}`);
+    console.log(`server CPU during the import: ${serverCpu.toFixed(1)} s, ${((serverCpu * 1e6) / lines).toFixed(1)} µs per hit (all threads)`);
     console.log(`server peak RSS during the import: ${(peak / 2 ** 20).toFixed(0)} MiB; slowest /healthz meanwhile: ${slowestHealthz.toFixed(0)} ms`);
+    console.log(`load average before the import: ${load.map((l) => l.toFixed(2)).join(', ')}`);
     console.log(`imported ${summary.imported}, refused ${summary.rejected} (bots and the like), stored ${stored}`);
     if (stored !== summary.imported) {
       console.log('STORED HITS DIFFER FROM IMPORTED');

@@ -14,6 +14,18 @@ export function rss(pid: number): number {
   }
 }
 
+/** CPU time a process has used so far, all its threads, user and system, in seconds (Linux; 0 elsewhere). */
+export function cpuSeconds(pid: number): number {
+  try {
+    // Fields 14 and 15 of /proc/PID/stat (after the parenthesised name, which may hold spaces) in clock ticks.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 export interface Watch {
   /** Stops watching; the peak RSS in bytes and the slowest /healthz in ms (0 when it was not asked). */
   stop(): Promise<{ peak: number; slowestHealthz: number }>;

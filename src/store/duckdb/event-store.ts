@@ -82,7 +82,12 @@ async function appendAll<T>(a: DuckDBAppender, rows: readonly T[], append: (a: D
 function selectCsv(file: string, columns: readonly CsvColumn[]): string {
   const fileType = (c: CsvColumn) => (c.type === 'EPOCH_MS' ? 'BIGINT' : c.type === 'TEXT_LIST' ? 'VARCHAR' : c.type);
   const value = (c: CsvColumn) =>
-    c.type === 'EPOCH_MS' ? `epoch_ms(${c.name})` : c.type === 'TEXT_LIST' ? `CAST(from_json(${c.name}, '["VARCHAR"]') AS VARCHAR[])` : c.name;
+    c.type === 'EPOCH_MS'
+      ? `epoch_ms(${c.name})`
+      : c.type === 'TEXT_LIST'
+        ? // Most hits have no properties: the empty list without parsing JSON costs about a third of the load less.
+          `CASE WHEN ${c.name} = '[]' THEN []::VARCHAR[] ELSE CAST(from_json(${c.name}, '["VARCHAR"]') AS VARCHAR[]) END`
+        : c.name;
   const spec = columns.map((c) => `'${c.name}': '${fileType(c)}'`).join(', ');
   const select = columns.map((c) => `${value(c)} AS ${c.name}`).join(', ');
   return `SELECT ${select} FROM read_csv(${sqlText(file)}, columns = {${spec}}, header = false, auto_detect = false,
