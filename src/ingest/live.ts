@@ -1,8 +1,9 @@
 // Live collection wiring. The live pipeline runs on the ingest thread (src/ingest/ingest-thread.ts), so the event
 // loop that serves HTTP only parses requests and answers them; this side hands hits over in batches, answers the
 // thread's MetaStore calls, and writes the rows it sends back through the write buffer (the embedded DuckDB file
-// belongs to this thread). /admin/import runs on the thread too; importPipeline() gives in-process tools and tests
-// a pipeline here. Visit state is the thread's memory (embedded) or a store every process shares (scale-out).
+// belongs to this thread). /admin/import runs set-based on the import thread where the event store loads rows in
+// bulk (src/ingest/bulk-importer.ts), else on the ingest thread too; importPipeline() gives in-process tools and
+// tests a pipeline here. Visit state is the thread's memory (embedded) or a store every process shares (scale-out).
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
