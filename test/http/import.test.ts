@@ -69,7 +69,7 @@ describe('/admin/import', () => {
     assert.ok(totals.visits > 300 && totals.pageviews > totals.visits && totals.bounces > 0);
   });
 
-  it('keeps answering other requests while a 10 MB import runs (it runs on a thread of its own)', async () => {
+  it('keeps answering other requests while a 10 MB import runs (it runs off the event loop)', async () => {
     const site = await newSite('Large import');
     const lines: string[] = [];
     const totals = emptyTotals();
