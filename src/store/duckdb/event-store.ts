@@ -85,8 +85,8 @@ function selectCsv(file: string, columns: readonly CsvColumn[]): string {
     c.type === 'EPOCH_MS'
       ? `epoch_ms(${c.name})`
       : c.type === 'TEXT_LIST'
-        ? // Most hits have no properties: the empty list without parsing JSON costs about a third of the load less.
-          `CASE WHEN ${c.name} = '[]' THEN []::VARCHAR[] ELSE CAST(from_json(${c.name}, '["VARCHAR"]') AS VARCHAR[]) END`
+        ? // Most hits have none: NULL (as write() stores them) without parsing JSON costs about a third of the load less.
+          `CASE WHEN ${c.name} = '[]' THEN NULL ELSE CAST(from_json(${c.name}, '["VARCHAR"]') AS VARCHAR[]) END`
         : c.name;
   const spec = columns.map((c) => `'${c.name}': '${fileType(c)}'`).join(', ');
   const select = columns.map((c) => `${value(c)} AS ${c.name}`).join(', ');
