@@ -5,7 +5,6 @@
 // time order exactly as the pipeline would. A test imports the same file both ways and compares every row.
 
 import { type IncomingHit, type StoredHit, type VisitRecord } from '../domain/hits.js';
-import { boundProps } from '../domain/props.js';
 import type { DropReason } from '../metrics.js';
 import type { Site } from '../store/types.js';
 import { campaignFields, type CampaignFields } from './enrich/campaign.js';
@@ -14,7 +13,7 @@ import { parseReferrer, type ReferrerFields } from './enrich/referrer.js';
 import { normalizePage } from './enrich/url.js';
 import { isBotUserAgent, parseUserAgent } from './enrich/user-agent.js';
 import { DROP_MESSAGES, MAX_REPORTED_ERRORS, parseImportLine, type ImportError, type ImportResult } from './import.js';
-import { bareHost, excludedHostTest, InvalidHit, MAX_EVENT_NAME, MAX_SITE_HOSTS } from './pipeline.js';
+import { bareHost, excludedHostTest, InvalidHit, MAX_EVENT_NAME, MAX_SITE_HOSTS, storedHitOf } from './pipeline.js';
 import { utcDay, type DaySalts, type EphemeralSalts } from './salts.js';
 import type { CounterDeltas } from './thread-protocol.js';
 import { visitorHash } from './visitor.js';
@@ -231,38 +230,7 @@ export class BatchImport {
       ref: k.ref,
       keyword: k.keyword,
     });
-    // Attribution belongs to the visit: every hit carries its first hit's (docs/reports.md, "Attribution").
-    const row: StoredHit = {
-      siteId: site.id,
-      type: hit.type,
-      timestamp: hit.timestamp,
-      visitorId: current,
-      visitId: visit.visitId,
-      hostname: page.hostname,
-      pathname: page.pathname,
-      referrerHostname: visit.referrerHostname,
-      referrerPathname: visit.referrerPathname,
-      referrerSource: visit.referrerSource,
-      utmCampaign: visit.utmCampaign,
-      utmContent: visit.utmContent,
-      utmMedium: visit.utmMedium,
-      utmSource: visit.utmSource,
-      utmTerm: visit.utmTerm,
-      ref: visit.ref,
-      keyword: visit.keyword,
-      browser: ua.browser,
-      operatingSystem: ua.operatingSystem,
-      deviceType: ua.deviceType,
-      countryCode: place.countryCode,
-      region: place.region,
-      state: place.state,
-      city: place.city,
-      eventName,
-      value: hit.type === 'event' ? (hit.value ?? 0) : 0,
-      firstView: visit.firstView,
-    };
-    const props = hit.props === undefined ? [] : boundProps(hit.props);
-    if (props.length > 0) row.props = props;
+    const row = storedHitOf(hit, site.id, current, visit, eventName, page, ua, place);
     return { row, visit };
   }
 
