@@ -177,7 +177,7 @@ export class Ingest {
 
   /** True while new hits must be refused (503): too many accepted hits wait for the store. */
   get isFull(): boolean {
-    return this.buffer.isFull || this.buffer.pending + this.gathered >= this.buffer.maxPending;
+    return this.pending >= this.buffer.maxPending;
   }
 
   /**
