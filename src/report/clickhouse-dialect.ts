@@ -113,7 +113,24 @@ export class ClickHouseDialect extends SqlDialect {
    * already sorted parts and keeps WHERE on the primary key (site_id), and 18.16 never moves WHERE to PREWHERE
    * under FINAL, so filters see only the latest versions (an explicit PREWHERE would not).
    */
-  override table(name: 'hits' | 'visits', alias?: string): string {
+  override date(value: string): string {
+    return `toDate(${value})`;
+  }
+
+  override dateText(column: string): string {
+    return `toString(${column})`;
+  }
+
+  override sumInteger(column: string): string {
+    return `sum(${column})`;
+  }
+
+  /** Rows from before the column read its default, 0. */
+  override bitOrAll(column: string): string {
+    return `groupBitOr(${column})`;
+  }
+
+  override table(name: 'hits' | 'visits' | 'imported_daily', alias?: string): string {
     const ref = alias ? `${name} AS ${alias}` : name;
     return name === 'visits' ? `${ref} FINAL` : ref;
   }

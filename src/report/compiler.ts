@@ -28,6 +28,33 @@ export function likePattern(value: string): string {
   return `%${value.replace(/[\\%_]/g, (c) => `\\${c}`).replace(/\*/g, '%')}%`;
 }
 
+/**
+ * The conditions of one property's filters on `column`: its positives ORed as one clause, each negative a clause
+ * of its own (to be ANDed). The one place reports turn `is`, `is like` and `matching` (and their negations) into
+ * SQL, for recorded hits and imported days alike.
+ */
+export function valueConditions(d: SqlDialect, column: string, filters: readonly Pick<Filter, 'operator' | 'value'>[], b: Binder): string[] {
+  const condition = (f: Pick<Filter, 'operator' | 'value'>): string => {
+    switch (f.operator) {
+      case 'is':
+        return `${column} = ${b.value(f.value)}`;
+      case 'is not':
+        return `${column} <> ${b.value(f.value)}`;
+      case 'is like':
+        return d.ilike(column, b.value(likePattern(f.value)));
+      case 'is not like':
+        return `NOT ${d.ilike(column, b.value(likePattern(f.value)))}`;
+      case 'matching':
+        return d.regexMatch(column, b.value(f.value));
+      case 'not matching':
+        return `NOT ${d.regexMatch(column, b.value(f.value))}`;
+    }
+  };
+  const positives = filters.filter((f) => POSITIVE_OPERATORS.has(f.operator)).map(condition);
+  const negatives = filters.filter((f) => !POSITIVE_OPERATORS.has(f.operator)).map(condition);
+  return [...(positives.length > 0 ? [`(${positives.join(' OR ')})`] : []), ...negatives];
+}
+
 const atVisitLevel = (source: FieldSource) => source.table === 'visit';
 
 /** A query's filters on hit and on visit columns, and whether it reads its hits' visits (filters or groups). */
@@ -523,30 +550,9 @@ export class ReportCompiler {
     for (const [property, list] of byProperty) {
       const source = filterSource(property as Filter['property']);
       const column = property === 'domain' ? this.dialect.domain(col(source)) : col(source);
-      const positives = list.filter((f) => POSITIVE_OPERATORS.has(f.operator)).map((f) => this.condition(column, f, b));
-      const negatives = list.filter((f) => !POSITIVE_OPERATORS.has(f.operator)).map((f) => this.condition(column, f, b));
-      if (positives.length > 0) clauses.push(`(${positives.join(' OR ')})`);
-      clauses.push(...negatives);
+      clauses.push(...valueConditions(this.dialect, column, list, b));
     }
     return clauses;
-  }
-
-  private condition(column: string, f: Filter, b: Binder): string {
-    const d = this.dialect;
-    switch (f.operator) {
-      case 'is':
-        return `${column} = ${b.value(f.value)}`;
-      case 'is not':
-        return `${column} <> ${b.value(f.value)}`;
-      case 'is like':
-        return d.ilike(column, b.value(likePattern(f.value)));
-      case 'is not like':
-        return `NOT ${d.ilike(column, b.value(likePattern(f.value)))}`;
-      case 'matching':
-        return d.regexMatch(column, b.value(f.value));
-      case 'not matching':
-        return `NOT ${d.regexMatch(column, b.value(f.value))}`;
-    }
   }
 
   /** The requested or default order, then ties broken by timestamp and the grouped fields, ascending. */

@@ -112,12 +112,32 @@ export class SqlDialect {
     return `(${a}) // (${b})`;
   }
 
+  /** A bound `YYYY-MM-DD` as a DATE, to compare with a DATE column. */
+  date(value: string): string {
+    return `CAST(${value} AS DATE)`;
+  }
+
+  /** A DATE column as `YYYY-MM-DD`. */
+  dateText(column: string): string {
+    return `strftime(${column}, '%Y-%m-%d')`;
+  }
+
+  /** The sum of an integer column as a 64-bit integer (DuckDB's sum of BIGINT is a HUGEINT). */
+  sumInteger(column: string): string {
+    return `CAST(sum(${column}) AS BIGINT)`;
+  }
+
+  /** Every bit set in any row of an integer column (NULL: rows from before the column, none set). */
+  bitOrAll(column: string): string {
+    return `CAST(bit_or(coalesce(${column}, 0)) AS INTEGER)`;
+  }
+
   countDistinct(column: string): string {
     return `count(DISTINCT ${column})`;
   }
 
   /** Table references, with an alias when given: a dialect may need a modifier (e.g. ClickHouse's FINAL on visits). */
-  table(name: 'hits' | 'visits', alias?: string): string {
+  table(name: 'hits' | 'visits' | 'imported_daily', alias?: string): string {
     return alias ? `${name} ${alias}` : name;
   }
 

@@ -8,7 +8,7 @@ import type { EventStore, Site } from '../store/types.js';
 import { aggregateAlias, fieldAlias, PROP_ALIAS, ReportCompiler, TIMESTAMP_ALIAS } from './compiler.js';
 import type { CompiledQuery } from './dialect.js';
 import { formatAggregate } from './format.js';
-import { importedCarries, importedPlan, mergeImported, recordedPartsQuery } from './imported.js';
+import { importedCarries, importedDaySums, importedDaysQuery, importedPlan, mergeImported, recordedPartsQuery } from './imported.js';
 import { DEFAULT_GROUPED_LIMIT, EARLIEST_DATE, LATEST_DATE, type RangeEnd, type ReportRequest } from './parse.js';
 import type { QueryGate } from './query-gate.js';
 import type { ReportQuery } from './query.js';
@@ -64,8 +64,8 @@ export class ReportEngine {
     // Imported history joins the answer only for queries it can answer exactly, and only when there is some
     // (imported days have no custom properties).
     const plan = query.props?.length || query.propGroup !== undefined ? undefined : importedPlan(query, site);
-    if (plan) {
-      const days = await this.gate.run(() => this.store.importedDays(site.id, plan.dimension, plan.fromDay, plan.untilDay, plan.values));
+    if (plan && (await this.gate.run(() => this.store.hasImportedDays(site.id)))) {
+      const days = importedDaySums(await this.run(importedDaysQuery(this.compiler.dialect, site.id, plan)));
       // Rows lacking a number asked for (an export without it) leave the whole answer to recorded hits.
       if (days.length > 0 && importedCarries(query, days)) return mergeImported(query, await this.run(this.partsCompiler.aggregation(recordedPartsQuery(query))), days);
     }

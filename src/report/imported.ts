@@ -4,11 +4,12 @@
 // reports use recorded hits only.
 
 import { zoneOffsetMs } from '../domain/zoned-time.js';
-import { IMPORTED_DIMENSIONS, IMPORTED_LACKS, type ImportedDimension, type ImportedDaySums, type ImportedValues, type Site } from '../store/types.js';
-import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS } from './compiler.js';
+import { IMPORTED_DIMENSIONS, IMPORTED_LACKS, type ImportedDimension, type ImportedDaySums, type Site } from '../store/types.js';
+import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS, valueConditions } from './compiler.js';
+import { Binder, type CompiledQuery, type SqlDialect } from './dialect.js';
 import { formatAggregate } from './format.js';
-import type { Aggregate } from './fields.js';
-import type { ReportQuery } from './query.js';
+import { POSITIVE_OPERATORS, type Aggregate } from './fields.js';
+import type { Filter, ReportQuery } from './query.js';
 
 /** Sums that add up exactly over days and over the values of a field one visit has one of (visitors: see below). */
 const ADDITIVE = new Set<Aggregate>(['pageviews', 'visits', 'visitors']);
@@ -22,6 +23,14 @@ const FIELDS = new Set<string>(IMPORTED_DIMENSIONS.filter((d) => d !== '' && d !
  */
 const PER_HIT: ReadonlySet<string> = new Set(['pathname']);
 const DAY_MS = 86_400_000;
+
+/** Which rows of a dimension's imported days a report reads, and whether they are summed per value or per day only. */
+export interface ImportedValues {
+  /** The report's filters on the field, applied to the stored value as to recorded hits' column (none: every value). */
+  conditions: readonly Pick<Filter, 'operator' | 'value'>[];
+  /** Sums per day and value (grouping by the field); otherwise per day, `value` ''. */
+  byValue: boolean;
+}
 
 export interface ImportedPlan {
   dimension: ImportedDimension;
@@ -43,28 +52,27 @@ function pageviewSelection(q: ReportQuery): { dimension: ImportedDimension; valu
   if (q.fieldGrouping.length > 1) return undefined;
   const grouped = q.fieldGrouping[0];
   if (grouped !== undefined && !FIELDS.has(grouped)) return undefined;
-  // Filters only on the one field whose table is read (the grouped one, if any), and only exact equality: a
-  // table row is one value, so `is` and `is not` select whole rows.
+  // Filters only on the one field whose table is read (the grouped one, if any): a table row is one value of it,
+  // so every operator selects whole rows, as it selects hits by their value.
   const properties = new Set<string>(q.filters.map((f) => f.property));
   if (properties.size > 1) return undefined;
   const filtered = [...properties][0];
   if (filtered !== undefined && (!FIELDS.has(filtered) || (grouped !== undefined && filtered !== grouped))) return undefined;
-  if (!q.filters.every((f) => f.operator === 'is' || f.operator === 'is not')) return undefined;
   const dimension = (grouped ?? filtered ?? '') as ImportedDimension;
-
-  const include = [...new Set(q.filters.filter((f) => f.operator === 'is').map((f) => f.value))];
-  const exclude = [...new Set(q.filters.filter((f) => f.operator === 'is not').map((f) => f.value))];
-  const values: ImportedValues = { byValue: grouped !== undefined, ...(include.length > 0 ? { include } : {}), ...(exclude.length > 0 ? { exclude } : {}) };
+  const values: ImportedValues = { byValue: grouped !== undefined, conditions: q.filters.map(({ operator, value }) => ({ operator, value })) };
 
   const perHit = PER_HIT.has(dimension);
   for (const a of q.aggregates) {
     if (!ADDITIVE.has(a) && !RATIOS.has(a)) return undefined;
     if (RATIOS.has(a) && perHit) return undefined;
   }
-  // Summed over several values of a field (a filter keeping more than one, no grouping by it), pageviews add up,
-  // and so do visits and their parts where a visit has one value; visitor-days do not (one person may come by
-  // two sources a day), nor visits of pages (one visit views two).
-  const severalValues = grouped === undefined && filtered !== undefined && include.length !== 1;
+  // Summed over several values of a field (filters that may keep more than one, no grouping by it), pageviews add
+  // up, and so do visits and their parts where a visit has one value; visitor-days do not (one person may come by
+  // two sources a day), nor visits of pages (one visit views two). Only `is` of one value (negatives can only
+  // narrow it) keeps at most one; a pattern may keep any number.
+  const positives = q.filters.filter((f) => POSITIVE_OPERATORS.has(f.operator));
+  const oneValue = positives.length > 0 && positives.every((f) => f.operator === 'is' && f.value === positives[0]!.value);
+  const severalValues = grouped === undefined && filtered !== undefined && !oneValue;
   if (severalValues && q.aggregates.some((a) => a === 'visitors' || (perHit && a === 'visits'))) return undefined;
   return { dimension, values };
 }
@@ -73,8 +81,8 @@ function pageviewSelection(q: ReportQuery): { dimension: ImportedDimension; valu
  * Whether imported days can answer `q`, and which of their rows: reports over whole days of the site's own time
  * zone (the days the export was made in), by day, month, year or not at all, and
  * * pageviews: pageviews, visits and visitors, with bounce_rate and avg_duration where the table counts whole
- *   visits, grouped by nothing or by one field an imported table carries, filtered with `is` / `is not` on that
- *   field only (pageviewSelection);
+ *   visits, grouped by nothing or by one field an imported table carries, filtered on that field only, with any
+ *   operator (pageviewSelection);
  * * events: conversions of the event, with no grouping or filter.
  */
 export function importedPlan(q: ReportQuery, site: Site): ImportedPlan | undefined {
@@ -82,7 +90,7 @@ export function importedPlan(q: ReportQuery, site: Site): ImportedPlan | undefin
   let selection: { dimension: ImportedDimension; values: ImportedValues } | undefined;
   if (q.entity === 'event') {
     const answerable = q.eventName !== undefined && q.aggregates.every((a) => a === 'conversions') && q.fieldGrouping.length === 0 && q.filters.length === 0;
-    selection = answerable ? { dimension: 'event_name', values: { include: [q.eventName!], byValue: false } } : undefined;
+    selection = answerable ? { dimension: 'event_name', values: { conditions: [{ operator: 'is', value: q.eventName! }], byValue: false } } : undefined;
   } else {
     selection = pageviewSelection(q);
   }
@@ -91,6 +99,43 @@ export function importedPlan(q: ReportQuery, site: Site): ImportedPlan | undefin
   const untilDay = localMidnight(q.timezone, q.until);
   if (fromDay === undefined || untilDay === undefined || untilDay <= fromDay) return undefined;
   return { ...selection, fromDay, untilDay };
+}
+
+/** Aliases of importedDaysQuery's columns (never a column's name: ClickHouse resolves a name to an alias everywhere). */
+const DAY_ALIAS = 'd';
+const VALUE_ALIAS = 'v';
+const SUMS = { pageviews: 'pageviews', visits: 'visits', visitors: 'visitors', bounces: 'bounces', visitDuration: 'visit_duration' } as const;
+const sumAlias = (column: string) => `sum_${column}`;
+const LACKS_ALIAS = 'any_lacks';
+
+/**
+ * The site's imported days of the plan's dimension and range, summed per day (and value), the plan's conditions
+ * bound and written as for recorded hits (valueConditions).
+ */
+export function importedDaysQuery(d: SqlDialect, siteId: string, plan: ImportedPlan): CompiledQuery {
+  const b = new Binder(d);
+  const where = [
+    `site_id = ${b.value(siteId)}`, `dimension = ${b.value(plan.dimension)}`,
+    `day >= ${d.date(b.value(plan.fromDay))}`, `day < ${d.date(b.value(plan.untilDay))}`,
+    ...valueConditions(d, 'value', plan.values.conditions, b),
+  ];
+  const byValue = plan.values.byValue;
+  const sums = Object.values(SUMS).map((c) => `${d.sumInteger(c)} AS ${sumAlias(c)}`);
+  return {
+    sql:
+      `SELECT ${d.dateText('day')} AS ${DAY_ALIAS}, ${byValue ? 'value' : "''"} AS ${VALUE_ALIAS}, ${sums.join(', ')}, ${d.bitOrAll('lacks')} AS ${LACKS_ALIAS} ` +
+      `FROM ${d.table('imported_daily')} WHERE ${where.join(' AND ')} GROUP BY day${byValue ? ', value' : ''}`,
+    params: b.params,
+  };
+}
+
+/** importedDaysQuery's rows as the database returned them. */
+export function importedDaySums(rows: readonly Record<string, unknown>[]): ImportedDaySums[] {
+  const n = (row: Record<string, unknown>, column: string) => Number(integer(row[sumAlias(column)]));
+  return rows.map((r) => ({
+    day: String(r[DAY_ALIAS]), value: String(r[VALUE_ALIAS] ?? ''), pageviews: n(r, SUMS.pageviews), visits: n(r, SUMS.visits),
+    visitors: n(r, SUMS.visitors), bounces: n(r, SUMS.bounces), visitDuration: n(r, SUMS.visitDuration), lacks: Number(integer(r[LACKS_ALIAS])),
+  }));
 }
 
 /** The IMPORTED_LACKS bits of the numbers each aggregate needs. */

@@ -321,16 +321,6 @@ export interface ImportedDay {
 /** Bits of ImportedDay.lacks: a report asking for a number some imported row in its range lacks uses recorded hits only. */
 export const IMPORTED_LACKS = { visitors: 1, visits: 2, bounces: 4, duration: 8 } as const;
 
-/** Which values of a dimension imported days are read for, and whether they are summed per value or per day only. */
-export interface ImportedValues {
-  /** Only these values (none: every value). */
-  include?: readonly string[];
-  /** Never these. */
-  exclude?: readonly string[];
-  /** Sums per day and value (grouping by the field); otherwise per day, `value` ''. */
-  byValue: boolean;
-}
-
 /** Imported days summed per day (and value): what reports add to recorded hits. */
 export type ImportedDaySums = Pick<ImportedDay, 'day' | 'value' | 'pageviews' | 'visits' | 'visitors' | 'bounces' | 'visitDuration'> & {
   /** Every bit any summed row lacks. */
@@ -371,7 +361,8 @@ export interface EventStore {
    * The site's imported days from `fromDay` to before `untilDay` of one dimension, of the values `values` selects
    * (default: all, per value), summed per day and value; [] at the cost of no query for a site without imports.
    */
-  importedDays(siteId: string, dimension: ImportedDay['dimension'], fromDay: string, untilDay: string, values?: ImportedValues): Promise<ImportedDaySums[]>;
+  /** Whether the site has any imported days (remembered for a few seconds: most sites have none). */
+  hasImportedDays(siteId: string): Promise<boolean>;
   deleteImportedDays(siteId: string, importId: string): Promise<void>;
   close(): Promise<void>;
 }

@@ -279,6 +279,68 @@ describe('/admin/imports/plausible', () => {
     ]);
   });
 
+  it('answers is like, matching and their negations on the field of one table, as on recorded hits', async () => {
+    // `is like`: case-insensitive contains, `*` any run of characters, everything else literal; `matching`: RE2,
+    // not anchored. The patterns here mean the same in JavaScript's RegExp, which works out the expected rows.
+    const like = (pattern: string) => {
+      const re = new RegExp(pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*'), 'i');
+      return (v: string) => re.test(v);
+    };
+    const regex = (pattern: string) => (v: string) => new RegExp(pattern).test(v);
+    const pages = (keep: (page: string) => boolean) => plus(sum(source.byPage, keep), keep('/') ? { ...ZERO, pageviews: 1 } : ZERO);
+    const cases: [string, (page: string) => boolean][] = [
+      ['is like', like('DOCS/page-1')],
+      ['is like', like('page-*5')],
+      ['is like', like('%')],
+      ['is not like', (p) => !like('docs')(p)],
+      ['matching', regex('^/docs/page-(1|2)\\d$')],
+      ['not matching', (p) => !regex('^/docs')(p)],
+    ];
+    const patterns = ['DOCS/page-1', 'page-*5', '%', 'docs', '^/docs/page-(1|2)\\d$', '^/docs'];
+    for (const [i, [operator, keep]] of cases.entries()) {
+      const f = filters([{ property: 'pathname', operator, value: patterns[i]! }]);
+      const expected = pages(keep);
+      assert.deepEqual(await report(`aggregates=pageviews&${f}&${range}`), [{ pageviews: String(expected.pageviews) }], `${operator} ${patterns[i]}`);
+      // Grouped by the field, every row is one value: visitors too, each page's own.
+      const byPage = [...source.byPage].filter(([p]) => keep(p)).map(([p, c]) => ({ pathname: p, visitors: String(c.visitors + (p === '/' ? 1 : 0)) }));
+      byPage.sort((a, b) => Number(b.visitors) - Number(a.visitors) || Buffer.compare(Buffer.from(a.pathname), Buffer.from(b.pathname)));
+      assert.deepEqual(await report(`aggregates=visitors&field_grouping=pathname&sort_by=visitors:desc&limit=1000&${f}&${range}`), byPage, `${operator} ${patterns[i]} by page`);
+    }
+    // Positives ORed, negatives ANDed, as on hits: pages 1x or 2x but not 15, and not /docs/page-2.
+    const mixed = filters([
+      { property: 'pathname', operator: 'matching', value: 'page-1\\d$' }, { property: 'pathname', operator: 'is', value: '/docs/page-2' },
+      { property: 'pathname', operator: 'is not like', value: '15' }, { property: 'pathname', operator: 'not matching', value: '^/docs/page-2$' },
+    ]);
+    const keepMixed = (p: string) => (/page-1\d$/.test(p) || p === '/docs/page-2') && !p.includes('15') && p !== '/docs/page-2';
+    assert.deepEqual(await report(`aggregates=pageviews&${mixed}&${range}`), [{ pageviews: String(sum(source.byPage, keepMixed).pageviews) }]);
+    // Visits have one source: visits, bounce rate and duration add up over the sources a pattern keeps.
+    const sources = source.byField.get('referrer_source')!;
+    const notG = plus(sum(sources, (s) => !/^g/i.test(s)), RECORDED); // the recorded visit has no source
+    assert.deepEqual(await report(`aggregates=pageviews,visits,bounce_rate,avg_duration&${filters([{ property: 'referrer_source', operator: 'not matching', value: '(?i)^g' }])}&${range}`), [
+      { pageviews: String(notG.pageviews), visits: String(notG.visits), bounce_rate: bounceRate(notG), avg_duration: avgDuration(notG) },
+    ]);
+    const campaigns = source.byField.get('utm_campaign')!;
+    const spring = sum(campaigns, (c) => c.includes('spr'));
+    assert.deepEqual(await report(`aggregates=visits,bounce_rate&${filters([{ property: 'utm_campaign', operator: 'is like', value: 'SPR' }])}&${range}`), [
+      { visits: String(spring.visits), bounce_rate: bounceRate(spring) },
+    ]);
+    // One value kept by `is`, narrowed by a pattern: visitors are exact.
+    const newsletter = sources.get('Newsletter')!;
+    assert.deepEqual(await report(`aggregates=visitors&${filters([{ property: 'referrer_source', operator: 'is', value: 'Newsletter' }, { property: 'referrer_source', operator: 'is not like', value: 'x' }])}&${range}`), [
+      { visitors: String(newsletter.visitors) },
+    ]);
+    // Hostile patterns select nothing and break nothing; an invalid expression is refused as on recorded hits.
+    for (const value of ["'; DROP TABLE imported_daily; --", "' OR '1'='1", '\\', '_', 'a\u0000b', ') UNION SELECT 1 --', 'ünï ✓ 😀']) {
+      assert.deepEqual(await report(`aggregates=pageviews&${filters([{ property: 'pathname', operator: 'is like', value }])}&${range}`), [{ pageviews: '0' }], value);
+      assert.deepEqual(await report(`aggregates=pageviews&${filters([{ property: 'pathname', operator: 'is not like', value }])}&${range}`), [{ pageviews: String(sum(source.byPage).pageviews + 1) }], value);
+    }
+    for (const value of ['(', '[a', '\\', 'a{2,1}', '(?<name>x)']) {
+      const res = await t.call(OWNER_TOKEN, 'GET', `/v1/aggregations?entity=pageview&entity_id=${site}&aggregates=pageviews&${filters([{ property: 'pathname', operator: 'matching', value }])}&${range}`);
+      assert.equal(res.status, 400, `${value}: ${JSON.stringify(res.body)}`);
+      assert.ok(Array.isArray(res.body.errors?.filters), `${value}: ${JSON.stringify(res.body)}`);
+    }
+  });
+
   it("answers an event's completions from the export's custom events", async () => {
     const signups = source.events.get('Signup')!;
     const rows = await t.call(OWNER_TOKEN, 'GET', `/v1/aggregations?entity=event&site_id=${site}&entity_name=Signup&aggregates=conversions&date_grouping=day&${range}`);
@@ -297,7 +359,9 @@ describe('/admin/imports/plausible', () => {
     assert.deepEqual(await report(`aggregates=pageviews,uniques&${range}`), [{ pageviews: '1', uniques: '1' }], 'uniques');
     assert.deepEqual(await report(`aggregates=pageviews&date_from=${dayBefore(DAYS - 1)} 06:00:00&date_to=${today}`), [{ pageviews: '1' }], 'not whole days');
     assert.deepEqual(await report(`aggregates=pageviews&timezone=UTC&${range}`), [{ pageviews: '1' }], "another zone than the site's");
-    assert.deepEqual(await report(`aggregates=pageviews&${filters([{ property: 'pathname', operator: 'is like', value: 'docs' }])}&${range}`), [{ pageviews: '0' }], 'is like');
+    assert.deepEqual(await report(`aggregates=visitors&${filters([{ property: 'pathname', operator: 'is like', value: 'docs' }])}&${range}`), [{ visitors: '0' }], 'visitors of the pages a pattern keeps');
+    assert.deepEqual(await report(`aggregates=visits&${filters([{ property: 'entry_page', operator: 'matching', value: '^/' }])}&${range}`), [{ visits: String(sum(source.byField.get('entry_page')!).visits + 1) }], 'visits of the entry pages a pattern keeps add up');
+    assert.deepEqual(await report(`aggregates=visitors&${filters([{ property: 'referrer_source', operator: 'is', value: 'Google' }, { property: 'referrer_source', operator: 'is like', value: 'goo' }])}&${range}`), [{ visitors: '0' }], 'visitors of is and is like');
     assert.deepEqual(await report(`aggregates=visitors&${filters([{ property: 'browser', operator: 'is', value: 'Chrome' }, { property: 'browser', operator: 'is', value: 'Firefox' }])}&${range}`), [{ visitors: '1' }], 'visitors of two values');
     assert.deepEqual(await report(`aggregates=visits&${filters([{ property: 'pathname', operator: 'is not', value: '/docs/page-1' }])}&${range}`), [{ visits: '1' }], 'visits of several pages');
     assert.deepEqual(await report(`aggregates=pageviews&${filters([{ property: 'browser', operator: 'is', value: 'Chrome' }, { property: 'country_code', operator: 'is not', value: 'DE' }])}&${range}`), [{ pageviews: '1' }], 'two fields');

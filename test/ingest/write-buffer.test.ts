@@ -303,7 +303,7 @@ function bind(store: DuckEventStore): EventStore {
     deleteSite: (siteId) => store.deleteSite(siteId),
     deleteVisitRange: (siteId, from, to) => store.deleteVisitRange(siteId, from, to),
     writeImportedDays: (rows) => store.writeImportedDays(rows),
-    importedDays: (siteId, dimension, fromDay, untilDay) => store.importedDays(siteId, dimension, fromDay, untilDay),
+    hasImportedDays: (siteId) => store.hasImportedDays(siteId),
     deleteImportedDays: (siteId, importId) => store.deleteImportedDays(siteId, importId),
     close: () => store.close(),
   };

@@ -399,4 +399,75 @@ describe('reports on ClickHouse answer as on DuckDB', () => {
       await ch.deleteImportedDays(site.id, importId);
     }
   });
+  it('imported days under is like, matching and their negations: hostile patterns and stored values, alike, exactly the rows kept', async () => {
+    const site = sites.ny;
+    const importId = 'imported-patterns-test';
+    const days = ['2026-03-06', '2026-03-07', '2026-03-08', '2026-03-09'];
+    const range = { date_from: days[0]!, date_to: days[3]! };
+    const stored = [...new Set(sample.filter((h) => h.hostname === 'https://edge.example').map((h) => h.pathname))];
+    const values: Record<'pathname' | 'utm_source', string[]> = { pathname: [...HOSTILE, ...stored, '/ms/a', '/imported/Ünïcödé'], utm_source: [...HOSTILE, 'newsletter', 'NewsLetter'] };
+    const rows: ImportedDay[] = [];
+    for (const [d, day] of days.entries()) {
+      for (const [dimension, list] of Object.entries(values) as ['pathname' | 'utm_source', string[]][]) {
+        list.forEach((value, i) => rows.push({ importId, siteId: site.id, day, dimension, value, pageviews: 100 + 7 * i + d, visits: 50 + i, visitors: 40 + i, bounces: i, visitDuration: 9 * i + d }));
+      }
+    }
+    // What each operator keeps, worked out apart from any database: `is like` lowers both sides, `*` any run
+    // (newlines too, as SQL's %); the expressions are those meaning the same in JavaScript's RegExp as in RE2.
+    const like = (pattern: string) => {
+      const re = new RegExp(pattern.toLowerCase().split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*'), 's');
+      return (v: string) => re.test(v.toLowerCase());
+    };
+    const SAME_IN_JS = new Set(['.*', '\\d+', "^/it's$", 'ünïcödé ✓ 😀', 'ÜNÏCÖDÉ', '$1', '%', '_', '\n']);
+    const keeps = (operator: string, pattern: string): ((v: string) => boolean) | undefined => {
+      switch (operator) {
+        case 'is like':
+          return like(pattern);
+        case 'is not like':
+          return (v) => !like(pattern)(v);
+        case 'matching':
+          return SAME_IN_JS.has(pattern) ? (v) => new RegExp(pattern, 'u').test(v) : undefined;
+        case 'not matching':
+          return SAME_IN_JS.has(pattern) ? (v) => !new RegExp(pattern, 'u').test(v) : undefined;
+        default:
+          return undefined;
+      }
+    };
+    const checked: { params: Params; property: 'pathname' | 'utm_source'; keep: (v: string) => boolean; answer: unknown }[] = [];
+    try {
+      await duck.writeImportedDays(rows);
+      await ch.writeImportedDays(rows);
+      for (const property of ['pathname', 'utm_source'] as const) {
+        for (const value of [...HOSTILE, 'NEWS*LETTER', '/ms/*', '(?i)^/imported/ünï']) {
+          for (const operator of ['is like', 'is not like', 'matching', 'not matching']) {
+            // Pages' visits and bounces are not parts of the site's (a visit views several): pageviews only.
+            const params = { aggregates: property === 'pathname' ? 'pageviews' : 'pageviews,visits,bounce_rate', filters: filters([property, operator, value]), ...range };
+            await same(site, params, false);
+            await same(site, { aggregates: 'pageviews,visitors', field_grouping: property, filters: filters([property, operator, value]), ...range }, false);
+            const keep = keeps(operator, value);
+            const [answer] = await answers(site, params);
+            if (keep && Array.isArray(answer)) checked.push({ params, property, keep, answer });
+          }
+        }
+        // Several operators at once: positives ORed, negatives ANDed.
+        await same(site, {
+          aggregates: property === 'pathname' ? 'pageviews' : 'pageviews,visits,avg_duration', filters: filters([property, 'is like', 's'], [property, 'matching', '^/'], [property, 'is not like', 'it'], [property, 'not matching', '\\d']), ...range,
+        });
+      }
+      assert.ok(checked.filter((c) => c.params.filters!.includes('"matching"')).length >= 8, 'too few expressions worked out');
+      // Each answer less the same request without the imported rows is exactly the rows the filter keeps.
+      await duck.deleteImportedDays(site.id, importId);
+      for (const c of checked) {
+        const [without] = await answers(site, c.params);
+        const kept = rows.filter((r) => r.dimension === c.property && c.keep(r.value));
+        const [withRow] = c.answer as Record<string, string>[];
+        const [withoutRow] = without as Record<string, string>[];
+        assert.equal(Number(withRow!.pageviews) - Number(withoutRow!.pageviews), kept.reduce((a, r) => a + r.pageviews, 0), JSON.stringify(c.params));
+        if (c.property !== 'pathname') assert.equal(Number(withRow!.visits) - Number(withoutRow!.visits), kept.reduce((a, r) => a + r.visits, 0), JSON.stringify(c.params));
+      }
+    } finally {
+      await duck.deleteImportedDays(site.id, importId);
+      await ch.deleteImportedDays(site.id, importId);
+    }
+  });
 });

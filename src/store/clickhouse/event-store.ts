@@ -7,7 +7,7 @@ import { visitVersion, type StoredHit, type VisitRecord } from '../../domain/hit
 import { propColumns } from '../../domain/props.js';
 import { HIT_TEXT_COLUMNS, hitFromRow, snake, VISIT_ATTRIBUTION_COLUMNS, visitFromRow } from '../event-rows.js';
 import { ImportedSites } from '../imported-sites.js';
-import type { EventStore, ImportedDay, ImportedDaySums, ImportedValues, QueryParam } from '../types.js';
+import type { EventStore, ImportedDay, QueryParam } from '../types.js';
 import { ClickHouseConnection, parseClickHouseUrl, type ClickHouseTarget, type OpenTransport, type QuerySettings, type Row } from './client.js';
 import { atLeast, featuresOf, type ClickHouseFeatures } from './features.js';
 import { identifier, sqlLiteral, stringLiteral } from './literal.js';
@@ -190,28 +190,9 @@ export class ClickHouseEventStore implements EventStore {
     }
   }
 
-  async importedDays(siteId: string, dimension: ImportedDay['dimension'], fromDay: string, untilDay: string, values: ImportedValues = { byValue: true }): Promise<ImportedDaySums[]> {
+  hasImportedDays(siteId: string): Promise<boolean> {
     const any = async () => (await this.conn.rows(`SELECT 1 FROM imported_daily WHERE site_id = ${sqlLiteral(siteId)} LIMIT 1`)).length > 0;
-    if (!(await this.importedSites.has(siteId, any))) return [];
-    if (values.include?.length === 0) return [];
-    const where = [
-      `site_id = ${sqlLiteral(siteId)}`, `dimension = ${sqlLiteral(dimension)}`,
-      `day >= toDate(${sqlLiteral(fromDay)})`, `day < toDate(${sqlLiteral(untilDay)})`,
-      ...(values.include ? [`value IN (${values.include.map(sqlLiteral).join(', ')})`] : []),
-      ...(values.exclude ?? []).map((v) => `value != ${sqlLiteral(v)}`),
-    ];
-    const rows = await this.conn.rows(
-      // Aliases differ from column names: ClickHouse resolves a column name to an alias of the same name everywhere.
-      `SELECT toString(day) AS d, ${values.byValue ? 'value' : "''"} AS v, sum(pageviews) AS sum_pageviews, sum(visits) AS sum_visits,
-         sum(visitors) AS sum_visitors, sum(bounces) AS sum_bounces, sum(visit_duration) AS sum_duration, groupBitOr(lacks) AS any_lacks
-       FROM imported_daily
-       WHERE ${where.join(' AND ')}
-       GROUP BY day${values.byValue ? ', value' : ''}`,
-    );
-    return rows.map((r) => ({
-      day: String(r.d), value: String(r.v), pageviews: Number(r.sum_pageviews), visits: Number(r.sum_visits), visitors: Number(r.sum_visitors),
-      bounces: Number(r.sum_bounces), visitDuration: Number(r.sum_duration), lacks: Number(r.any_lacks),
-    }));
+    return this.importedSites.has(siteId, any);
   }
 
   async deleteImportedDays(siteId: string, importId: string): Promise<void> {

@@ -6,7 +6,7 @@ import { propColumns } from '../../domain/props.js';
 import { HIT_CSV_COLUMNS, VISIT_CSV_COLUMNS, type CsvColumn, type CsvRows } from '../event-csv.js';
 import { HIT_TEXT_COLUMNS, hitFromRow, VISIT_ATTRIBUTION_COLUMNS, visitFromRow } from '../event-rows.js';
 import { ImportedSites } from '../imported-sites.js';
-import type { EventStore, ImportedDay, ImportedDaySums, ImportedValues, QueryParam } from '../types.js';
+import type { EventStore, ImportedDay, QueryParam } from '../types.js';
 import { timestampValue, type DuckDatabase, type Querier, type SerialConnection } from './database.js';
 import { INSERT_HITS, STAGE_RECORDS, STAGE_VISITS } from './record-load.js';
 
@@ -243,35 +243,9 @@ export class DuckEventStore implements EventStore {
     });
   }
 
-  async importedDays(siteId: string, dimension: ImportedDay['dimension'], fromDay: string, untilDay: string, values: ImportedValues = { byValue: true }): Promise<ImportedDaySums[]> {
+  hasImportedDays(siteId: string): Promise<boolean> {
     const any = () => this.conn.serial(async (q) => (await q.rows('SELECT 1 FROM imported_daily WHERE site_id = ? LIMIT 1', [siteId])).length > 0);
-    if (!(await this.importedSites.has(siteId, any))) return [];
-    if (values.include?.length === 0) return [];
-    const where = ['site_id = ?', 'dimension = ?', 'day >= CAST(? AS DATE)', 'day < CAST(? AS DATE)'];
-    const params: string[] = [siteId, dimension, fromDay, untilDay];
-    if (values.include) {
-      where.push(`value IN (${values.include.map(() => '?').join(', ')})`);
-      params.push(...values.include);
-    }
-    for (const v of values.exclude ?? []) {
-      where.push('value <> ?');
-      params.push(v);
-    }
-    const value = values.byValue ? 'value' : "''";
-    const rows = await this.conn.serial((q) =>
-      q.rows<{ day: string; value: string; pageviews: bigint; visits: bigint; visitors: bigint; bounces: bigint; duration: bigint; lacks: number }>(
-        `SELECT strftime(day, '%Y-%m-%d') AS day, ${value} AS value, sum(pageviews)::BIGINT AS pageviews, sum(visits)::BIGINT AS visits,
-           sum(visitors)::BIGINT AS visitors, sum(bounces)::BIGINT AS bounces, sum(visit_duration)::BIGINT AS duration,
-           bit_or(coalesce(lacks, 0))::INTEGER AS lacks
-         FROM imported_daily WHERE ${where.join(' AND ')}
-         GROUP BY day${values.byValue ? ', value' : ''}`,
-        params,
-      ),
-    );
-    return rows.map((r) => ({
-      day: r.day, value: r.value, pageviews: Number(r.pageviews), visits: Number(r.visits), visitors: Number(r.visitors),
-      bounces: Number(r.bounces), visitDuration: Number(r.duration), lacks: Number(r.lacks),
-    }));
+    return this.importedSites.has(siteId, any);
   }
 
   async deleteImportedDays(siteId: string, importId: string): Promise<void> {
