@@ -1,7 +1,8 @@
 // Import speed: `plumb import` of generated NDJSON (the CLI in a process of its own, sending chunks to /admin/import
 // of the real server, another process) against DuckDB's own read_ndjson loading the same file in the same run; the
-// server's CPU time per hit, its peak resident memory and the slowest /healthz answer while the import runs (asked
-// from this process, which does nothing else meanwhile); then a check that every imported hit was stored.
+// server's CPU time per hit, its resident memory (before, peak during, and 10 s after the import) and its /healthz
+// answer times while the import runs (slowest and p99, asked from this process, which does nothing else meanwhile:
+// an event-loop stall seen from outside); then a check that every imported hit was stored.
 // BENCH_IMPORT_HITS sets the size (default 1,000,000).
 
 import { rmSync, writeFileSync, mkdtempSync } from 'node:fs';
@@ -13,7 +14,7 @@ import { demoTraffic } from '../src/ingest/demo-traffic.js';
 import { DuckDatabase } from '../src/store/duckdb/database.js';
 import { DuckEventStore } from '../src/store/duckdb/event-store.js';
 import { startServer } from '../test/helpers/process.js';
-import { cpuSeconds, runCli, watchServer } from './server-watch.js';
+import { cpuSeconds, rss, runCli, watchServer } from './server-watch.js';
 
 const ADMIN = 'bench-admin-token-0123456789abcdef';
 const OWNER = 'bench-bootstrap-token-0123456789';
@@ -71,13 +72,17 @@ export async function benchImport(hits = 1_000_000): Promise<void> {
 
     // While the import runs: the server's memory every 200 ms and /healthz answered one after another.
     const load = loadavg();
+    const rssBefore = rss(server.child.pid!);
     const watch = watchServer(server.child.pid!, { everyMs: 200, healthz: server.url });
     const cpuBefore = cpuSeconds(server.child.pid!);
     const started = performance.now();
     const summary = await importFile(['import', file], { PLUMB_URL: server.url, PLUMB_ADMIN_TOKEN: ADMIN });
     const seconds = (performance.now() - started) / 1000;
     const serverCpu = cpuSeconds(server.child.pid!) - cpuBefore;
-    const { peak, slowestHealthz } = await watch.stop();
+    const { peak, slowestHealthz, p99Healthz, healthzAsked } = await watch.stop();
+    // Whether the memory the import took is given back: the server idle for a while after it.
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    const rssAfter = rss(server.child.pid!);
     await server.stop();
 
     const db = await DuckDatabase.open(join(dir, 'data', 'plumb.duckdb'));
@@ -94,7 +99,9 @@ export async function benchImport(hits = 1_000_000): Promise<void> {
     console.log(`| plumb import (enrichment, hashing, visits, stored) | ${seconds.toFixed(2)} | ${Math.round(lines / seconds).toLocaleString('en')} |`);
     console.log(`\nplumb import / baseline: ${(baseline / seconds).toFixed(3)}`);
     console.log(`server CPU during the import: ${serverCpu.toFixed(1)} s, ${((serverCpu * 1e6) / lines).toFixed(1)} µs per hit (all threads)`);
-    console.log(`server peak RSS during the import: ${(peak / 2 ** 20).toFixed(0)} MiB; slowest /healthz meanwhile: ${slowestHealthz.toFixed(0)} ms`);
+    const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+    console.log(`server RSS: ${mib(rssBefore)} before the import, peak ${mib(peak)} during it, ${mib(rssAfter)} 10 s after it`);
+    console.log(`/healthz during the import (${healthzAsked} asked one after another): slowest ${slowestHealthz.toFixed(0)} ms, p99 ${p99Healthz.toFixed(0)} ms`);
     console.log(`load average before the import: ${load.map((l) => l.toFixed(2)).join(', ')}`);
     console.log(`imported ${summary.imported}, refused ${summary.rejected} (bots and the like), stored ${stored}`);
     if (stored !== summary.imported) {

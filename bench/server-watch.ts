@@ -26,22 +26,32 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
+export interface Watched {
+  /** Peak RSS in bytes. */
+  peak: number;
+  /** The slowest /healthz in ms (0 when it was not asked). */
+  slowestHealthz: number;
+  /** The 99th percentile of the /healthz answers' times in ms, and how many were asked. */
+  p99Healthz: number;
+  healthzAsked: number;
+}
+
 export interface Watch {
-  /** Stops watching; the peak RSS in bytes and the slowest /healthz in ms (0 when it was not asked). */
-  stop(): Promise<{ peak: number; slowestHealthz: number }>;
+  /** Stops watching: what was seen. */
+  stop(): Promise<Watched>;
 }
 
 /** Samples the server's RSS every `everyMs`; with `healthz` also asks its /healthz until stopped. */
 export function watchServer(pid: number, { everyMs, healthz }: { everyMs: number; healthz?: string }): Watch {
   let peak = rss(pid);
-  let slowestHealthz = 0;
+  const times: number[] = [];
   let watching = true;
   const sampler = setInterval(() => (peak = Math.max(peak, rss(pid))), everyMs);
   const asking = (async () => {
     while (healthz && watching) {
       const started = performance.now();
       await (await fetch(`${healthz}/healthz`)).text();
-      slowestHealthz = Math.max(slowestHealthz, performance.now() - started);
+      times.push(performance.now() - started);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   })();
@@ -50,7 +60,9 @@ export function watchServer(pid: number, { everyMs, healthz }: { everyMs: number
       watching = false;
       clearInterval(sampler);
       await asking;
-      return { peak, slowestHealthz };
+      times.sort((a, b) => a - b);
+      const p99Healthz = times.length > 0 ? times[Math.min(times.length - 1, Math.floor(times.length * 0.99))]! : 0;
+      return { peak, slowestHealthz: times.at(-1) ?? 0, p99Healthz, healthzAsked: times.length };
     },
   };
 }
