@@ -13,7 +13,7 @@ import type { IncomingHit } from '../domain/hits.js';
 import type { Metrics } from '../metrics.js';
 import type { EventStore, MetaStore } from '../store/types.js';
 import { BulkImporter, addCounts } from './bulk-importer.js';
-import { Enricher } from './enrich/index.js';
+import { Enricher, GeoLookup } from './enrich/index.js';
 import { HitLog, type LogRecord } from './hit-log.js';
 import type { ImportResult } from './import.js';
 import { HitPipeline, InvalidHit, metricsCounters, type Outcome } from './pipeline.js';
@@ -112,6 +112,8 @@ export class Ingest {
       ...(options.sharedVisits ? { sharedVisits: options.sharedVisits } : {}),
       excludedHosts: options.excludedHosts ?? [],
     };
+    // One copy of the geo databases for the ingest thread, the import thread and this one.
+    await GeoLookup.share();
     const thread = startWorker('ingest-thread', config);
     const ingest = new Ingest(meta, metrics, options, events, thread, loads);
     await new Promise<void>((resolve, reject) => {

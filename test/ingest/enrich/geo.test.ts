@@ -3,6 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { getEnvironmentData, Worker, type WorkerOptions } from 'node:worker_threads';
 import { GeoLookup, unmapIpv4 } from '../../../src/ingest/enrich/geo.js';
 
 const nowhere = { countryCode: '', region: '', state: '', city: '' };
@@ -44,6 +45,38 @@ describe('GeoLookup', () => {
 
   it('shares one instance per process', async () => {
     assert.equal(await GeoLookup.open(), geo);
+  });
+});
+
+describe('GeoLookup.share', () => {
+  it('gives worker threads started after it the same places from one copy of the databases in shared memory', async () => {
+    await GeoLookup.share();
+    const shared = getEnvironmentData('plumb:geo-databases') as { v4: unknown; v6: unknown };
+    assert.ok(shared.v4 instanceof SharedArrayBuffer && shared.v6 instanceof SharedArrayBuffer);
+    const geoModule = JSON.stringify(new URL('../../../src/ingest/enrich/geo.ts', import.meta.url).href);
+    const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
+    // The worker reports whether it was handed the very memory of this thread (a write it makes shows here).
+    const worker = new Worker(
+      `const { parentPort, getEnvironmentData } = await import('node:worker_threads');
+       (await import(${tsx})).register();
+       const { GeoLookup } = await import(${geoModule});
+       const geo = await GeoLookup.open();
+       parentPort.postMessage({ place: geo.lookup('81.2.69.142'), sab: getEnvironmentData('plumb:geo-databases').v4 });`,
+      { eval: true, type: 'module' } as WorkerOptions,
+    );
+    const { place, sab } = await new Promise<{ place: unknown; sab: SharedArrayBuffer }>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    await worker.terminate();
+    assert.deepEqual(place, { countryCode: 'GB', region: 'England', state: 'England', city: 'London' });
+    const mine = new Uint8Array(shared.v4 as SharedArrayBuffer);
+    const theirs = new Uint8Array(sab);
+    const before = mine[0]!;
+    theirs[0] = before ^ 0xff;
+    const seen = mine[0];
+    theirs[0] = before;
+    assert.equal(seen, before ^ 0xff, 'the worker read the same memory, not a copy');
   });
 });
 
