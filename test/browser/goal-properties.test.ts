@@ -141,11 +141,46 @@ describe('goal properties panel in Chromium', { skip }, () => {
 
     // A phone: the page filtered to a goal fits without scrolling sideways (the panel with a long value, and the
     // breakdowns' "Unique completions" headings, which wrap), as the report test checks it without a goal.
-    await page.setViewportSize({ width: 360, height: 800 });
+    await page.setViewportSize({ width: 390, height: 844 });
     await page.locator('select[name="prop_key"]').selectOption('note');
-    await eventually(() => panelRows().then((r) => r.length), 1, 'the long note at 360 px');
+    await eventually(() => panelRows().then((r) => r.length), 1, 'the long note at 390 px');
     assert.equal(await sidewaysOverflow(page), 0);
     await page.locator('.goal-properties').screenshot({ path: join(SHOTS, 'goal-properties-phone.png') });
+    // The value reads across the panel, not down a narrow column: as wide as the table, cut after three lines,
+    // its start shown, the whole of it in its filter's name; its three numbers labelled on one line under it.
+    // (Source text, not a function: the test's compiler would wrap named functions in a helper the page lacks.)
+    const seen = (await page.evaluate(`(() => {
+      const tr = document.querySelector('.goal-properties tbody tr');
+      const box = (e) => e.getBoundingClientRect();
+      const label = tr.querySelector('.bar-label');
+      const nums = [...tr.querySelectorAll('td.num')];
+      return {
+        tableWidth: box(tr.closest('table')).width,
+        labelWidth: box(tr.querySelector('td.label')).width,
+        lines: box(label).height / parseFloat(getComputedStyle(label).lineHeight),
+        cut: label.scrollHeight > label.clientHeight,
+        text: (label.textContent || '').slice(0, 8),
+        name: label.getAttribute('aria-label') || '',
+        belowValue: nums.every((n) => box(n).top >= box(label).bottom - 1),
+        oneLine: new Set(nums.map((n) => Math.round(box(n).top))).size === 1,
+        numbers: nums.map((n) => getComputedStyle(n, '::before').content.replace(/"/g, '') + ' ' + (n.textContent || '').trim()),
+      };
+    })()`)) as { tableWidth: number; labelWidth: number; lines: number; cut: boolean; text: string; name: string; belowValue: boolean; oneLine: boolean; numbers: string[] };
+    assert.ok(seen.labelWidth >= seen.tableWidth * 0.9, `value ${seen.labelWidth} px wide in a ${seen.tableWidth} px table`);
+    assert.ok(seen.lines > 2.5 && seen.lines < 3.5 && seen.cut, `the long note shows ${seen.lines} lines, cut: ${seen.cut}`);
+    assert.equal(seen.text, 'long-xxx');
+    assert.equal(seen.name, `Filter by property note: long-${'x'.repeat(150)}`);
+    assert.ok(seen.belowValue && seen.oneLine, JSON.stringify(seen));
+    assert.deepEqual(seen.numbers, ['Completions 1', 'Unique 1', `Share ${pct(1, 7)}`]);
+    // A short value takes one line.
+    await page.locator('select[name="prop_key"]').selectOption('plan');
+    await eventually(() => panelRows().then((r) => r.length), 3, 'plan rows at 390 px');
+    const lines = (await page.evaluate(`(() => {
+      const e = document.querySelector('.goal-properties tbody tr .bar-label');
+      return e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).lineHeight);
+    })()`)) as number;
+    assert.ok(lines < 1.5, `pro takes ${lines} lines`);
+    assert.equal(await sidewaysOverflow(page), 0);
     await page.setViewportSize({ width: 1280, height: 900 });
     assert.deepEqual(page.errors, []);
   });

@@ -47,19 +47,19 @@ export function GoalPropertiesPanel() {
             ${data.keys.map((k) => html`<option value=${k}>${k}</option>`)}
           </select><//>
         </div>
-        ${rows.length === 0 ? html`<p class="muted">No completion with these filters has this property.</p>` : html`<table class="breakdown">
+        ${rows.length === 0 ? html`<p class="muted">No completion with these filters has this property.</p>` : html`<table class="breakdown props">
           <thead><tr><th scope="col">${data.key}</th><th scope="col" class="num">Completions</th><th scope="col" class="num">Unique</th>
             <th scope="col" class="num">Share</th></tr></thead>
           <tbody>
             ${shown.map((r) => html`<tr data-value=${r.value}>
               <td class="label"><span class="bar" style=${{ width: `${(r.conversions / max) * 100}%` }} aria-hidden="true"></span>${applied
-                ? html`<span class="bar-label">${r.value}</span>`
+                ? html`<span class="bar-label" title=${r.value}>${r.value}</span>`
                 : html`<button type="button" class="row-filter bar-label" title=${`Show only ${data.key} ${r.value}`}
                     aria-label=${`Filter by property ${data.key}: ${r.value}`}
                     onClick=${() => addFilter({ property: PROP_FILTER, key: data.key, operator: 'is', value: r.value })}>${r.value}</button>`}</td>
-              <td class="num" data-column="conversions">${fmtInt(r.conversions)}</td>
-              <td class="num" data-column="unique_conversions">${fmtInt(r.unique_conversions)}</td>
-              <td class="num" data-column="share">${fmtPercent(r.share)}</td>
+              <td class="num" data-column="conversions" data-label="Completions">${fmtInt(r.conversions)}</td>
+              <td class="num" data-column="unique_conversions" data-label="Unique">${fmtInt(r.unique_conversions)}</td>
+              <td class="num" data-column="share" data-label="Share">${fmtPercent(r.share)}</td>
             </tr>`)}
           </tbody>
         </table>`}
