@@ -70,6 +70,30 @@ interface Candidate {
   referrer: ReferrerFields;
 }
 
+/**
+ * A chunk's lines as they are read, each parsed at once (its text is not kept) or its error noted, numbered from
+ * the chunk's first line; blank lines are skipped but counted.
+ */
+export class ChunkLines {
+  readonly parsed: { line: number; hit: IncomingHit }[] = [];
+  readonly errors: ImportError[] = [];
+  private next: number;
+
+  constructor(firstLine: number) {
+    this.next = firstLine;
+  }
+
+  add(text: string): void {
+    const line = this.next++;
+    if (text.trim() === '') return;
+    try {
+      this.parsed.push({ line, hit: parseImportLine(text) });
+    } catch (err) {
+      this.errors.push({ line, message: (err as Error).message });
+    }
+  }
+}
+
 /** Counts a dropped hit; the message its line gets. */
 function dropped(counts: CounterDeltas, reason: DropReason): string {
   counts.dropped[reason] = (counts.dropped[reason] ?? 0) + 1;
@@ -118,19 +142,14 @@ export class BatchImport {
    * Imports `lines` (the first has number `firstLine`), handing the rows to `sink` a slice at a time; invalid
    * lines and dropped hits are reported by line.
    */
-  async chunk(lines: readonly string[], firstLine: number, lookups: ImportLookups, sink: RowsSink, sliceHits = SLICE_HITS): Promise<BatchResult> {
+  async chunk(lines: readonly string[] | ChunkLines, firstLine: number, lookups: ImportLookups, sink: RowsSink, sliceHits = SLICE_HITS): Promise<BatchResult> {
     const counts: CounterDeltas = { received: { pageview: 0, event: 0 }, recorded: { pageview: 0, event: 0 }, dropped: {} };
-    const errors: ImportError[] = [];
-    const parsed: { line: number; hit: IncomingHit }[] = [];
-    for (let i = 0; i < lines.length; i++) {
-      const text = lines[i]!;
-      if (text.trim() === '') continue;
-      try {
-        parsed.push({ line: firstLine + i, hit: parseImportLine(text) });
-      } catch (err) {
-        errors.push({ line: firstLine + i, message: (err as Error).message });
-      }
+    let read = lines;
+    if (!(read instanceof ChunkLines)) {
+      read = new ChunkLines(firstLine);
+      for (const text of lines as readonly string[]) read.add(text);
     }
+    const { parsed, errors } = read;
     // Oldest first; a stable sort keeps equal timestamps in file order (as importLines does).
     parsed.sort((a, b) => a.hit.timestamp.getTime() - b.hit.timestamp.getTime());
     // Chunks come oldest first (the CLI sorts the whole file): no hit of this chunk or a later one can continue a

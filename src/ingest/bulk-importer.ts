@@ -1,15 +1,17 @@
-// The main thread's side of set-based NDJSON imports: hands chunks to the import thread (started on first use),
-// answers its site and goal lookups from the ingest side's cached directory, and has the event store load each
-// chunk's rows from the files the thread wrote, in one transaction, before the chunk is answered.
+// The main thread's side of set-based NDJSON imports: streams request bodies to files for the import thread
+// (started on first use), answers its site and goal lookups from the ingest side's cached directory, and has the
+// event store load each chunk's rows from the files the thread wrote, in order, before the chunk is answered.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import type { Worker } from 'node:worker_threads';
 import type { Metrics } from '../metrics.js';
 import type { CsvRows } from '../store/event-csv.js';
 import type { ImportLookups } from './batch-import.js';
 import type { ImportResult } from './import.js';
+import { spoolBody } from './import-body.js';
 import type { FromImportThread, ImportThreadConfig, ToImportThread } from './import-protocol.js';
 import type { SiteDirectory } from './site-directory.js';
 import { startWorker } from './start-worker.js';
@@ -68,13 +70,22 @@ export class BulkImporter {
     this.lookups = directoryLookups(deps.sites);
   }
 
-  /** Imports NDJSON on the import thread; resolves once the chunk's rows are stored. */
-  async importChunk(session: string | undefined, ndjson: string, firstLine: number): Promise<ImportResult> {
-    const { thread } = await (this.running ??= this.start());
+  /**
+   * Imports an NDJSON body on the import thread: streamed to a file that the thread reads (nothing on this thread
+   * grows with the body); resolves once the chunk's rows are stored. Rejects with a 413 for a body over the limit.
+   */
+  async importChunk(session: string | undefined, body: Readable, firstLine: number): Promise<ImportResult> {
+    const { thread, dir } = await (this.running ??= this.start());
     const id = ++this.lastId;
-    const result = new Promise<ImportResult>((resolve, reject) => this.chunks.set(id, { resolve, reject, loads: Promise.resolve() }));
-    this.post(thread, { t: 'chunk', id, session, ndjson, firstLine });
-    return result;
+    const file = join(dir, `body-${id}.ndjson`);
+    try {
+      await spoolBody(body, file);
+      const result = new Promise<ImportResult>((resolve, reject) => this.chunks.set(id, { resolve, reject, loads: Promise.resolve() }));
+      this.post(thread, { t: 'chunk', id, session, file, firstLine });
+      return await result;
+    } finally {
+      await rm(file, { force: true });
+    }
   }
 
   async close(): Promise<void> {

@@ -8,13 +8,16 @@ import type { CounterDeltas } from './thread-protocol.js';
 
 export interface ImportThreadConfig {
   excludedHosts: readonly string[];
-  /** Where the thread writes each chunk's CSV files (the main thread deletes them once loaded). */
+  /** Where request bodies are spooled and the thread writes each chunk's CSV files (the main thread deletes both). */
   dir: string;
 }
 
 export type ToImportThread =
-  /** NDJSON lines of one import; chunks with the same `session` continue each other's visits. */
-  | { t: 'chunk'; id: number; session: string | undefined; ndjson: string; firstLine: number }
+  /**
+   * NDJSON lines of one import, in a file (the request's body, which the main thread deletes once the chunk is
+   * answered); chunks with the same `session` continue each other's visits.
+   */
+  | { t: 'chunk'; id: number; session: string | undefined; file: string; firstLine: number }
   | { t: 'sites'; id: number; sites: [string, Site | undefined][] }
   | { t: 'goals'; id: number; goals: (string | undefined)[] }
   | { t: 'failed'; id: number; error: string }

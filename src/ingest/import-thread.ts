@@ -1,11 +1,12 @@
 // The import thread: set-based NDJSON imports (src/ingest/batch-import.ts) off the event loop that serves HTTP and
-// off the ingest thread that serves live hits. Each chunk comes back as CSV files of its rows, which the main
-// thread has its store load in one statement each.
+// off the ingest thread that serves live hits. Each chunk arrives as a file of the request's body, read here line
+// by line, and comes back as CSV files of its rows, which the main thread has its store load in one statement each.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { writeCsvRows } from '../store/event-csv.js';
-import { BatchImport, type ImportLookups, type RowsSink } from './batch-import.js';
+import { BatchImport, ChunkLines, type ImportLookups, type RowsSink } from './batch-import.js';
+import { CsvLoad } from './csv-load.js';
 import { GeoLookup } from './enrich/geo.js';
+import { eachLine } from './import-body.js';
 import type { FromImportThread, ImportThreadConfig, ToImportThread } from './import-protocol.js';
 import { EphemeralSalts } from './salts.js';
 
@@ -35,7 +36,7 @@ function settle(id: number, value: unknown, error?: string): void {
 port.on('message', (message: ToImportThread) => {
   switch (message.t) {
     case 'chunk':
-      chunk(message.id, message.session, message.ndjson, message.firstLine);
+      chunk(message.id, message.session, message.file, message.firstLine);
       return;
     case 'sites':
       settle(message.id, new Map(message.sites));
@@ -72,26 +73,55 @@ function session(key: string | undefined) {
 const MAX_AHEAD = 2;
 let ahead = 0;
 const waitingForRoom: (() => void)[] = [];
-let slices = 0;
+let loads = 0;
 
-/** Imports a chunk once the import's earlier chunks are done, sending its rows a slice at a time as files. */
-function chunk(id: number, key: string | undefined, ndjson: string, firstLine: number): void {
+/**
+ * Rows worked out and written to the load's files before they are handed over: few, so the thread holds little
+ * (a slice's rows as objects and as CSV text).
+ */
+const SLICE_HITS = 8_192;
+
+/**
+ * Hits per load, at least: DuckDB writes an insert of a row group (122,880 rows) or more straight to the table's
+ * file, and smaller ones through its write-ahead log and again at a checkpoint, for about 3 times the cost a hit.
+ */
+const LOAD_HITS = 122_880;
+
+/** Sends a load's files once there is room, for the main thread to load in order. */
+async function sendLoad(id: number, load: CsvLoad): Promise<void> {
+  while (ahead >= MAX_AHEAD) await new Promise<void>((resolve) => waitingForRoom.push(resolve));
+  const rows = await load.finish();
+  ahead++;
+  send({ t: 'rows', id, rows });
+}
+
+/**
+ * Imports a chunk (NDJSON in `file`, read line by line) once the import's earlier chunks are done, sending its
+ * rows as files of at least LOAD_HITS hits (a chunk's last load may be smaller).
+ */
+function chunk(id: number, key: string | undefined, file: string, firstLine: number): void {
   const state = session(key);
   const lookups: ImportLookups = {
     sites: (ids) => ask(id, { t: 'sites', id, ids }),
     goals: (names) => ask(id, { t: 'goals', id, names }),
   };
+  let load = new CsvLoad(config.dir, String(++loads));
   const sink: RowsSink = async (hits, visits) => {
-    while (ahead >= MAX_AHEAD) await new Promise<void>((resolve) => waitingForRoom.push(resolve));
-    const rows = await writeCsvRows(config.dir, String(++slices), hits, visits);
-    ahead++;
-    send({ t: 'rows', id, rows });
+    await load.add(hits, visits);
+    if (load.size >= LOAD_HITS) {
+      await sendLoad(id, load);
+      load = new CsvLoad(config.dir, String(++loads));
+    }
   };
   state.queue = state.queue.then(async () => {
     try {
-      const { result, counts } = await state.batch.chunk(ndjson.split('\n'), firstLine, lookups, sink);
+      const lines = new ChunkLines(firstLine);
+      await eachLine(file, (text) => lines.add(text));
+      const { result, counts } = await state.batch.chunk(lines, firstLine, lookups, sink, SLICE_HITS);
+      if (load.size > 0) await sendLoad(id, load);
       send({ t: 'done', id, result, counters: counts });
     } catch (err) {
+      await load.abandon();
       send({ t: 'failed', id, error: (err as Error)?.message ?? String(err) });
     }
   });

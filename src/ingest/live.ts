@@ -8,6 +8,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import type { Worker } from 'node:worker_threads';
 import type { IncomingHit } from '../domain/hits.js';
 import type { Metrics } from '../metrics.js';
@@ -16,6 +17,7 @@ import { BulkImporter, addCounts } from './bulk-importer.js';
 import { Enricher, GeoLookup } from './enrich/index.js';
 import { HitLog, type LogRecord } from './hit-log.js';
 import type { ImportResult } from './import.js';
+import { bodyText } from './import-body.js';
 import { HitPipeline, InvalidHit, metricsCounters, type Outcome } from './pipeline.js';
 import { EphemeralSalts } from './salts.js';
 import { SiteDirectory } from './site-directory.js';
@@ -144,13 +146,15 @@ export class Ingest {
   }
 
   /**
-   * Imports NDJSON off the event loop; chunks sent with the same `session` continue each other's visits. Set-based
-   * on the import thread where the event store loads rows in bulk (resolves once they are stored); else through
-   * the live pipeline on the ingest thread (resolves once every imported hit is in the write buffer).
+   * Imports an NDJSON body off the event loop; chunks sent with the same `session` continue each other's visits.
+   * Set-based on the import thread where the event store loads rows in bulk (the body streamed to a file it reads;
+   * resolves once the rows are stored); else through the live pipeline on the ingest thread (resolves once every
+   * imported hit is in the write buffer). Rejects with a 413 for a body over MAX_IMPORT_BODY_BYTES.
    */
-  importChunk(session: string | undefined, ndjson: string, firstLine: number): Promise<ImportResult> {
-    if (this.closed) return Promise.reject(new Error('Plumb is stopping'));
-    if (this.bulk) return this.bulk.importChunk(session, ndjson, firstLine);
+  async importChunk(session: string | undefined, body: Readable, firstLine: number): Promise<ImportResult> {
+    if (this.closed) throw new Error('Plumb is stopping');
+    if (this.bulk) return this.bulk.importChunk(session, body, firstLine);
+    const ndjson = await bodyText(body);
     const id = ++this.lastId;
     const result = new Promise<ImportResult>((resolve, reject) => this.importing.set(id, { resolve, reject }));
     this.post({ t: 'import', id, session, ndjson, firstLine });

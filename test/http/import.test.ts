@@ -2,6 +2,7 @@
 // it was generated with; bad lines are reported by number and do not stop the rest.
 
 import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { AdminClient } from '../../src/cli/admin-client.js';
 import { importNdjson } from '../../src/cli/import.js';
@@ -139,6 +140,32 @@ describe('/admin/import', () => {
     const hits = await (async () => (await t.flushHits(), t.events.listHits(site)))();
     assert.deepEqual(hits.map((h) => [h.pathname, h.countryCode]), [['/a', 'GB'], ['/b', 'GB']]);
     assert.equal(new Set(hits.map((h) => h.visitId)).size, 1, 'five minutes apart: one visit');
+  });
+
+  it('refuses a body over 64 MiB with a 413 and the error shape, and stores none of it', async () => {
+    const site = await newSite('Too large');
+    const line = JSON.stringify({
+      type: 'pageview', site_id: site, timestamp: '2026-01-01 10:00:00', url: 'https://ex.test/', ip: '81.2.69.142',
+      user_agent: 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0',
+    });
+    // 65 MiB made as it is sent: the test never holds the body either.
+    const piece = Buffer.from(`${`${line}\n`.repeat(Math.floor(1024 * 1024 / (line.length + 1)))}`);
+    const pieces = Math.ceil((65 * 1024 * 1024) / piece.length);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/admin/import',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' },
+      payload: Readable.from((function* () {
+        for (let i = 0; i < pieces; i++) yield piece;
+      })()),
+    });
+    assert.equal(res.statusCode, 413, res.body);
+    assert.match(JSON.parse(res.body).error, /too large/);
+    await t.flushHits();
+    assert.equal((await t.events.listHits(site)).length, 0);
+    // The server goes on importing.
+    const ok = JSON.parse((await post(line)).body);
+    assert.deepEqual([ok.imported, ok.rejected], [1, 0]);
   });
 
   it('refuses bodies that are not NDJSON and requests without the admin token', async () => {

@@ -1,5 +1,6 @@
 // /admin: instance administration (DESIGN.md section 4), guarded by PLUMB_ADMIN_TOKEN and off without it.
 
+import type { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { TokenAuthenticator } from '../../auth/token-authenticator.js';
 import { notFound, unauthenticated, ValidationError, FieldErrorCollector } from '../../domain/errors.js';
@@ -27,9 +28,6 @@ export interface AdminOptions {
   /** For deleting imported hits (/admin/imports). */
   events: EventStore;
 }
-
-/** Import bodies: NDJSON of up to this size per request (the CLI sends files in chunks well below it). */
-const IMPORT_BODY_LIMIT = 64 * 1024 * 1024;
 
 const accountFields = {
   name: { type: 'string', minLength: 1, maxLength: 255 },
@@ -104,14 +102,14 @@ export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey
 
   app.get('/accounts', async () => (await meta.listAccounts()).map(presentAdminAccount));
 
-  // Imports: one request, or several chunks sharing an `X-Plumb-Import-Id` so visits continue across chunks.
-  app.addContentTypeParser(
-    ['application/x-ndjson', 'application/jsonl', 'text/plain', 'application/octet-stream'],
-    { parseAs: 'string', bodyLimit: IMPORT_BODY_LIMIT },
-    (_request, body, done) => done(null, String(body)),
+  // Imports: one request, or several chunks sharing an `X-Plumb-Import-Id` so visits continue across chunks. The
+  // body reaches the handler as the request stream (never read whole on the event loop; its size is capped there).
+  app.addContentTypeParser(['application/x-ndjson', 'application/jsonl', 'text/plain', 'application/octet-stream'], (_request, payload, done) =>
+    done(null, payload),
   );
-  app.post('/import', { bodyLimit: IMPORT_BODY_LIMIT }, async (request) => {
-    if (typeof request.body !== 'string') {
+  app.post('/import', async (request) => {
+    const body = request.body as Readable | undefined;
+    if (!body || typeof body.pipe !== 'function') {
       throw ValidationError.of('body', 'must be NDJSON (Content-Type: application/x-ndjson), one hit per line');
     }
     const header = (name: string) => {
@@ -122,7 +120,7 @@ export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey
     if (importId !== undefined && importId.length > 100) throw ValidationError.of('x-plumb-import-id', 'is too long');
     const firstLineText = header('x-plumb-first-line') ?? '1';
     if (!/^\d{1,12}$/.test(firstLineText)) throw ValidationError.of('x-plumb-first-line', 'must be a line number');
-    const result = await ingest.importChunk(importId, request.body, Number(firstLineText));
+    const result = await ingest.importChunk(importId, body, Number(firstLineText));
     await ingest.flush();
     return result;
   });
