@@ -4,7 +4,7 @@
 // hit was stored.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -20,7 +20,8 @@ const AGENTS = [
   'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36',
 ];
 
-const CONNECTIONS = 64;
+/** Connections the generator keeps open (BENCH_CONNECTIONS overrides; the issue's runs use 64). */
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 
 /**
  * CPU time a process has used, all its threads, in microseconds; with `mainThread`, only its main thread's (the
@@ -36,12 +37,38 @@ function cpuMicros(pid: number, mainThread = false): number {
   }
 }
 
+/**
+ * Context switches of all a process's threads so far (voluntary and not): each hand-off between threads (a message
+ * to a worker, a task for libuv's pool) costs some, and on two cores they cost more than the work they hand over.
+ */
+function contextSwitches(pid: number): number {
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return 0;
+  }
+  let switches = 0;
+  for (const task of tasks) {
+    try {
+      for (const match of readFileSync(`/proc/${pid}/task/${task}/status`, 'utf8').matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)$/gm)) {
+        switches += Number(match[1]);
+      }
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return switches;
+}
+
 interface Run {
   rps: number;
   /** Server CPU per answered request, µs (all threads, DuckDB's included). */
   cpuPerRequest: number;
   /** The same for the server's main thread alone (the event loop). */
   mainPerRequest: number;
+  /** The server's context switches per answered request, all threads. */
+  switches: number;
   p50: number;
   p99: number;
   ok: number;
@@ -52,6 +79,7 @@ async function load(url: string, seconds: number, hit: boolean, pid: number): Pr
   let n = 0;
   const cpuBefore = cpuMicros(pid);
   const mainBefore = cpuMicros(pid, true);
+  const switchesBefore = contextSwitches(pid);
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
@@ -80,6 +108,7 @@ async function load(url: string, seconds: number, hit: boolean, pid: number): Pr
     rps: result.requests.average,
     cpuPerRequest: (cpuMicros(pid) - cpuBefore) / Math.max(1, result['2xx']),
     mainPerRequest: (cpuMicros(pid, true) - mainBefore) / Math.max(1, result['2xx']),
+    switches: (contextSwitches(pid) - switchesBefore) / Math.max(1, result['2xx']),
     p50: result.latency.p50,
     p99: result.latency.p99,
     ok: result['2xx'],
@@ -185,11 +214,11 @@ export async function benchCollector(seconds = 15): Promise<void> {
   for (const mode of modes) results.push(await measure(mode, seconds));
 
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
-  console.log(`\nCollector benchmark (${seconds} s per run, 64 connections, ${cpus().length} cores, ${cpu})\n`);
-  console.log('| configuration | run | requests/s | p50 ms | p99 ms | server CPU µs/request (main thread) | 2xx | errors |');
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log(`\nCollector benchmark (${seconds} s per run, ${CONNECTIONS} connections, ${cpus().length} cores, ${cpu})\n`);
+  console.log('| configuration | run | requests/s | p50 ms | p99 ms | server CPU µs/request (main thread) | context switches/request | 2xx | errors |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   const row = (config: string, name: string, r: Run) =>
-    console.log(`| ${config} | ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.cpuPerRequest.toFixed(0)} (${r.mainPerRequest.toFixed(0)}) | ${r.ok} | ${r.errors} |`);
+    console.log(`| ${config} | ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.cpuPerRequest.toFixed(0)} (${r.mainPerRequest.toFixed(0)}) | ${r.switches.toFixed(2)} | ${r.ok} | ${r.errors} |`);
   row('bare Fastify, own process', 'GET / the same GIF (baseline)', bare);
   for (const m of results) {
     row(m.mode, 'GET /healthz', m.baseline);

@@ -3,7 +3,7 @@
 // deleted once the event store has confirmed them. It holds stored hits and visit states only, never an IP
 // address or a user agent.
 
-import { mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeSync } from 'node:fs';
 import { open, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StoredHit, VisitRecord } from '../domain/hits.js';
@@ -108,7 +108,10 @@ export class HitLog {
       this.pending = [];
       try {
         const data = Buffer.from(batch.map((b) => b.line).join(''));
-        await this.handle.write(data);
+        // The write only copies into the page cache: done on this thread it saves a hand-off to libuv's pool and
+        // back per group (on two cores such wake-ups cost more than the copy). The sync stays off the thread, which
+        // meanwhile goes on enriching the next group's hits.
+        for (let written = 0; written < data.length; ) written += writeSync(this.handle.fd, data, written);
         if (this.sync) await this.handle.datasync();
         this.bytes += data.length;
         this.current.maxSeq = batch.at(-1)!.seq;
