@@ -85,7 +85,9 @@ export class HitLog {
     const line = encodeRecord(seq, hit, visit);
     return new Promise((resolve, reject) => {
       this.pending.push({ line, seq, done: (err) => (err ? reject(err) : resolve({ seq, line })) });
-      if (!this.writing) this.writing = this.writeLoop();
+      // The group starts after this turn of the event loop, so it holds every hit the turn appends (a message's
+      // whole batch), not only the first: started at once, the first went alone and the rest waited a whole sync.
+      if (!this.writing) this.writing = new Promise<void>((go) => setImmediate(go)).then(() => this.writeLoop());
     });
   }
 
