@@ -399,26 +399,51 @@ export class SqlMetaStore implements MetaStore {
   // ---- imports
 
   async createImport(input: NewImport): Promise<ImportRecord> {
+    const now = new Date();
     const rows = await this.db.serial((q) =>
       q.rows(
-        `INSERT INTO imports (id, site_id, kind, file_name, digest, status, imported, rejected, visit_id_base, created_at)
-         VALUES (?, ?, ?, ?, NULL, 'running', 0, 0, ?, ?) RETURNING *`,
+        `INSERT INTO imports (id, site_id, kind, file_name, digest, status, imported, rejected, visit_id_base, created_at, owner, heartbeat_at)
+         VALUES (?, ?, ?, ?, NULL, 'running', 0, 0, ?, ?, ?, ?) RETURNING *`,
         // The base as text: PostgreSQL's NUMERIC and DuckDB's UBIGINT both take it (a bigint over 2^63 fits neither binding).
-        [newUuid(), input.siteId, input.kind, input.fileName, input.visitIdBase.toString(), new Date()],
+        [newUuid(), input.siteId, input.kind, input.fileName, input.visitIdBase.toString(), now, input.owner, now],
       ),
     );
     return toImport(rows[0]!);
   }
 
-  async finishImport(id: string, o: ImportOutcome): Promise<ImportRecord> {
+  async finishImport(id: string, owner: string, o: ImportOutcome): Promise<ImportRecord | undefined> {
     const rows = await this.db.serial((q) =>
       q.rows(
-        `UPDATE imports SET status = ?, digest = ?, imported = ?, rejected = ?, first_hit_at = ?, last_hit_at = ?, finished_at = ?
-         WHERE id = ? RETURNING *`,
-        [o.status, o.digest, o.imported, o.rejected, o.firstHitAt, o.lastHitAt, new Date(), id],
+        `UPDATE imports SET status = ?, digest = ?, imported = ?, rejected = ?, first_hit_at = ?, last_hit_at = ?, failure = ?, finished_at = ?
+         WHERE id = ? AND status = 'running' AND owner = ? RETURNING *`,
+        [o.status, o.digest, o.imported, o.rejected, o.firstHitAt, o.lastHitAt, o.failure, new Date(), id, owner],
       ),
     );
-    return toImport(rows[0]!);
+    return rows[0] && toImport(rows[0]);
+  }
+
+  async renewImport(id: string, owner: string, at: Date): Promise<boolean> {
+    const rows = await this.db.serial((q) =>
+      q.rows(`UPDATE imports SET heartbeat_at = ? WHERE id = ? AND status = 'running' AND owner = ? RETURNING id`, [at, id, owner]),
+    );
+    return rows.length > 0;
+  }
+
+  async runningImports(): Promise<ImportRecord[]> {
+    const rows = await this.db.serial((q) => q.rows(`SELECT * FROM imports WHERE status = 'running' ORDER BY created_at, seq`));
+    return rows.map(toImport);
+  }
+
+  async claimImport(seen: ImportRecord, owner: string, at: Date): Promise<ImportRecord | undefined> {
+    // A compare-and-set on what the caller saw: a second claimer finds the owner or heartbeat changed.
+    const rows = await this.db.serial((q) =>
+      q.rows(
+        `UPDATE imports SET owner = ?, heartbeat_at = ?
+         WHERE id = ? AND status = 'running' AND owner IS NOT DISTINCT FROM ? AND heartbeat_at IS NOT DISTINCT FROM ? RETURNING *`,
+        [owner, at, seen.id, seen.owner, seen.heartbeatAt],
+      ),
+    );
+    return rows[0] && toImport(rows[0]);
   }
 
   async getImport(id: string): Promise<ImportRecord | undefined> {

@@ -94,4 +94,7 @@ export const toImport = (r: Row): ImportRecord => ({
   visitIdBase: BigInt(r.visit_id_base as bigint | string),
   createdAt: r.created_at as Date,
   finishedAt: dateOrNull(r.finished_at),
+  owner: (r.owner as string | null) ?? null,
+  heartbeatAt: dateOrNull(r.heartbeat_at),
+  failure: (r.failure as string | null) ?? null,
 });

@@ -83,7 +83,8 @@ export type ImportStatus = 'running' | 'done' | 'failed';
 
 /**
  * One import of another product's export into a site. Imported hits have visit ids in the import's own range
- * (`visitIdBase` to `visitIdBase + 2^32 - 1`), so deleting the import deletes exactly them.
+ * (`visitIdBase` to `visitIdBase + 2^32 - 1`), so deleting the import deletes exactly them. A running import has
+ * an owner (the process running it) that renews `heartbeatAt` while it runs (src/ingest/import-lease.ts).
  */
 export interface ImportRecord {
   id: string;
@@ -100,9 +101,15 @@ export interface ImportRecord {
   visitIdBase: bigint;
   createdAt: Date;
   finishedAt: Date | null;
+  /** The process running (or, once finished, that last ran) the import; null for records from before owners. */
+  owner: string | null;
+  /** When the owner last said it is alive (its clock); null for records from before owners. */
+  heartbeatAt: Date | null;
+  /** Why a failed import failed, in words for the person who started it; null otherwise. */
+  failure: string | null;
 }
-export type NewImport = Pick<ImportRecord, 'siteId' | 'kind' | 'fileName' | 'visitIdBase'>;
-export type ImportOutcome = Pick<ImportRecord, 'status' | 'digest' | 'imported' | 'rejected' | 'firstHitAt' | 'lastHitAt'>;
+export type NewImport = Pick<ImportRecord, 'siteId' | 'kind' | 'fileName' | 'visitIdBase' | 'owner'>;
+export type ImportOutcome = Pick<ImportRecord, 'status' | 'digest' | 'imported' | 'rejected' | 'firstHitAt' | 'lastHitAt' | 'failure'>;
 
 /** A cursor page request (DESIGN.md section 5); at most one cursor is set. */
 export interface PageRequest {
@@ -241,9 +248,19 @@ export interface MetaStore {
   /** Replaces them; an empty list makes the share page non-embeddable again. */
   setEmbedOrigins(siteId: string, origins: readonly string[]): Promise<void>;
 
-  /** Imports (src/ingest/umami-import.ts): recorded when they start, finished with their outcome. */
+  /** Imports (src/ingest/umami-import.ts): recorded when they start (running, heartbeat now), finished with their outcome. */
   createImport(input: NewImport): Promise<ImportRecord>;
-  finishImport(id: string, outcome: ImportOutcome): Promise<ImportRecord>;
+  /** Finishes the import if it is still running under `owner`; undefined when it is not (swept or deleted meanwhile). */
+  finishImport(id: string, owner: string, outcome: ImportOutcome): Promise<ImportRecord | undefined>;
+  /** Renews a running import's heartbeat; false when it no longer runs under `owner`. */
+  renewImport(id: string, owner: string, at: Date): Promise<boolean>;
+  /** Every running import of any site (few: the ones in progress and the ones left by processes that died). */
+  runningImports(): Promise<ImportRecord[]>;
+  /**
+   * Takes a running import over as `owner`, only if its owner and heartbeat are still those seen (`seen`): of
+   * several processes doing so at once, exactly one gets it. Undefined when another did, or it finished.
+   */
+  claimImport(seen: ImportRecord, owner: string, at: Date): Promise<ImportRecord | undefined>;
   getImport(id: string): Promise<ImportRecord | undefined>;
   /** The site's imports, oldest first. */
   listImports(siteId: string): Promise<ImportRecord[]>;

@@ -85,13 +85,37 @@ describe('DuckDB migration 18: custom properties', () => {
     await db.serial((q) =>
       q.exec(`INSERT INTO hits SELECT 'S', 'pageview', TIMESTAMP '2026-01-01 10:00:00', 1, 1, ${Array(19).fill("'x'").join(', ')}, '', 0, true`),
     );
-    assert.deepEqual(await migrate(db), [18]);
+    assert.deepEqual(await migrate(db, 18), [18]);
     const after = await DuckEventStore.open(db);
     const withProps = storedHit('S', '2026-01-01T10:00:01Z', { props: [['plan', 'pro']] });
     await after.write([withProps], []);
     const hits = await after.listHits('S');
     assert.deepEqual(hits.map((h) => h.props), [undefined, [['plan', 'pro']]]);
     await after.close();
+    await db.close();
+  });
+});
+
+describe('DuckDB migration 19: owners and failures of imports', () => {
+  it('keeps imports recorded before, without an owner, heartbeat or reason, and records them for new ones', async () => {
+    const db = await DuckDatabase.open(':memory:');
+    await migrate(db, 18);
+    await db.serial((q) =>
+      q.exec(`INSERT INTO imports (id, site_id, kind, file_name, digest, status, imported, rejected, visit_id_base, created_at)
+              VALUES ('00000000-0000-4000-8000-000000000001', 'S', 'umami', 'old.csv', 'abc', 'running', 5, 1, 18446744069414584320, TIMESTAMP '2026-01-01 10:00:00')`),
+    );
+    assert.deepEqual(await migrate(db), [19]);
+    const meta = new SqlMetaStore(db);
+    const [old] = await meta.runningImports();
+    assert.deepEqual(
+      [old?.fileName, old?.digest, old?.imported, old?.rejected, old?.visitIdBase, old?.owner, old?.heartbeatAt, old?.failure],
+      ['old.csv', 'abc', 5, 1, 18446744069414584320n, null, null, null],
+    );
+    const fresh = await meta.createImport({ siteId: 'S', kind: 'fathom', fileName: 'new.zip', visitIdBase: 0n, owner: 'me' });
+    assert.equal(fresh.owner, 'me');
+    assert.ok(fresh.heartbeatAt instanceof Date);
+    const failed = await meta.finishImport(fresh.id, 'me', { status: 'failed', digest: null, imported: 0, rejected: 0, firstHitAt: null, lastHitAt: null, failure: 'why' });
+    assert.equal(failed?.failure, 'why');
     await db.close();
   });
 });

@@ -214,5 +214,36 @@ for (const backend of backends) {
       await store.deleteSession(`third-${a.id}`);
       assert.equal(await store.findSession(`third-${a.id}`), undefined);
     });
+
+    it('keeps a running import to its owner: renewed and finished by it alone, taken over by exactly one of several', async () => {
+      const s = await site((await account()).id, 'Imports');
+      const outcome = { status: 'failed' as const, digest: null, imported: 0, rejected: 0, firstHitAt: null, lastHitAt: null, failure: 'interrupted' };
+      const running = await store.createImport({ siteId: s.id, kind: 'umami', fileName: 'e.csv', visitIdBase: 1n << 40n, owner: 'alive' });
+      assert.deepEqual([running.status, running.owner, running.failure], ['running', 'alive', null]);
+      assert.ok((await store.runningImports()).some((i) => i.id === running.id));
+
+      const later = new Date(running.heartbeatAt!.getTime() + 10_000);
+      assert.equal(await store.renewImport(running.id, 'alive', later), true);
+      assert.equal(await store.renewImport(running.id, 'someone-else', later), false);
+      const seen = (await store.getImport(running.id))!;
+      assert.equal(seen.heartbeatAt?.toISOString(), later.toISOString());
+
+      // Three sweepers saw the same record; one takes it over, the others find it changed.
+      const claims = await Promise.all(['a', 'b', 'c'].map((who) => store.claimImport(seen, who, new Date())));
+      const winners = claims.filter((c) => c !== undefined);
+      assert.equal(winners.length, 1);
+      const winner = winners[0]!.owner!;
+      // What the earlier owner sees from now on: no renewal, no finishing as done.
+      assert.equal(await store.renewImport(running.id, 'alive', new Date()), false);
+      assert.equal(await store.finishImport(running.id, 'alive', { ...outcome, status: 'done', failure: null }), undefined);
+      // An old view of it no longer claims it either.
+      assert.equal(await store.claimImport(seen, 'late', new Date()), undefined);
+
+      const failed = await store.finishImport(running.id, winner, outcome);
+      assert.deepEqual([failed?.status, failed?.failure, failed?.owner], ['failed', 'interrupted', winner]);
+      assert.ok(!(await store.runningImports()).some((i) => i.id === running.id));
+      assert.equal(await store.finishImport(running.id, winner, outcome), undefined, 'finished once');
+      assert.equal(await store.claimImport(failed!, 'late', new Date()), undefined, 'a finished import is no one\'s to take');
+    });
   });
 }

@@ -448,6 +448,38 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE hits ADD COLUMN prop_values VARCHAR[];
     `,
   },
+  {
+    version: 19,
+    name: 'owners and failures of imports',
+    sql: `
+      -- A running import's owner (the process running it) and the time it last said it is alive, so that an import
+      -- left running by a process that died is found and undone (src/ingest/import-sweeper.ts); and why a failed
+      -- import failed. Made again rather than given columns, as the sites table in version 9 (seq's nextval).
+      CREATE TABLE imports_before_v19 AS SELECT * FROM imports;
+      DROP TABLE imports;
+      CREATE TABLE imports (
+        id VARCHAR PRIMARY KEY,
+        site_id VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL, -- umami | plausible | fathom
+        file_name VARCHAR NOT NULL,
+        digest VARCHAR, -- SHA-256 of the file, once read
+        status VARCHAR NOT NULL, -- running | done | failed
+        imported BIGINT NOT NULL,
+        rejected BIGINT NOT NULL,
+        first_hit_at TIMESTAMP,
+        last_hit_at TIMESTAMP,
+        visit_id_base UBIGINT NOT NULL, -- imported visits have ids from here to here + 2^32 - 1
+        created_at TIMESTAMP NOT NULL,
+        finished_at TIMESTAMP,
+        seq BIGINT NOT NULL DEFAULT nextval('insertion_order'),
+        owner VARCHAR, -- the process running it (NULL: recorded before owners)
+        heartbeat_at TIMESTAMP, -- renewed by the owner while it runs
+        failure VARCHAR -- why it failed, for the user
+      );
+      INSERT INTO imports SELECT *, NULL, NULL, NULL FROM imports_before_v19;
+      DROP TABLE imports_before_v19;
+    `,
+  },
 ];
 
 /**
