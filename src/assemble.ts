@@ -2,13 +2,18 @@
 // in the right order. The server (main.ts) and the tests use the same wiring. The two modes of DESIGN.md section
 // 2 differ only in the stores chosen here: the embedded DuckDB file, or PostgreSQL + ClickHouse + Redis.
 
+import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { TokenAuthenticator } from './auth/token-authenticator.js';
 import { NO_MAILER, SmtpMailer, type Mailer } from './mail/mailer.js';
 import { ReportScheduler } from './mail/report-scheduler.js';
 import { buildApp } from './http/app.js';
+import { ImportService } from './http/import-service.js';
 import { buildTrackerScript, type TrackerScript } from './http/tracker-script.js';
+import { IMPORT_TIMING, ImportOwner, type ImportTiming } from './ingest/import-owner.js';
+import { ImportSpool } from './ingest/import-spool.js';
+import { ImportSweeper } from './ingest/import-sweeper.js';
 import { Ingest } from './ingest/live.js';
 import type { WriteBufferOptions } from './ingest/write-buffer.js';
 import { Limiter } from './limits/limiter.js';
@@ -82,6 +87,10 @@ export interface AssembleOptions {
   publicUrl?: string | undefined;
   /** Whether email reports go out on a timer (tests run them with `reportEmails.runOnce(now)` instead). */
   reportEmailTimer?: boolean;
+  /** Heartbeat, lease and sweep intervals of imports (src/ingest/import-owner.ts); tests shorten them. */
+  importTiming?: Partial<ImportTiming>;
+  /** The process's id as the owner of imports (tests of several processes in one); by default as described in assemble. */
+  importOwner?: string;
 }
 
 export interface Plumb {
@@ -91,6 +100,9 @@ export interface Plumb {
   team: SqlTeamStore;
   events: EventStore;
   ingest: Ingest;
+  imports: ImportService;
+  /** Undoes imports left running by processes that died (ran once before the app was built, then periodically). */
+  importSweeper: ImportSweeper;
   reports: ReportEngine;
   metrics: Metrics;
   auth: TokenAuthenticator;
@@ -114,6 +126,10 @@ interface Stores {
   /** Scale-out: the ingest thread's shared visit state (it opens its own Redis connection). */
   sharedVisits: { url: string; prefix?: string } | undefined;
   logDir: string | undefined;
+  /** This process's own directory (embedded: the database's; scale-out: PLUMB_DATA_DIR), if it has one. */
+  dataDir: string | undefined;
+  /** A stable id of this process (scale-out with a data directory: its node id), kept across restarts. */
+  node: string | undefined;
   exclusive<T>(work: () => Promise<T>): Promise<T>;
   release(): Promise<void>;
 }
@@ -132,6 +148,8 @@ async function embeddedStores(o: AssembleOptions, readers: number): Promise<Stor
     sharedVisits: undefined,
     // The hit log sits beside the database file; an in-memory database has nothing to recover into.
     logDir: o.dbPath === ':memory:' ? undefined : join(dirname(o.dbPath), 'hit-log'),
+    dataDir: o.dbPath === ':memory:' ? undefined : dirname(o.dbPath),
+    node: undefined,
     // DuckDB's file lock already makes this the only process.
     exclusive: (work) => work(),
     release: async () => undefined,
@@ -160,6 +178,8 @@ async function scaleOutStores(s: ScaleOutOptions, redisPrefix: string | undefine
       limitsUrl: s.redisUrl,
       sharedVisits: { url: s.redisUrl, ...(redisPrefix === undefined ? {} : { prefix: redisPrefix }) },
       logDir: s.dataDir ? join(s.dataDir, 'hit-log') : undefined,
+      dataDir: s.dataDir,
+      node: claimed?.node,
       exclusive: (work) => pg.exclusive(BOOTSTRAP_LOCK, work),
       release: async () => {
         await claimed?.release();
@@ -180,11 +200,27 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
   const metrics = new Metrics({ processMetrics: o.processMetrics ?? false });
   // Ingest starts before the app (it resumes recent visits); its errors reach the app's logger once that exists.
   let logError = (err: unknown, message: string) => console.error(message, err);
+  let logInfo = (_fields: Record<string, unknown>, _message: string): void => undefined;
   const ingest = await Ingest.start(meta, events, metrics, {
     ...(stores.logDir ? { logDir: stores.logDir } : {}),
     ...(stores.sharedVisits ? { sharedVisits: stores.sharedVisits } : {}),
     excludedHosts: o.excludedHosts,
     buffer: o.buffer,
+    log: (err, message) => logError(err, message),
+  });
+  // Imports: this process as an owner (a scale-out node's stable id, so that its next start knows the imports this
+  // run leaves as its own; else an id of this start), undoing dead processes' imports before requests are taken.
+  const importOwner = new ImportOwner(o.importOwner ?? stores.node ?? randomBytes(8).toString('hex'), { ...IMPORT_TIMING, ...o.importTiming });
+  const importSweeper = new ImportSweeper({
+    meta, events, owner: importOwner,
+    // Embedded: DuckDB's file lock makes this the only process on the database, so every other owner is gone.
+    exclusive: !o.scaleOut,
+    log: (err, message) => logError(err, message),
+    info: (fields, message) => logInfo(fields, message),
+  });
+  const imports = new ImportService({
+    meta, events, ingest, owner: importOwner,
+    spool: await ImportSpool.open(stores.dataDir),
     log: (err, message) => logError(err, message),
   });
   const auth = new TokenAuthenticator(meta, o.authCacheMs === undefined ? {} : { cacheMs: o.authCacheMs });
@@ -198,6 +234,7 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
     team,
     events,
     ingest,
+    imports,
     reports,
     metrics,
     auth,
@@ -213,6 +250,10 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
     ...(o.requestTimeoutMs ? { requestTimeoutMs: o.requestTimeoutMs } : {}),
   });
   logError = (err, message) => app.log.error({ err }, message);
+  logInfo = (fields, message) => app.log.info(fields, message);
+  // Before any request is taken (the server listens once this returns), and then periodically.
+  await importSweeper.sweep().catch((err: unknown) => logError(err, 'looking for imports left running by stopped processes'));
+  importSweeper.start();
   const reportEmails =
     o.mail && o.publicUrl ? new ReportScheduler({
           meta, team, engine: reports, mailer, publicUrl: o.publicUrl,
@@ -222,10 +263,11 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
   if (o.reportEmailTimer !== false) reportEmails?.start();
 
   return {
-    app, meta, team, events, ingest, reports, metrics, auth, usage, mailer, reportEmails,
+    app, meta, team, events, ingest, imports, importSweeper, reports, metrics, auth, usage, mailer, reportEmails,
     exclusive: (work) => stores.exclusive(work),
     async close() {
       await reportEmails?.close();
+      await importSweeper.close();
       await app.close();
       await ingest.close();
       await auth.close();

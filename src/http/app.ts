@@ -28,6 +28,7 @@ import { addSecurityHeaders } from './security-headers.js';
 import { dashboard } from './dashboard/index.js';
 import { trackerScriptRoute, type TrackerScript } from './tracker-script.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './errors.js';
+import type { ImportService } from './import-service.js';
 import { validatorCompiler } from './validation.js';
 import { v1Api } from './v1/index.js';
 
@@ -40,6 +41,8 @@ export interface AppDeps {
   publicUrl?: string | undefined;
   events: EventStore;
   ingest: Ingest;
+  /** Other products' exports (/admin/imports and the dashboard's uploads): one service, this process's imports. */
+  imports: ImportService;
   reports: ReportEngine;
   metrics: Metrics;
   trackerScript: TrackerScript;
@@ -152,9 +155,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Dashboard sessions live in the MetaStore, so every process of a scale-out deployment knows them.
   const sessions = new SessionManager(meta, deps.team);
   await app.register(v1Api, { prefix: '/v1', meta, sites, auth, limiter, usage, siteData, reports: deps.reports, sessions });
-  await app.register(adminApi, { prefix: '/admin', meta, auth, usage, adminToken, localAdminKey: deps.localAdminKey, ingest, events });
+  await app.register(adminApi, { prefix: '/admin', meta, auth, usage, adminToken, localAdminKey: deps.localAdminKey, ingest, imports: deps.imports });
   // Import uploads from the dashboard (the same imports as /admin/imports, for the site's own owners and admins).
-  await app.register(dashboardImportRoutes, { meta, events, ingest, sessions });
+  await app.register(dashboardImportRoutes, { meta, imports: deps.imports, sessions });
   // The report page's custom properties, which /v1 (SPEC.md) has no words for: the same access checks as /v1.
   await app.register(dashboardReportApi, { prefix: '/dashboard/api/report', meta, sites, auth, limiter, usage, sessions, reports: deps.reports });
   await app.register(dashboard, {

@@ -1,24 +1,28 @@
 // Imports of other products' exports into a site, shared by /admin/imports and the dashboard's upload routes:
 // Umami's raw events as hits, Plausible CE's and Fathom's exports as imported daily aggregates; listing, deleting, and replacing
-// an earlier import of the same file. Request bodies arrive as streams and are never held whole.
+// an earlier import of the same file. Request bodies arrive as streams and are never held whole. An import is there
+// whole or not at all: one that fails has its rows removed here, one whose process dies is undone by another run
+// (its owner and heartbeat, src/ingest/import-owner.ts; src/ingest/import-sweeper.ts).
 
 import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import type { Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { badRequest, GeneralError, ValidationError } from '../domain/errors.js';
+import { ApiError, badRequest, GeneralError, ValidationError } from '../domain/errors.js';
 import { formatTimestamp } from '../domain/time.js';
 import type { Ingest } from '../ingest/live.js';
 import { FathomFormatError, importFathomZip } from '../ingest/fathom-import.js';
+import { ImportLeaseLost, type ImportLease, type ImportOwner } from '../ingest/import-owner.js';
+import { removeImportRows } from '../ingest/import-rows.js';
+import type { ImportSpool } from '../ingest/import-spool.js';
 import { importPlausibleZip, PlausibleFormatError } from '../ingest/plausible-import.js';
 import { SiteDirectory } from '../ingest/site-directory.js';
 import { importUmamiCsv, UmamiFormatError } from '../ingest/umami-import.js';
-import type { EventStore, ImportedDay, ImportKind, ImportRecord, MetaStore, Site } from '../store/types.js';
+import type { EventStore, ImportedDay, ImportKind, ImportOutcome, ImportRecord, MetaStore, NewImport, Site } from '../store/types.js';
 
 /**
  * The largest Plausible export zip taken. It is spooled to a temporary file (a zip's directory is at its end), so
@@ -41,7 +45,6 @@ export function hashedUpTo(max: number, digest: Hash): Transform {
 
 /** Imported hits waiting to be written beyond which the import waits for a write. */
 const ROOM_HITS = 20_000;
-const VISIT_RANGE = (1n << 32n) - 1n;
 
 const ts = (d: Date | null) => (d ? formatTimestamp(d) : null);
 
@@ -58,7 +61,20 @@ export const presentImport = (i: ImportRecord) => ({
   last_hit_at: ts(i.lastHitAt),
   created_at: formatTimestamp(i.createdAt),
   finished_at: ts(i.finishedAt),
+  failure_reason: i.status === 'failed' ? (i.failure ?? 'failed') : null,
 });
+
+/**
+ * What the person who started a failed import is told (its record's `failure_reason`): the message of an error
+ * about the upload itself (a 4xx: not an export, too large); for anything else only that the server failed, its
+ * details being for the server's log.
+ */
+function failureOf(err: unknown): string {
+  if (err instanceof UmamiFormatError || err instanceof PlausibleFormatError || err instanceof FathomFormatError) return `not a valid export: ${err.message}`;
+  if (err instanceof ImportLeaseLost) return 'interrupted: this server lost its hold on the import; nothing of it was kept, import the file again';
+  if (err instanceof ApiError && err.status < 500) return err.message;
+  return 'the server could not finish the import (its log says why); nothing of it was kept, import the file again';
+}
 
 /** In the calling plugin's scope: CSV and zip bodies reach handlers as the request stream itself. */
 export function streamedImportBodies(app: FastifyInstance): void {
@@ -93,51 +109,75 @@ export function importBody(body: unknown, kind: ImportKind): Readable {
   return body as Readable;
 }
 
+export interface ImportServiceOptions {
+  meta: MetaStore;
+  events: EventStore;
+  ingest: Ingest;
+  /** This process as the owner of the imports it runs (their heartbeats). */
+  owner: ImportOwner;
+  /** Where uploaded zips wait while they are read. */
+  spool: ImportSpool;
+  log: (err: unknown, message: string) => void;
+}
+
 export class ImportService {
-  constructor(
-    private readonly meta: MetaStore,
-    private readonly events: EventStore,
-    private readonly ingest: Ingest,
-  ) {}
+  private readonly meta: MetaStore;
+  private readonly events: EventStore;
+  private readonly ingest: Ingest;
+
+  constructor(private readonly o: ImportServiceOptions) {
+    ({ meta: this.meta, events: this.events, ingest: this.ingest } = o);
+  }
+
+  /** Records a new import owned by this process and holds its lease (renewed until released). */
+  private begin(input: Omit<NewImport, 'owner'>): Promise<{ record: ImportRecord; lease: ImportLease }> {
+    return this.o.owner.begin(this.meta, () => this.meta.createImport({ ...input, owner: this.o.owner.id }), this.o.log);
+  }
 
   /** Umami's raw events into `site` as hits (src/ingest/umami-import.ts). */
   async umami(site: Site, body: Readable, fileName: string) {
-    const record = await this.meta.createImport({
+    const { record, lease } = await this.begin({
       siteId: site.id,
       kind: 'umami',
       fileName,
       visitIdBase: BigInt(randomBytes(4).readUInt32BE(0)) << 32n,
     });
     const buffer = this.ingest.buffer;
-    let result;
     try {
-      result = await importUmamiCsv(body, {
-        siteId: site.id,
-        defaultHostname: site.domains[0],
-        visitIdBase: record.visitIdBase,
-        goalName: async (name) => (await this.ingest.sites.goalByName(site.id, name))?.name,
-        sink: (hit, visit) => {
-          buffer.add(hit, visit);
-          if (buffer.pending >= ROOM_HITS) return buffer.flush();
-        },
+      let result;
+      try {
+        result = await importUmamiCsv(body, {
+          siteId: site.id,
+          defaultHostname: site.domains[0],
+          visitIdBase: record.visitIdBase,
+          goalName: async (name) => (await this.ingest.sites.goalByName(site.id, name))?.name,
+          sink: (hit, visit) => {
+            lease.check();
+            buffer.add(hit, visit);
+            if (buffer.pending >= ROOM_HITS) return buffer.flush();
+          },
+        });
+        await buffer.flush();
+      } catch (err) {
+        // Whatever was written of a failed import goes: an import is there whole or not at all.
+        await buffer.flush().catch(() => undefined);
+        await this.failed(record, err);
+        if (err instanceof UmamiFormatError) throw badRequest(err.message);
+        throw err;
+      }
+      const finished = await this.finish(record, {
+        status: 'done',
+        digest: result.digest,
+        imported: result.imported,
+        rejected: result.rejected,
+        firstHitAt: result.firstHitAt,
+        lastHitAt: result.lastHitAt,
+        failure: null,
       });
-      await buffer.flush();
-    } catch (err) {
-      // Whatever was written of a failed import goes: an import is there whole or not at all.
-      await buffer.flush().catch(() => undefined);
-      await this.failed(record);
-      if (err instanceof UmamiFormatError) throw badRequest(err.message);
-      throw err;
+      return { ...presentImport(finished), errors: result.errors, ...(await this.settle(finished)) };
+    } finally {
+      lease.release();
     }
-    const finished = await this.meta.finishImport(record.id, {
-      status: 'done',
-      digest: result.digest,
-      imported: result.imported,
-      rejected: result.rejected,
-      firstHitAt: result.firstHitAt,
-      lastHitAt: result.lastHitAt,
-    });
-    return { ...presentImport(finished), errors: result.errors, ...(await this.settle(finished)) };
   }
 
   /** Plausible CE's export zip into `site` as imported daily aggregates (src/ingest/plausible-import.ts). */
@@ -151,13 +191,22 @@ export class ImportService {
   }
 
   private async daily(kind: 'plausible' | 'fathom', site: Site, body: Readable, fileName: string) {
-    const record = await this.meta.createImport({ siteId: site.id, kind, fileName, visitIdBase: 0n });
-    // A zip's directory is at its end: the upload goes to a temporary file first (streamed, hashed on the way).
-    const dir = await mkdtemp(join(tmpdir(), 'plumb-import-'));
-    const file = join(dir, 'export.zip');
+    const { record, lease } = await this.begin({ siteId: site.id, kind, fileName, visitIdBase: 0n });
+    try {
+      return await this.dailyHeld(kind, site, body, record, lease);
+    } finally {
+      lease.release();
+    }
+  }
+
+  private async dailyHeld(kind: 'plausible' | 'fathom', site: Site, body: Readable, record: ImportRecord, lease: ImportLease) {
+    // A zip's directory is at its end: the upload goes to a spool file first (streamed, hashed on the way).
+    let dir: string | undefined;
     const digest = createHash('sha256');
     let result;
     try {
+      dir = await this.o.spool.make();
+      const file = join(dir, 'export.zip');
       await pipeline(body, hashedUpTo(MAX_PLAUSIBLE_ZIP_BYTES, digest), createWriteStream(file));
       // Events are found or created by name as the collector does (SiteDirectory.goalByName, its limit too). A
       // name is looked up once per import (the answers kept are bounded).
@@ -166,7 +215,10 @@ export class ImportService {
       const common = {
         siteId: site.id,
         importId: record.id,
-        write: (rows: ImportedDay[]) => this.events.writeImportedDays(rows),
+        write: (rows: ImportedDay[]) => {
+          lease.check();
+          return this.events.writeImportedDays(rows);
+        },
         eventGoal: async (name: string) => {
           let has = known.get(name);
           if (has === undefined) {
@@ -178,20 +230,21 @@ export class ImportService {
       };
       result = kind === 'plausible' ? await importPlausibleZip(file, common) : await importFathomZip(file, { ...common, timezone: site.timezone });
     } catch (err) {
-      await this.failed(record);
+      await this.failed(record, err);
       if (err instanceof PlausibleFormatError || err instanceof FathomFormatError) throw badRequest(err.message);
       throw err;
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      if (dir !== undefined) await rm(dir, { recursive: true, force: true });
     }
     const day = (d: string | null) => (d ? new Date(`${d}T00:00:00Z`) : null);
-    const finished = await this.meta.finishImport(record.id, {
+    const finished = await this.finish(record, {
       status: 'done',
       digest: digest.digest('hex'),
       imported: result.imported,
       rejected: result.rejected,
       firstHitAt: day(result.firstDay),
       lastHitAt: day(result.lastDay),
+      failure: null,
     });
     return { ...presentImport(finished), errors: result.errors, read: result.read, skipped: result.skipped, ...(await this.settle(finished)) };
   }
@@ -208,20 +261,32 @@ export class ImportService {
   /** Deletes the import and everything it brought. */
   async remove(record: ImportRecord) {
     await this.ingest.flush();
-    await this.removeImported(record);
+    await removeImportRows(this.events, record);
     await this.meta.deleteImport(record.id);
     return { id: record.id, object: 'import', deleted: true };
   }
 
-  private async failed(record: ImportRecord): Promise<void> {
-    await this.removeImported(record);
-    await this.meta.finishImport(record.id, { status: 'failed', digest: null, imported: 0, rejected: 0, firstHitAt: null, lastHitAt: null });
+  /**
+   * Removes what a failed import wrote and records why it failed (unless another process took it over meanwhile:
+   * then that process says why). Should this itself fail, the record stays running under this process's id, and
+   * the next sweep (src/ingest/import-sweeper.ts) undoes it.
+   */
+  private async failed(record: ImportRecord, err: unknown): Promise<void> {
+    await removeImportRows(this.events, record);
+    await this.meta.finishImport(record.id, this.o.owner.id, {
+      status: 'failed', digest: null, imported: 0, rejected: 0, firstHitAt: null, lastHitAt: null, failure: failureOf(err),
+    });
   }
 
-  /** Everything an import brought, whatever its kind. */
-  private async removeImported(record: ImportRecord): Promise<void> {
-    if (record.kind !== 'umami') await this.events.deleteImportedDays(record.siteId, record.id);
-    else await this.events.deleteVisitRange(record.siteId, record.visitIdBase, record.visitIdBase + VISIT_RANGE);
+  /**
+   * Finishes an import that ran to its end as done, if it is still this process's: an import deleted while it ran,
+   * or taken over by another process (this one stalled past its lease), is removed instead of counted.
+   */
+  private async finish(record: ImportRecord, outcome: ImportOutcome): Promise<ImportRecord> {
+    const finished = await this.meta.finishImport(record.id, this.o.owner.id, outcome);
+    if (finished) return finished;
+    await removeImportRows(this.events, record);
+    throw new ImportLeaseLost(record.id);
   }
 
   /** Replaces earlier imports of the same file; names those the new one overlaps in time. */
@@ -231,7 +296,7 @@ export class ImportService {
     for (const earlier of await this.meta.listImports(finished.siteId)) {
       if (earlier.id === finished.id || earlier.status !== 'done') continue;
       if (earlier.kind === finished.kind && earlier.digest === finished.digest) {
-        await this.removeImported(earlier);
+        await removeImportRows(this.events, earlier);
         await this.meta.deleteImport(earlier.id);
         replaced.push(earlier.id);
       } else if (earlier.firstHitAt && earlier.lastHitAt && finished.firstHitAt && finished.lastHitAt &&

@@ -31,6 +31,7 @@ describe('/admin', () => {
       team: t.team,
       events: t.events,
       ingest: t.ingest,
+      imports: t.imports,
       reports: t.reports,
       metrics: t.metrics,
       trackerScript: await buildTrackerScript(),

@@ -3,14 +3,12 @@
 import type { FastifyInstance } from 'fastify';
 import { notFound, ValidationError } from '../../domain/errors.js';
 import { TRACKING_CODE_RE } from '../../domain/ids.js';
-import type { Ingest } from '../../ingest/live.js';
-import type { EventStore, ImportKind, MetaStore, Site } from '../../store/types.js';
-import { holdConnection, importBody, ImportService, streamedImportBodies } from '../import-service.js';
+import type { ImportKind, MetaStore, Site } from '../../store/types.js';
+import { holdConnection, importBody, streamedImportBodies, type ImportService } from '../import-service.js';
 
 export interface ImportRoutesOptions {
   meta: MetaStore;
-  events: EventStore;
-  ingest: Ingest;
+  imports: ImportService;
 }
 
 interface SiteQuery {
@@ -20,9 +18,8 @@ interface SiteQuery {
 
 const DEFAULT_NAMES: Record<ImportKind, string> = { umami: 'umami.csv', plausible: 'plausible.zip', fathom: 'fathom.zip' };
 
-export async function importRoutes(app: FastifyInstance, { meta, events, ingest }: ImportRoutesOptions): Promise<void> {
+export async function importRoutes(app: FastifyInstance, { meta, imports }: ImportRoutesOptions): Promise<void> {
   streamedImportBodies(app);
-  const imports = new ImportService(meta, events, ingest);
 
   const siteOf = async (id: unknown): Promise<Site> => {
     if (typeof id !== 'string' || id === '') throw ValidationError.of('site_id', 'is required');

@@ -11,7 +11,8 @@ import { formatTimestamp, isTimeZone, parseTimestamp } from '../../domain/time.j
 import type { Ingest } from '../../ingest/live.js';
 import { isLoopback, type LocalAdminKey } from '../../local-admin-key.js';
 import type { UsageMeter } from '../../limits/usage-meter.js';
-import type { Account, AccountPatch, EventStore, MetaStore, SubscriptionStatus, TokenRecord } from '../../store/types.js';
+import type { Account, AccountPatch, MetaStore, SubscriptionStatus, TokenRecord } from '../../store/types.js';
+import type { ImportService } from '../import-service.js';
 import { importRoutes } from './imports.js';
 import { presentDeleted, presentToken } from '../v1/present.js';
 import { coerceFormBody } from '../validation.js';
@@ -25,8 +26,8 @@ export interface AdminOptions {
   auth: TokenAuthenticator;
   usage: UsageMeter;
   ingest: Ingest;
-  /** For deleting imported hits (/admin/imports). */
-  events: EventStore;
+  /** Other products' exports (/admin/imports). */
+  imports: ImportService;
 }
 
 const accountFields = {
@@ -78,7 +79,7 @@ const presentAdminToken = (t: TokenRecord) => ({
   revoked_at: t.revokedAt ? formatTimestamp(t.revokedAt) : null,
 });
 
-export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey, meta, auth, usage, ingest, events }: AdminOptions): Promise<void> {
+export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey, meta, auth, usage, ingest, imports }: AdminOptions): Promise<void> {
   app.addHook('onRequest', async (request) => {
     const presented = /^Bearer +(\S+)$/i.exec(request.headers.authorization?.trim() ?? '')?.[1];
     // The raw socket's address, never X-Forwarded-For: the local key is for this machine's own user.
@@ -126,7 +127,7 @@ export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey
   });
 
   // Other products' exports (Umami's raw events), streamed; listed and deleted by import id.
-  await app.register(importRoutes, { meta, events, ingest });
+  await app.register(importRoutes, { meta, imports });
 
   app.post<{ Body: AccountBody }>('/accounts', {
     schema: { body: { type: 'object', properties: accountFields, required: ['name', 'email'] } },

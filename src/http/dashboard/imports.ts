@@ -6,24 +6,21 @@ import type { FastifyInstance } from 'fastify';
 import type { SessionManager } from '../../auth/sessions.js';
 import { notFound } from '../../domain/errors.js';
 import { TRACKING_CODE_RE } from '../../domain/ids.js';
-import type { Ingest } from '../../ingest/live.js';
-import type { EventStore, ImportKind, MetaStore, Site } from '../../store/types.js';
-import { holdConnection, importBody, ImportService, streamedImportBodies } from '../import-service.js';
+import type { ImportKind, MetaStore, Site } from '../../store/types.js';
+import { holdConnection, importBody, streamedImportBodies, type ImportService } from '../import-service.js';
 import { memberForApi } from './guard.js';
 
 export interface DashboardImportDeps {
   meta: MetaStore;
-  events: EventStore;
-  ingest: Ingest;
+  imports: ImportService;
   sessions: SessionManager;
 }
 
 const KINDS = new Map<string, ImportKind>([['umami', 'umami'], ['plausible', 'plausible'], ['fathom', 'fathom']]);
 const DEFAULT_NAMES: Record<ImportKind, string> = { umami: 'umami.csv', plausible: 'plausible.zip', fathom: 'fathom.zip' };
 
-export async function dashboardImportRoutes(app: FastifyInstance, { meta, events, ingest, sessions }: DashboardImportDeps): Promise<void> {
+export async function dashboardImportRoutes(app: FastifyInstance, { meta, imports, sessions }: DashboardImportDeps): Promise<void> {
   streamedImportBodies(app);
-  const imports = new ImportService(meta, events, ingest);
 
   /** The site, when the session's member may manage it (owners and admins of its account); else 404. */
   const siteFor = async (request: Parameters<typeof memberForApi>[0], siteId: string): Promise<Site> => {
