@@ -22,6 +22,8 @@ export interface PeerImportJson {
   first_hit_at: string | null;
   last_hit_at: string | null;
   created_at: string;
+  /** Why a failed import failed (null otherwise; absent from servers before it was added). */
+  failure_reason?: string | null;
   errors?: { line: number; message: string; file?: string }[];
   replaced?: string[];
   overlaps?: string[];
@@ -103,7 +105,8 @@ async function upload(client: AdminClient, kind: PeerKind, file: string, fileNam
 export function describePeerImport(i: PeerImportJson): string {
   const range = i.first_hit_at ? `, ${i.first_hit_at} to ${i.last_hit_at}` : '';
   const what = i.kind === 'umami' ? 'hits' : i.kind === 'fathom' ? 'hourly rows' : 'daily rows';
-  const lines = [`import ${i.id} (${i.kind}, ${i.file_name}): ${i.status}, ${i.imported} ${what} imported, ${i.rejected} rejected${range}`];
+  const status = i.status === 'failed' && i.failure_reason ? `failed (${i.failure_reason})` : i.status;
+  const lines = [`import ${i.id} (${i.kind}, ${i.file_name}): ${status}, ${i.imported} ${what} imported, ${i.rejected} rejected${range}`];
   for (const e of (i.errors ?? []).slice(0, 20)) lines.push(`  ${e.file ? `${e.file} ` : ''}line ${e.line}: ${e.message}`);
   if ((i.errors?.length ?? 0) > 20) lines.push(`  ... and ${i.errors!.length - 20} more`);
   for (const id of i.replaced ?? []) lines.push(`  replaced import ${id} of the same file`);

@@ -15,6 +15,9 @@ const KIND_NAMES = { plausible: 'Plausible', umami: 'Umami', fathom: 'Fathom' };
 const describeError = (e) => (typeof e === 'string' ? e : `${e.file ? `${e.file} ` : ''}line ${e.line}: ${e.message}`);
 
 const day = (at) => (at ? at.slice(0, 10) : '');
+/** A failed import says why (older servers give no reason); a running one that it is still going. */
+const statusText = (item) =>
+  item.status === 'failed' ? `failed${item.failure_reason ? `: ${item.failure_reason}` : ''}` : item.status === 'running' ? 'running…' : item.status;
 
 /** The site's imports, newest first; [] when the viewer may not see them. */
 export async function siteImports(siteId) {
@@ -92,7 +95,7 @@ export function ImportsPanel({ site }) {
               <td data-label="From">${KIND_NAMES[item.kind] ?? item.kind}</td>
               <td data-label="Days">${item.first_hit_at ? `${day(item.first_hit_at)} to ${day(item.last_hit_at)}` : '—'}</td>
               <td data-label="Rows">${item.imported.toLocaleString()}${item.rejected > 0 ? ` (${item.rejected.toLocaleString()} left out)` : ''}</td>
-              <td data-label="Status">${item.status}</td>
+              <td data-label="Status" data-status=${item.status}>${statusText(item)}</td>
               <td class="actions"><${ConfirmButton} label="Delete" confirmLabel="Delete for good" what=${item.file_name} onConfirm=${() => remove(item)} /></td>
             </tr>`)}</tbody>
           </table>`}

@@ -1,7 +1,8 @@
 // Imported history in real headless Chromium: an owner uploads Umami's export from the site settings page, sees
 // the import listed with its days and rows, reads a report whose period includes it (marked as imported, its
 // pageviews equal to /v1's), a stranger reads the shared report marked too (told only product and days), and the
-// owner deletes it. Screenshots in light and dark go to test-artifacts/screenshots/.
+// owner deletes it; an import its server stopped during is listed as failed, saying why. Screenshots in light and
+// dark go to test-artifacts/screenshots/.
 
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -138,6 +139,20 @@ describe('imported history in Chromium', { skip }, () => {
     await row.getByRole('button', { name: 'Confirm: delete umami-events.csv' }).click();
     await owner.locator('[data-imports="none"]').waitFor();
     assert.equal(await pageviews(), 0);
+    assert.deepEqual(owner.errors, []);
+  });
+
+  it('shows an import its server stopped during as failed, saying so', async () => {
+    // What a server killed mid-import leaves (a running import of an owner that is gone), undone as a start does.
+    const left = await t.meta.createImport({ siteId, kind: 'fathom', fileName: 'fathom-export.zip', visitIdBase: 0n, owner: 'an-earlier-run' });
+    assert.deepEqual(await t.importSweeper.sweep(), [left.id]);
+    await owner.goto(`/sites/${siteId}/settings`);
+    const status = owner.locator(`[data-import="${left.id}"] [data-status]`);
+    await status.waitFor();
+    assert.equal(await status.getAttribute('data-status'), 'failed');
+    assert.match(await status.innerText(), /^failed: interrupted: the server stopped during the import/);
+    await owner.locator('#imports-h').scrollIntoViewIfNeeded();
+    await owner.screenshot({ path: join(SHOTS, 'site-settings-import-interrupted.png'), fullPage: true });
     assert.deepEqual(owner.errors, []);
   });
 });
