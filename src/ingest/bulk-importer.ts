@@ -12,7 +12,7 @@ import type { CsvRows } from '../store/event-csv.js';
 import type { ImportLookups } from './batch-import.js';
 import type { ImportResult } from './import.js';
 import { spoolBody } from './import-body.js';
-import type { FromImportThread, ImportThreadConfig, ToImportThread } from './import-protocol.js';
+import { IMPORT_SESSION_MS, type FromImportThread, type ImportThreadConfig, type ToImportThread } from './import-protocol.js';
 import type { SiteDirectory } from './site-directory.js';
 import { startWorker } from './start-worker.js';
 import type { CounterDeltas } from './thread-protocol.js';
@@ -45,6 +45,8 @@ export interface BulkImporterDeps {
   load: (rows: CsvRows) => Promise<void>;
   metrics: Metrics;
   excludedHosts: readonly string[];
+  /** How long the import thread may sit idle before it is stopped (default: as long as an import's state lives). */
+  idleMs?: number;
 }
 
 interface Chunk {
@@ -60,14 +62,22 @@ interface Running {
   dir: string;
 }
 
+/** The import thread's old-generation heap bound. */
+const IMPORT_HEAP_MB = 1024;
+
 export class BulkImporter {
   private running: Promise<Running> | undefined;
+  /** Imports being received or worked on; the thread is stopped once there has been none for `idleMs`. */
+  private active = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private readonly idleMs: number;
   private lastId = 0;
   private readonly chunks = new Map<number, Chunk>();
   private readonly lookups: ImportLookups;
 
   constructor(private readonly deps: BulkImporterDeps) {
     this.lookups = directoryLookups(deps.sites);
+    this.idleMs = deps.idleMs ?? IMPORT_SESSION_MS;
   }
 
   /**
@@ -75,20 +85,49 @@ export class BulkImporter {
    * grows with the body); resolves once the chunk's rows are stored. Rejects with a 413 for a body over the limit.
    */
   async importChunk(session: string | undefined, body: Readable, firstLine: number): Promise<ImportResult> {
-    const { thread, dir } = await (this.running ??= this.start());
-    const id = ++this.lastId;
-    const file = join(dir, `body-${id}.ndjson`);
+    this.active++;
+    clearTimeout(this.idleTimer);
+    let file: string | undefined;
     try {
+      const { thread, dir } = await (this.running ??= this.start());
+      // The thread keeps the process alive while it has work, and only then.
+      thread.ref();
+      const id = ++this.lastId;
+      file = join(dir, `body-${id}.ndjson`);
       await spoolBody(body, file);
       const result = new Promise<ImportResult>((resolve, reject) => this.chunks.set(id, { resolve, reject, loads: Promise.resolve() }));
       this.post(thread, { t: 'chunk', id, session, file, firstLine });
       return await result;
     } finally {
-      await rm(file, { force: true });
+      if (file) await rm(file, { force: true });
+      if (--this.active === 0) {
+        void this.running?.then(({ thread }) => this.active === 0 && thread.unref(), () => undefined);
+        this.idleTimer = setTimeout(() => void this.stopIdle(), this.idleMs).unref();
+      }
     }
   }
 
+  /**
+   * Ends the import thread once no import has used it for as long as an import's state lives there: its memory
+   * (hundreds of MB after a large import, which V8 keeps while the thread is idle) goes back to the system. The
+   * next import starts it again.
+   */
+  private async stopIdle(): Promise<void> {
+    const running = this.running;
+    if (this.active > 0 || !running) return;
+    this.running = undefined;
+    const { thread, dir } = await running.catch(() => ({ thread: undefined, dir: undefined }));
+    await thread?.terminate();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  }
+
+  /** Whether the import thread is there (started, or starting). */
+  get threadRunning(): boolean {
+    return this.running !== undefined;
+  }
+
   async close(): Promise<void> {
+    clearTimeout(this.idleTimer);
     if (!this.running) return;
     const { thread, dir } = await this.running.catch(() => ({ thread: undefined, dir: undefined }));
     await thread?.terminate();
@@ -99,10 +138,14 @@ export class BulkImporter {
   private async start(): Promise<Running> {
     const dir = await mkdtemp(join(tmpdir(), 'plumb-import-'));
     const config: ImportThreadConfig = { excludedHosts: this.deps.excludedHosts, dir };
-    const thread = startWorker('import-thread', config);
+    // A bounded heap makes V8 collect sooner and keep the heap near what is live (its default bound, a share of the
+    // machine's memory, let the heap grow to about four times that); an import holds a few hundred MB at most.
+    const thread = startWorker('import-thread', config, { maxOldGenerationSizeMb: IMPORT_HEAP_MB });
+    // Set by the caller (`this.running ??= this.start()`) before the first await above returned.
+    const running = this.running;
     thread.on('error', (err) => this.fail(err));
     thread.on('exit', () => {
-      this.running = undefined;
+      if (this.running === running) this.running = undefined;
       this.fail(new Error('the import thread stopped'));
     });
     await new Promise<void>((resolve, reject) => {

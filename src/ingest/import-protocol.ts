@@ -6,6 +6,9 @@ import type { Site } from '../store/types.js';
 import type { ImportResult } from './import.js';
 import type { CounterDeltas } from './thread-protocol.js';
 
+/** An import's state (visits, salts) lives on the thread this long after its last chunk arrived. */
+export const IMPORT_SESSION_MS = 10 * 60 * 1000;
+
 export interface ImportThreadConfig {
   excludedHosts: readonly string[];
   /** Where request bodies are spooled and the thread writes each chunk's CSV files (the main thread deletes both). */

@@ -7,7 +7,7 @@ import { BatchImport, ChunkLines, type ImportLookups, type RowsSink } from './ba
 import { CsvLoad } from './csv-load.js';
 import { GeoLookup } from './enrich/geo.js';
 import { eachLine } from './import-body.js';
-import type { FromImportThread, ImportThreadConfig, ToImportThread } from './import-protocol.js';
+import { IMPORT_SESSION_MS, type FromImportThread, type ImportThreadConfig, type ToImportThread } from './import-protocol.js';
 import { EphemeralSalts } from './salts.js';
 
 const port = parentPort!;
@@ -15,8 +15,6 @@ const config = workerData as ImportThreadConfig;
 const send = (message: FromImportThread) => port.postMessage(message);
 const geo = await GeoLookup.open();
 
-/** An import's state lives this long after its last chunk (as on the ingest thread). */
-const SESSION_MS = 10 * 60 * 1000;
 const sessions = new Map<string, { batch: BatchImport; at: number; queue: Promise<void> }>();
 
 /** Lookups a chunk waits for, by chunk id. */
@@ -60,7 +58,7 @@ port.on('message', (message: ToImportThread) => {
 /** The import's state (a chunk without a session is an import of its own). */
 function session(key: string | undefined) {
   const now = Date.now();
-  for (const [k, s] of sessions) if (now - s.at > SESSION_MS) sessions.delete(k);
+  for (const [k, s] of sessions) if (now - s.at > IMPORT_SESSION_MS) sessions.delete(k);
   const fresh = () => ({ batch: new BatchImport({ geo, salts: new EphemeralSalts(), excludedHosts: config.excludedHosts }), at: now, queue: Promise.resolve() });
   if (key === undefined) return fresh();
   const known = sessions.get(key) ?? fresh();

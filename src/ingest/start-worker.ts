@@ -2,12 +2,12 @@
 // and benchmarks (tsx), its TypeScript, registering the loader in the thread first (Node 20 does not pass loader
 // hooks to workers).
 
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 
-/** `name`: the module beside this one, without extension (`ingest-thread`). */
-export function startWorker(name: string, workerData: unknown): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`./${name}.js`, import.meta.url), { workerData });
+/** `name`: the module beside this one, without extension (`ingest-thread`); `resourceLimits` as Worker takes them. */
+export function startWorker(name: string, workerData: unknown, resourceLimits?: ResourceLimits): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`./${name}.js`, import.meta.url), { workerData, resourceLimits });
   const entry = JSON.stringify(new URL(`./${name}.ts`, import.meta.url).href);
   const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
-  return new Worker(`import(${tsx}).then((tsx) => { tsx.register(); return import(${entry}); })`, { eval: true, workerData });
+  return new Worker(`import(${tsx}).then((tsx) => { tsx.register(); return import(${entry}); })`, { eval: true, workerData, resourceLimits });
 }
