@@ -196,7 +196,9 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
   const gate = new QueryGate(o.gate);
   const stores = o.scaleOut ? await scaleOutStores(o.scaleOut, o.redisPrefix) : await embeddedStores(o, gate.maxConcurrent);
   const { meta, team, events } = stores;
-  const reports = new ReportEngine(events, new ReportCompiler(stores.dialect), gate, o.reportsNow);
+  // Imported days count once their import is done: not while it runs, nor after it failed or its process died.
+  const doneImports = async (siteId: string) => (await meta.listImports(siteId)).filter((i) => i.status === 'done').map((i) => i.id);
+  const reports = new ReportEngine(events, new ReportCompiler(stores.dialect), gate, o.reportsNow, doneImports);
   const metrics = new Metrics({ processMetrics: o.processMetrics ?? false });
   // Ingest starts before the app (it resumes recent visits); its errors reach the app's logger once that exists.
   let logError = (err: unknown, message: string) => console.error(message, err);

@@ -50,6 +50,11 @@ export class ReportEngine {
     private readonly compiler: ReportCompiler,
     private readonly gate: QueryGate,
     private readonly now: () => Date = () => new Date(),
+    /**
+     * The ids of the site's finished (done) imports, whose imported days alone are counted (docs/reports.md,
+     * "Imported data"); without it, every imported day is (engines over a bare event store: tests, benchmarks).
+     */
+    private readonly doneImports?: (siteId: string) => Promise<readonly string[]>,
   ) {
     this.partsCompiler = new ReportCompiler(compiler.dialect, true);
   }
@@ -64,13 +69,25 @@ export class ReportEngine {
     // Imported history joins the answer only for queries it can answer exactly, and only when there is some
     // (imported days have no custom properties).
     const plan = query.props?.length || query.propGroup !== undefined ? undefined : importedPlan(query, site);
-    if (plan && (await this.gate.run(() => this.store.hasImportedDays(site.id)))) {
-      const days = importedDaySums(await this.run(importedDaysQuery(this.compiler.dialect, site.id, plan)));
+    const counted = plan && (await this.countedImports(site.id));
+    if (plan && counted) {
+      const days = importedDaySums(await this.run(importedDaysQuery(this.compiler.dialect, site.id, plan, counted.ids)));
       // Rows lacking a number asked for (an export without it) leave the whole answer to recorded hits.
       if (days.length > 0 && importedCarries(query, days)) return mergeImported(query, await this.run(this.partsCompiler.aggregation(recordedPartsQuery(query))), days);
     }
     const rows = await this.run(compiled);
     return rows.map((row) => this.shape(query, row));
+  }
+
+  /**
+   * Whether the site has imported days to count, and of which imports (undefined: all); false for most sites,
+   * which never imported, at the cost of no query (hasImportedDays is remembered), and for sites whose imports
+   * are none of them done.
+   */
+  private async countedImports(siteId: string): Promise<{ ids: readonly string[] | undefined } | false> {
+    if (!(await this.gate.run(() => this.store.hasImportedDays(siteId)))) return false;
+    const ids = await this.doneImports?.(siteId);
+    return ids?.length === 0 ? false : { ids };
   }
 
   /** The resolved query and its SQL, after checking its regular expressions (also used by the benchmark). */

@@ -110,12 +110,14 @@ const LACKS_ALIAS = 'any_lacks';
 
 /**
  * The site's imported days of the plan's dimension and range, summed per day (and value), the plan's conditions
- * bound and written as for recorded hits (valueConditions).
+ * bound and written as for recorded hits (valueConditions); with `importIds`, only the rows of those imports (the
+ * finished ones: an import still running, or undone after its process died, counts for nothing).
  */
-export function importedDaysQuery(d: SqlDialect, siteId: string, plan: ImportedPlan): CompiledQuery {
+export function importedDaysQuery(d: SqlDialect, siteId: string, plan: ImportedPlan, importIds?: readonly string[]): CompiledQuery {
   const b = new Binder(d);
   const where = [
     `site_id = ${b.value(siteId)}`, `dimension = ${b.value(plan.dimension)}`,
+    ...(importIds ? [`import_id IN (${importIds.map((id) => b.value(id)).join(', ')})`] : []),
     `day >= ${d.date(b.value(plan.fromDay))}`, `day < ${d.date(b.value(plan.untilDay))}`,
     ...valueConditions(d, 'value', plan.values.conditions, b),
   ];

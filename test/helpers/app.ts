@@ -8,6 +8,7 @@ import { bootstrap } from '../../src/bootstrap.js';
 import { newTokenSecret } from '../../src/domain/ids.js';
 import { hashToken } from '../../src/domain/secrets.js';
 import { buildTrackerScript, type TrackerScript } from '../../src/http/tracker-script.js';
+import type { ImportTiming } from '../../src/ingest/import-owner.js';
 import type { WriteBufferOptions } from '../../src/ingest/write-buffer.js';
 import type { LocalAdminKey } from '../../src/local-admin-key.js';
 import type { QueryGateOptions } from '../../src/report/query-gate.js';
@@ -52,6 +53,8 @@ export interface TestAppOptions {
   localAdminKey?: LocalAdminKey;
   /** Outgoing mail to a test SMTP server (test/helpers/mail.ts), with PLUMB_PUBLIC_URL. */
   mail?: { smtpUrl: string; publicUrl: string };
+  /** Heartbeat, lease and sweep intervals of imports (src/ingest/import-owner.ts). */
+  importTiming?: Partial<ImportTiming>;
 }
 
 let trackerScript: Promise<TrackerScript> | undefined;
@@ -78,6 +81,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...(options.localAdminKey ? { localAdminKey: options.localAdminKey } : {}),
     ...(options.mail ? { mail: { smtpUrl: options.mail.smtpUrl, from: 'Plumb <plumb@example.test>' }, publicUrl: options.mail.publicUrl } : {}),
     reportEmailTimer: false,
+    ...(options.importTiming ? { importTiming: options.importTiming } : {}),
   });
   const { app, meta } = plumb;
   await bootstrap(meta, OWNER_TOKEN);
