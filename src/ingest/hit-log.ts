@@ -13,6 +13,15 @@ export type { LogRecord } from './hit-record.js';
 
 /** Start a new segment once the current one holds this many bytes. */
 const SEGMENT_BYTES = 32 * 1024 * 1024;
+/**
+ * A segment is zero-filled this far ahead of its records. A group commit then overwrites bytes the file already
+ * has, and its fdatasync flushes data only: appending changed the file's size, so every sync also waited for a
+ * journal commit of the file system, which other writers (the DuckDB file, other processes) hold up. Measured on
+ * the 2-core machine while the collector benchmark ran: a sync 1.95 ms median appending, 0.22 ms overwriting.
+ * Replay stops at a segment's first zero byte (records never hold one: they are JSON).
+ */
+const ZEROED_AHEAD = 1024 * 1024;
+const ZEROES = Buffer.alloc(ZEROED_AHEAD);
 const SEGMENT_RE = /^(\d{12})\.log$/;
 
 /** An appended record: its sequence number and its line, which the store can load as it is. */
@@ -30,7 +39,10 @@ interface Segment {
 export class HitLog {
   private handle!: FileHandle;
   private current!: Segment;
+  /** Bytes of records in the current segment: where the next group goes. */
   private bytes = 0;
+  /** Bytes the current segment's file holds, records and zeroes after them. */
+  private zeroedTo = 0;
   private readonly sealed: Segment[] = [];
   private nextSeq: number;
   private pending: { line: string; seq: number; done: (err?: unknown) => void }[] = [];
@@ -40,6 +52,7 @@ export class HitLog {
     private readonly dir: string,
     lastSeq: number,
     private readonly sync: boolean,
+    private readonly segmentBytes: number,
   ) {
     this.nextSeq = lastSeq + 1;
   }
@@ -49,7 +62,11 @@ export class HitLog {
    * last sequence number the event store holds) come back for replay, oldest first. A torn last line (the
    * process died while writing it) was never acknowledged and is dropped.
    */
-  static async open(dir: string, watermark: number, options: { sync?: boolean } = {}): Promise<{ log: HitLog; unconfirmed: LogRecord[] }> {
+  static async open(
+    dir: string,
+    watermark: number,
+    options: { sync?: boolean; segmentBytes?: number } = {},
+  ): Promise<{ log: HitLog; unconfirmed: LogRecord[] }> {
     mkdirSync(dir, { recursive: true });
     const ids = readdirSync(dir).map((f) => SEGMENT_RE.exec(f)).filter((m) => m !== null).map((m) => Number(m[1])).sort((a, b) => a - b);
     const unconfirmed: LogRecord[] = [];
@@ -57,8 +74,9 @@ export class HitLog {
     const old: Segment[] = [];
     for (const id of ids) {
       const text = await readFile(join(dir, segmentName(id)), 'utf8');
+      const end = text.indexOf('\0');
       let maxSeq = 0;
-      for (const line of text.split('\n')) {
+      for (const line of (end < 0 ? text : text.slice(0, end)).split('\n')) {
         if (line === '') continue;
         let record: LogRecord;
         try {
@@ -73,7 +91,7 @@ export class HitLog {
       old.push({ id, maxSeq });
     }
     unconfirmed.sort((a, b) => a.seq - b.seq);
-    const log = new HitLog(dir, lastSeq, options.sync ?? true);
+    const log = new HitLog(dir, lastSeq, options.sync ?? true, options.segmentBytes ?? SEGMENT_BYTES);
     log.sealed.push(...old);
     await log.startSegment((ids.at(-1) ?? 0) + 1);
     return { log, unconfirmed };
@@ -110,15 +128,20 @@ export class HitLog {
       this.pending = [];
       try {
         const data = Buffer.from(batch.map((b) => b.line).join(''));
+        if (this.bytes > 0 && this.bytes + data.length > this.segmentBytes) await this.startSegment(this.current.id + 1);
+        this.zeroAhead(this.bytes + data.length);
         // The write only copies into the page cache: done on this thread it saves a hand-off to libuv's pool and
         // back per group (on two cores such wake-ups cost more than the copy). The sync stays off the thread, which
         // meanwhile goes on enriching the next group's hits.
-        for (let written = 0; written < data.length; ) written += writeSync(this.handle.fd, data, written);
-        if (this.sync) await this.handle.datasync();
+        for (let written = 0; written < data.length; ) {
+          written += writeSync(this.handle.fd, data, written, data.length - written, this.bytes + written);
+        }
+        // Past these bytes whatever happens next: a group that failed to sync is refused, and the next one must not
+        // overwrite part of it (its whole lines would come back on replay).
         this.bytes += data.length;
+        if (this.sync) await this.handle.datasync();
         this.current.maxSeq = batch.at(-1)!.seq;
         for (const b of batch) b.done();
-        if (this.bytes >= SEGMENT_BYTES) await this.startSegment(this.current.id + 1);
       } catch (err) {
         for (const b of batch) b.done(err);
       }
@@ -126,14 +149,26 @@ export class HitLog {
     this.writing = undefined;
   }
 
-  private async startSegment(id: number): Promise<void> {
-    if (this.handle) {
-      await this.handle.close();
-      this.sealed.push(this.current);
+  /** Zero-fills the segment a stretch beyond `needed` bytes, once fewer than a quarter of a stretch are left. */
+  private zeroAhead(needed: number): void {
+    if (needed + ZEROED_AHEAD / 4 <= this.zeroedTo) return;
+    const target = Math.min(Math.max(needed + ZEROED_AHEAD, this.zeroedTo), Math.max(this.segmentBytes, needed));
+    while (this.zeroedTo < target) {
+      this.zeroedTo += writeSync(this.handle.fd, ZEROES, 0, Math.min(ZEROES.length, target - this.zeroedTo), this.zeroedTo);
     }
-    this.handle = await open(join(this.dir, segmentName(id)), 'a');
+  }
+
+  private async startSegment(id: number): Promise<void> {
+    // Positioned writes: a file opened for appending would ignore the positions.
+    const handle = await open(join(this.dir, segmentName(id)), 'wx');
+    if (this.handle) {
+      this.sealed.push(this.current);
+      await this.handle.close().catch(() => undefined);
+    }
+    this.handle = handle;
     this.current = { id, maxSeq: 0 };
     this.bytes = 0;
+    this.zeroedTo = 0;
   }
 }
 

@@ -2,7 +2,7 @@
 // restart replays is exactly what was appended.
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -36,5 +36,47 @@ describe('hit log', () => {
     await reopened.close();
     assert.deepEqual(unconfirmed.map((r) => r.hit), hits);
     assert.equal(({} as Record<string, unknown>).polluted, undefined, 'no prototype was touched');
+  });
+
+  it('keeps segments zero-filled ahead of their records, replays only whole records before the zeroes, and rotates whole groups', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'plumb-hitlog-'));
+    try {
+      const { log } = await HitLog.open(own, 0, { sync: false, segmentBytes: 100 * 1024 });
+      const hits = Array.from({ length: 300 }, (_, i) => storedHit('S', new Date(Date.UTC(2026, 2, 1, 0, 0, i)).toISOString()));
+      // Six groups of 50 (about 35 KB each): each turn's appends are written together, two groups to a segment.
+      for (let g = 0; g < 6; g++) {
+        await Promise.all(hits.slice(g * 50, g * 50 + 50).map((h) => log.append(h, visitOf('S', h.visitId, h.timestamp))));
+      }
+      await log.close();
+
+      const segments = readdirSync(own).sort();
+      assert.ok(segments.length >= 2, `several segments of 100 KiB (got ${segments.join(', ')})`);
+      for (const name of segments.slice(0, -1)) {
+        const bytes = readFileSync(join(own, name));
+        const end = bytes.indexOf(0);
+        assert.ok(end > 0, `${name} is zero-filled after its records`);
+        assert.equal(bytes.subarray(end).every((b) => b === 0), true, `${name}: nothing but zeroes after the records`);
+        assert.equal(bytes[end - 1], 0x0a, `${name} ends its records with a whole line`);
+      }
+      // A process that died while writing a group left half a record before the zeroes: never acknowledged, dropped.
+      const last = join(own, segments.at(-1)!);
+      const lastBytes = readFileSync(last);
+      const tail = lastBytes.indexOf(0);
+      const torn = Buffer.from('{"s":999999,"h":{"siteId":"S","ty');
+      const withTorn = Buffer.concat([lastBytes.subarray(0, tail), torn, Buffer.alloc(Math.max(0, lastBytes.length - tail - torn.length))]);
+      rmSync(last);
+      appendFileSync(last, withTorn);
+      assert.equal(statSync(last).size, lastBytes.length);
+
+      const { log: reopened, unconfirmed } = await HitLog.open(own, 0, { sync: false, segmentBytes: 100 * 1024 });
+      assert.deepEqual(unconfirmed.map((r) => r.hit), hits, 'every whole record, in order, none twice');
+      assert.deepEqual(unconfirmed.map((r) => r.seq), hits.map((_, i) => i + 1));
+      // Confirming everything deletes every segment but the one being written.
+      await reopened.confirm(300);
+      assert.equal(readdirSync(own).length, 1);
+      await reopened.close();
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
   });
 });
