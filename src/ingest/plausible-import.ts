@@ -115,7 +115,12 @@ function tableOf(name: string): string | undefined {
 }
 
 const count = (v: string | undefined) => (v !== undefined && /^\d{1,15}$/.test(v.trim()) ? Number(v.trim()) : undefined);
-const isDay = (v: string | undefined) => v !== undefined && /^\d{4}-\d\d-\d\d$/.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`));
+/** A calendar day `YYYY-MM-DD` (Date.parse alone takes 2021-02-29 for March 1). */
+const isDay = (v: string | undefined) => {
+  if (v === undefined || !/^\d{4}-\d\d-\d\d$/.test(v)) return false;
+  const ms = Date.parse(`${v}T00:00:00Z`);
+  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === v;
+};
 
 /**
  * Reads the export at `path` (a file: a zip's directory is at its end) into imported days of `siteId`, handing

@@ -383,16 +383,18 @@ describe('/admin/imports/plausible', () => {
 
   it('reports bad rows by file and line, and refuses what is not a Plausible export', async () => {
     const zip = zipSync({
-      'imported_visitors.csv': strToU8(`date,visitors,pageviews,bounces,visits,visit_duration\n${dayBefore(3)},1,2,0,1,5\nnot-a-date,1,1,0,1,1\n${dayBefore(2)},x,1,0,1,1\n`),
+      'imported_visitors.csv': strToU8(`date,visitors,pageviews,bounces,visits,visit_duration\n${dayBefore(3)},1,2,0,1,5\nnot-a-date,1,1,0,1,1\n${dayBefore(2)},x,1,0,1,1\n2021-02-29,1,1,0,1,1\n`),
       'imported_pages.csv': strToU8(`date,hostname,page,visits,visitors,pageviews\n${dayBefore(3)},example.com,no-slash,1,1,1\n`),
       'imported_custom_events.csv': strToU8(`date,name,link_url,path,visitors,events\n${dayBefore(3)},,,,1,1\n${dayBefore(3)},${'x'.repeat(256)},,,1,1\n`),
     });
     const res = await upload(zip, `site_id=${site}`);
     assert.equal(res.statusCode, 200, res.body);
     const body = res.json();
-    assert.deepEqual([body.imported, body.rejected], [1, 5]);
+    assert.deepEqual([body.imported, body.rejected], [1, 6]);
+    // 2021 has no 29 February (Date.parse reads it as 1 March).
     assert.deepEqual(body.errors.map((e: { file: string; line: number }) => [e.file, e.line]), [
       ['imported_custom_events.csv', 2], ['imported_custom_events.csv', 3], ['imported_pages.csv', 2], ['imported_visitors.csv', 3], ['imported_visitors.csv', 4],
+      ['imported_visitors.csv', 5],
     ]);
     await t.call(ADMIN_TOKEN, 'DELETE', `/admin/imports/${body.id}`);
     const notZip = await upload('date,visitors\n', `site_id=${site}`);

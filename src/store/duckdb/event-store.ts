@@ -1,6 +1,6 @@
 // EventStore on the embedded DuckDB file: hits appended in batches, a batch's visits replaced (old rows deleted, new appended).
 
-import { LIST, VARCHAR, type DuckDBAppender } from '@duckdb/node-api';
+import { dateValue, LIST, VARCHAR, type DuckDBAppender } from '@duckdb/node-api';
 import type { StoredHit, VisitRecord } from '../../domain/hits.js';
 import { propColumns } from '../../domain/props.js';
 import { HIT_CSV_COLUMNS, VISIT_CSV_COLUMNS, type CsvColumn, type CsvRows } from '../event-csv.js';
@@ -54,6 +54,24 @@ function appendVisit(a: DuckDBAppender, v: VisitRecord): void {
   a.appendVarchar(v.referrerPathname);
   a.appendBoolean(v.pathsExact);
   for (const column of VISIT_ATTRIBUTION_COLUMNS.slice(2)) a.appendVarchar(v[column]);
+  a.endRow();
+}
+
+/** Days since 1970-01-01 of a `YYYY-MM-DD` (checked by the importers). */
+const epochDay = (day: string) => Date.parse(`${day}T00:00:00Z`) / 86_400_000;
+
+function appendImportedDay(a: DuckDBAppender, r: ImportedDay): void {
+  a.appendVarchar(r.importId);
+  a.appendVarchar(r.siteId);
+  a.appendDate(dateValue(epochDay(r.day)));
+  a.appendVarchar(r.dimension);
+  a.appendVarchar(r.value);
+  a.appendBigInt(BigInt(r.pageviews));
+  a.appendBigInt(BigInt(r.visits));
+  a.appendBigInt(BigInt(r.visitors));
+  a.appendBigInt(BigInt(r.bounces));
+  a.appendBigInt(BigInt(r.visitDuration));
+  a.appendInteger(r.lacks ?? 0);
   a.endRow();
 }
 
@@ -232,14 +250,11 @@ export class DuckEventStore implements EventStore {
   async writeImportedDays(rows: readonly ImportedDay[]): Promise<void> {
     if (rows.length === 0) return;
     for (const siteId of new Set(rows.map((r) => r.siteId))) this.importedSites.forget(siteId);
+    // Appended, not inserted: binding 11 parameters a row cost about 100 µs of CPU a row, most of an import's.
     await this.conn.transaction(async (q) => {
-      for (let i = 0; i < rows.length; i += 500) {
-        const chunk = rows.slice(i, i + 500);
-        await q.exec(
-          `INSERT INTO imported_daily VALUES ${chunk.map(() => '(?, ?, CAST(? AS DATE), ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-          chunk.flatMap((r) => [r.importId, r.siteId, r.day, r.dimension, r.value, r.pageviews, r.visits, r.visitors, r.bounces, r.visitDuration, r.lacks ?? 0]),
-        );
-      }
+      const a = await q.appender('imported_daily');
+      await appendAll(a, rows, appendImportedDay);
+      a.closeSync();
     });
   }
 
