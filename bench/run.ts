@@ -1,10 +1,11 @@
 // `npm run bench [section ...]`: Plumb's benchmarks. Sections: collector, import, reports, overhead, umami-import, props,
-// fathom-import.
+// fathom-import, plausible-import.
 
 import { benchCollector } from './collector.js';
 import { benchFathomImport } from './fathom-import.js';
 import { benchImport } from './import.js';
 import { benchOverhead } from './overhead.js';
+import { benchPlausibleImport } from './plausible-import.js';
 import { benchProps } from './props.js';
 import { benchReports } from './reports.js';
 import { benchUmamiImport } from './umami-import.js';
@@ -14,9 +15,10 @@ const sections: Record<string, () => Promise<void>> = {
   import: () => benchImport(Number(process.env.BENCH_IMPORT_HITS ?? 1_000_000)),
   reports: () => benchReports(Number(process.env.BENCH_PAGEVIEWS ?? 10_000_000)),
   overhead: () => benchOverhead(Number(process.env.BENCH_OVERHEAD_PAGEVIEWS ?? 20_000)),
-  'umami-import': () => benchUmamiImport(Number(process.env.BENCH_UMAMI_ROWS ?? 2_000_000)),
+  'umami-import': () => benchUmamiImport(Number(process.env.BENCH_UMAMI_ROWS ?? 4_100_000)),
   props: () => benchProps(),
   'fathom-import': () => benchFathomImport(Number(process.env.BENCH_FATHOM_MB ?? 950)),
+  'plausible-import': () => benchPlausibleImport(Number(process.env.BENCH_PLAUSIBLE_MB ?? 1000)),
 };
 
 const chosen = process.argv.slice(2);
