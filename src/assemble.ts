@@ -23,6 +23,7 @@ import { Metrics } from './metrics.js';
 import { ReportCompiler } from './report/compiler.js';
 import { ClickHouseDialect } from './report/clickhouse-dialect.js';
 import { SqlDialect } from './report/dialect.js';
+import { DoneImports } from './report/done-imports.js';
 import { ReportEngine } from './report/engine.js';
 import { QueryGate, type QueryGateOptions } from './report/query-gate.js';
 import { claimDataDir } from './data-dir.js';
@@ -103,6 +104,8 @@ export interface Plumb {
   imports: ImportService;
   /** Undoes imports left running by processes that died (ran once before the app was built, then periodically). */
   importSweeper: ImportSweeper;
+  /** Each site's done imports as reports remember them (told by the import service when one finishes). */
+  doneImports: DoneImports;
   reports: ReportEngine;
   metrics: Metrics;
   auth: TokenAuthenticator;
@@ -197,8 +200,8 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
   const stores = o.scaleOut ? await scaleOutStores(o.scaleOut, o.redisPrefix) : await embeddedStores(o, gate.maxConcurrent);
   const { meta, team, events } = stores;
   // Imported days count once their import is done: not while it runs, nor after it failed or its process died.
-  const doneImports = async (siteId: string) => (await meta.listImports(siteId)).filter((i) => i.status === 'done').map((i) => i.id);
-  const reports = new ReportEngine(events, new ReportCompiler(stores.dialect), gate, o.reportsNow, doneImports);
+  const doneImports = new DoneImports(meta);
+  const reports = new ReportEngine(events, new ReportCompiler(stores.dialect), gate, o.reportsNow, (siteId) => doneImports.of(siteId));
   const metrics = new Metrics({ processMetrics: o.processMetrics ?? false });
   // Ingest starts before the app (it resumes recent visits); its errors reach the app's logger once that exists.
   let logError = (err: unknown, message: string) => console.error(message, err);
@@ -224,6 +227,7 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
     meta, events, ingest, owner: importOwner,
     spool: await ImportSpool.open(stores.dataDir),
     log: (err, message) => logError(err, message),
+    changed: (siteId) => doneImports.forget(siteId),
   });
   const auth = new TokenAuthenticator(meta, o.authCacheMs === undefined ? {} : { cacheMs: o.authCacheMs });
   const limits: LimitStore =
@@ -265,7 +269,7 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
   if (o.reportEmailTimer !== false) reportEmails?.start();
 
   return {
-    app, meta, team, events, ingest, imports, importSweeper, reports, metrics, auth, usage, mailer, reportEmails,
+    app, meta, team, events, ingest, imports, importSweeper, doneImports, reports, metrics, auth, usage, mailer, reportEmails,
     exclusive: (work) => stores.exclusive(work),
     async close() {
       await reportEmails?.close();

@@ -118,6 +118,8 @@ export interface ImportServiceOptions {
   /** Where uploaded zips wait while they are read. */
   spool: ImportSpool;
   log: (err: unknown, message: string) => void;
+  /** Told when a site's imports changed (one finished, was replaced or deleted): reports' remembered done imports. */
+  changed?: (siteId: string) => void;
 }
 
 export class ImportService {
@@ -263,6 +265,7 @@ export class ImportService {
     await this.ingest.flush();
     await removeImportRows(this.events, record);
     await this.meta.deleteImport(record.id);
+    this.o.changed?.(record.siteId);
     return { id: record.id, object: 'import', deleted: true };
   }
 
@@ -284,6 +287,8 @@ export class ImportService {
    */
   private async finish(record: ImportRecord, outcome: ImportOutcome): Promise<ImportRecord> {
     const finished = await this.meta.finishImport(record.id, this.o.owner.id, outcome);
+    // Its days count from now on in this process's reports (in others' within their few seconds).
+    if (finished) this.o.changed?.(record.siteId);
     if (finished) return finished;
     await removeImportRows(this.events, record);
     throw new ImportLeaseLost(record.id);
