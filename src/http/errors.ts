@@ -36,12 +36,21 @@ const CLIENT_ERRORS = new Map<string, [number, string, string]>([
 ]);
 
 /**
+ * Connections carrying an import's upload, which an authorised caller streams for as long as the export takes to
+ * read (the Umami importer reads the body as it arrives: a 1 GB export takes minutes). Node's request timeout is
+ * one for the whole server and cannot be lifted per request; on these it is not acted on. Added by the import
+ * routes after their access checks, removed once the answer is sent.
+ */
+export const LONG_UPLOADS = new WeakSet<Socket>();
+
+/**
  * For requests Node's HTTP parser refuses (oversized headers, a malformed request line, a request that took too
  * long): Fastify's `clientErrorHandler`, answering `{error}` like everything else, then closing the connection.
  */
 export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
   // A reset connection has no one left to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && LONG_UPLOADS.has(socket)) return;
   const [status, reason, message] = CLIENT_ERRORS.get(error.code ?? '') ?? [400, 'Bad Request', 'Malformed request'];
   const body = JSON.stringify({ error: message });
   if (socket.writable) {

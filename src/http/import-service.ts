@@ -13,6 +13,7 @@ import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, badRequest, GeneralError, ValidationError } from '../domain/errors.js';
+import { LONG_UPLOADS } from './errors.js';
 import { formatTimestamp } from '../domain/time.js';
 import type { Ingest } from '../ingest/live.js';
 import { FathomFormatError, importFathomZip } from '../ingest/fathom-import.js';
@@ -92,7 +93,8 @@ const BODY_TYPES: Record<ImportKind, string> = {
 /**
  * An import answers when it is done, which for a large export is minutes after its upload ended: the connection is
  * idle meanwhile, and the server's idle timeout (twice the request timeout) would close it and lose the answer.
- * Lifted for this request, put back once its answer is sent.
+ * An upload read as it arrives (Umami's) lasts as long as the import, longer than the request timeout allows a
+ * whole request (LONG_UPLOADS). Both lifted for this request, put back once its answer is sent.
  */
 export function holdConnection(request: FastifyRequest, reply: FastifyReply): void {
   const socket = request.raw.socket as Partial<Socket> | undefined;
@@ -100,7 +102,11 @@ export function holdConnection(request: FastifyRequest, reply: FastifyReply): vo
   if (typeof socket?.setTimeout !== 'function') return;
   const idle = request.server.server.timeout;
   socket.setTimeout(0);
-  reply.raw.once('finish', () => socket.setTimeout!(idle));
+  LONG_UPLOADS.add(socket as Socket);
+  reply.raw.once('finish', () => {
+    LONG_UPLOADS.delete(socket as Socket);
+    socket.setTimeout!(idle);
+  });
 }
 
 /** The request body as a stream, or a 400 naming what the import wants. */

@@ -3,6 +3,8 @@
 // had, bad rows reported by line, re-running the same file replacing the import, deleting it removing its hits.
 
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
@@ -148,5 +150,55 @@ describe('/admin/imports/umami', () => {
     assert.equal((await t.app.inject({ method: 'POST', url: `/admin/imports/umami?site_id=${site}`, headers: { 'content-type': 'text/csv' }, payload: 'a' })).statusCode, 401);
     assert.equal((await t.call(ADMIN_TOKEN, 'DELETE', '/admin/imports/not-an-id')).status, 404);
     assert.equal((await t.events.listHits(site)).length, 1, 'only the live hit');
+  });
+});
+
+describe('an Umami upload longer than the request timeout', () => {
+  it('is read to its end and answered (it is parsed as it arrives), while other slow requests are still cut off', async () => {
+    const t = await startTestApp({ requestTimeoutMs: 300 });
+    let upload: ReturnType<typeof httpRequest> | undefined;
+    try {
+      const port = Number(new URL(await t.app.listen({ port: 0, host: '127.0.0.1' })).port);
+      const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Slow upload', domain: 'umami.example', timezone: 'UTC' })).body.id;
+      const { csv, numbers } = generateUmamiExport({ websiteId: '94db1cb1-74f4-4a40-ad6c-962362670409', hostname: 'umami.example', start: START, days: 2, visitsPerDay: 50 });
+      const half = csv.indexOf('\n', csv.length >> 1) + 1;
+      const answered = new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = httpRequest({
+          host: '127.0.0.1', port, method: 'POST', path: `/admin/imports/umami?site_id=${site}`,
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' },
+        }, (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        upload = req;
+        req.write(csv.slice(0, half));
+        // The rest only once the server has cut off a slow request that started after this one: the import's
+        // upload has then lasted longer than the request timeout too, as a large export's does.
+        (async () => {
+          const slow = connect(port, '127.0.0.1');
+          let received = '';
+          slow.on('data', (d) => (received += d.toString()));
+          const closed = new Promise<void>((resolve) => slow.on('close', () => resolve()));
+          // Its body trickles in (never idle long enough for the idle timeout) and never ends.
+          slow.write(`POST /v1/sites HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${OWNER_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`);
+          const drip = setInterval(() => slow.writable && slow.write(' '), 100);
+          await closed;
+          clearInterval(drip);
+          assert.match(received, /^HTTP\/1\.1 408/);
+          req.end(csv.slice(half));
+        })().catch(reject);
+      });
+      const { status, body } = await answered;
+      assert.equal(status, 200, body);
+      const result = JSON.parse(body);
+      assert.deepEqual([result.imported, result.rejected], [csv.trimEnd().split('\n').length - 1, 0]);
+      const pageviews = await t.call(OWNER_TOKEN, 'GET', `/v1/aggregations?entity=pageview&entity_id=${site}&aggregates=pageviews&date_from=2026-03-01&date_to=2026-03-02`);
+      assert.deepEqual(pageviews.body, [{ pageviews: String(numbers.pageviews) }]);
+    } finally {
+      upload?.destroy();
+      await t.close();
+    }
   });
 });
