@@ -11,7 +11,8 @@ export interface ClaimedDataDir {
   release(): Promise<void>;
 }
 
-const alive = (pid: number) => {
+/** Whether a process with this pid exists (signal 0 asks without signalling). */
+export const processAlive = (pid: number) => {
   try {
     process.kill(pid, 0);
     return true;
@@ -33,7 +34,7 @@ export async function claimDataDir(dir: string): Promise<ClaimedDataDir> {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
       const holder = Number((await readFile(lockPath, 'utf8').catch(() => '')).trim());
-      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && alive(holder)) {
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && processAlive(holder)) {
         throw new Error(
           `${dir} is in use by another Plumb process (pid ${holder}); give every scale-out process its own PLUMB_DATA_DIR`,
         );

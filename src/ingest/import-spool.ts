@@ -12,20 +12,11 @@
 import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { processAlive } from '../data-dir.js';
 
 const PID_SPOOL = /^plumb-import-(\d+)-[A-Za-z0-9]{6}$/;
 const OLD_SPOOL = /^plumb-import-[A-Za-z0-9]{6}$/;
 const OLD_SPOOL_AGE_MS = 24 * 3_600_000;
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: the process exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 export class ImportSpool {
   private constructor(
@@ -56,7 +47,7 @@ async function removeDeadTempSpools(temp: string): Promise<void> {
   for (const name of names) {
     const owned = PID_SPOOL.exec(name);
     let dead = false;
-    if (owned) dead = Number(owned[1]) !== process.pid && !alive(Number(owned[1]));
+    if (owned) dead = Number(owned[1]) !== process.pid && !processAlive(Number(owned[1]));
     else if (OLD_SPOOL.test(name)) dead = await stat(join(temp, name)).then((s) => now - s.mtimeMs > OLD_SPOOL_AGE_MS, () => false);
     if (dead) await rm(join(temp, name), { recursive: true, force: true }).catch(() => undefined);
   }
