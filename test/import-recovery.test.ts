@@ -8,11 +8,11 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { DuckDatabase } from '../src/store/duckdb/database.js';
 import { heldUpload } from './helpers/held-upload.js';
 import { startServer, type ServerProcess } from './helpers/process.js';
 import { generateUmamiExport } from './helpers/umami-export.js';
+import { eventually } from './helpers/eventually.js';
 
 const OWNER = 'recovery-bootstrap-token-0123456789';
 const ADMIN = 'recovery-admin-token-0123456789abc';
@@ -27,16 +27,6 @@ async function api(server: ServerProcess, token: string, method: string, path: s
   return { status: res.status, body: (await res.json()) as any };
 }
 
-/** Polls until `check` returns a value. */
-async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
-}
 
 describe('an import interrupted by the server dying', () => {
   const dir = mkdtempSync(join(tmpdir(), 'plumb-import-kill-'));

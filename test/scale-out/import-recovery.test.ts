@@ -9,7 +9,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { assemble, type Plumb } from '../../src/assemble.js';
 import { bootstrap } from '../../src/bootstrap.js';
 import type { ImportTiming } from '../../src/ingest/import-owner.js';
@@ -18,20 +17,12 @@ import { heldUpload, type HeldUpload } from '../helpers/held-upload.js';
 import { startServer, type ServerProcess } from '../helpers/process.js';
 import { freshScaleOut, scaleOutServerEnv, type ScaleOutFixture } from '../helpers/scale-out.js';
 import { generateUmamiExport } from '../helpers/umami-export.js';
+import { eventually } from '../helpers/eventually.js';
 
 const ADMIN = 'import-recovery-admin-token-012345';
 const OWNER = 'import-recovery-owner-token-012345';
 const VISIT_RANGE = (1n << 32n) - 1n;
 
-async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
-}
 
 describe('imports of processes that die, in scale-out', () => {
   let fixture: ScaleOutFixture;

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runServerExpectingExit, startServer, type ServerProcess } from '../helpers/process.js';
 import { freshScaleOut, scaleOutServerEnv, type ScaleOutFixture } from '../helpers/scale-out.js';
+import { eventually as pollUntil } from '../helpers/eventually.js';
 
 const ADMIN = 'two-process-admin-token-0123456789';
 const OWNER = 'two-process-owner-token-0123456789';
@@ -39,15 +40,7 @@ const hit = (server: ServerProcess, site: string, path: string, ip = '81.2.69.14
   });
 
 /** Polls until `check` returns a value (hits reach ClickHouse within about a second). */
-async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
-}
+const eventually = <T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 15_000) => pollUntil(check, what, timeoutMs);
 
 describe('two scale-out processes', () => {
   let fixture: ScaleOutFixture;
