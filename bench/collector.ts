@@ -61,8 +61,31 @@ function contextSwitches(pid: number): number {
   return switches;
 }
 
+/**
+ * CPU time of the database servers on this machine (Redis, ClickHouse, PostgreSQL: every process of theirs), in
+ * microseconds: in scale-out mode they share the two cores with the server and the generator. Linux /proc.
+ */
+function databaseCpuMicros(): { redis: number; clickhouse: number; postgres: number } {
+  const total = { redis: 0, clickhouse: 0, postgres: 0 };
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const kind = /^redis-server/.test(name) ? 'redis' : /^clickhouse/.test(name) ? 'clickhouse' : /^postgres/.test(name) ? 'postgres' : undefined;
+      if (!kind) continue;
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      total[kind] += ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+    } catch {
+      // the process ended between the listing and the read
+    }
+  }
+  return total;
+}
+
 interface Run {
   rps: number;
+  /** CPU of Redis, ClickHouse and PostgreSQL per answered request, µs (whatever else uses them counts too). */
+  databasePerRequest: { redis: number; clickhouse: number; postgres: number };
   /** Server CPU per answered request, µs (all threads, DuckDB's included). */
   cpuPerRequest: number;
   /** The same for the server's main thread alone (the event loop). */
@@ -75,11 +98,16 @@ interface Run {
   errors: number;
 }
 
+function perRequest<T extends Record<string, number>>(after: T, before: T, requests: number): T {
+  return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, (v - before[k]!) / Math.max(1, requests)])) as T;
+}
+
 async function load(url: string, seconds: number, hit: boolean, pid: number): Promise<Run> {
   let n = 0;
   const cpuBefore = cpuMicros(pid);
   const mainBefore = cpuMicros(pid, true);
   const switchesBefore = contextSwitches(pid);
+  const databaseBefore = databaseCpuMicros();
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
@@ -109,6 +137,7 @@ async function load(url: string, seconds: number, hit: boolean, pid: number): Pr
     cpuPerRequest: (cpuMicros(pid) - cpuBefore) / Math.max(1, result['2xx']),
     mainPerRequest: (cpuMicros(pid, true) - mainBefore) / Math.max(1, result['2xx']),
     switches: (contextSwitches(pid) - switchesBefore) / Math.max(1, result['2xx']),
+    databasePerRequest: perRequest(databaseCpuMicros(), databaseBefore, result['2xx']),
     p50: result.latency.p50,
     p99: result.latency.p99,
     ok: result['2xx'],
@@ -207,7 +236,8 @@ async function measure(mode: Mode, seconds: number): Promise<Measured> {
 }
 
 export async function benchCollector(seconds = 15): Promise<void> {
-  const modes = [embedded];
+  // BENCH_SCALE_OUT=off skips the scale-out run, BENCH_EMBEDDED=off the embedded one.
+  const modes: Mode[] = process.env.BENCH_EMBEDDED === 'off' ? [] : [embedded];
   if (process.env.BENCH_SCALE_OUT !== 'off') modes.push(scaleOut(await freshScaleOut()));
   const bare = await measureBareFastify(seconds);
   const results: Measured[] = [];
@@ -215,10 +245,10 @@ export async function benchCollector(seconds = 15): Promise<void> {
 
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   console.log(`\nCollector benchmark (${seconds} s per run, ${CONNECTIONS} connections, ${cpus().length} cores, ${cpu})\n`);
-  console.log('| configuration | run | requests/s | p50 ms | p99 ms | server CPU µs/request (main thread) | context switches/request | 2xx | errors |');
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log('| configuration | run | requests/s | p50 ms | p99 ms | server CPU µs/request (main thread) | context switches/request | Redis / ClickHouse / PostgreSQL CPU µs/request | 2xx | errors |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   const row = (config: string, name: string, r: Run) =>
-    console.log(`| ${config} | ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.cpuPerRequest.toFixed(0)} (${r.mainPerRequest.toFixed(0)}) | ${r.switches.toFixed(2)} | ${r.ok} | ${r.errors} |`);
+    console.log(`| ${config} | ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.cpuPerRequest.toFixed(0)} (${r.mainPerRequest.toFixed(0)}) | ${r.switches.toFixed(2)} | ${Object.values(r.databasePerRequest).map((v) => v.toFixed(0)).join(' / ')} | ${r.ok} | ${r.errors} |`);
   row('bare Fastify, own process', 'GET / the same GIF (baseline)', bare);
   for (const m of results) {
     row(m.mode, 'GET /healthz', m.baseline);

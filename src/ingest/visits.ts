@@ -153,17 +153,45 @@ export class VisitTracker implements VisitState {
   }
 }
 
-/** Attempts at one hit's compare-and-set before giving up (only a storm of hits of one visit needs more than 2). */
+/** Rounds of read, apply and compare-and-set before a hit gives up (only a storm of hits of one visit needs more than 2). */
 const MAX_ATTEMPTS = 20;
+
+/** A hit waiting for its visit in SharedVisitTracker. */
+interface Queued {
+  siteId: string;
+  currentId: bigint;
+  /** The visitor key of the hit's day, then yesterday's (to carry a visit across midnight). */
+  keys: string[];
+  hit: VisitHit;
+  at: number;
+  resolve: (visit: RecordedVisit) => void;
+  reject: (err: Error) => void;
+}
+
+/** A visit one round of SharedVisitTracker changes: as read (or new), then with the round's hits applied. */
+interface Touched {
+  visit: ActiveVisit;
+  /** Its version when read (0: new). */
+  expectedVersion: number;
+  /** Visitor keys to point at it, each with the value it held just before (what Redis must still hold). */
+  pointers: Map<string, string | null>;
+  /** The round's hits applied to it, with the state each produced. */
+  applied: { queued: Queued; result: RecordedVisit }[];
+}
 
 /**
  * Visit state in a store every process shares (scale-out): read the visitor's visit, apply the hit with the same
  * rules as VisitTracker, write it back only if nobody changed it meanwhile, else read again. Two processes taking
- * the first hits of one visitor at once therefore still make one visit.
+ * the first hits of one visitor at once therefore still make one visit. Hits are handled in rounds, not one by
+ * one: the hits that arrive in one turn of the event loop are read with one lookup and written with one
+ * compare-and-set of all their visits (two Redis round trips per batch instead of two per hit); a visit that
+ * changed under its round is read and applied again, with its hits alone.
  */
 export class SharedVisitTracker implements VisitState {
-  /** The hit of each visitor key being recorded by this process: its next hit waits, so only processes race. */
-  private readonly inFlight = new Map<string, Promise<unknown>>();
+  private queue: Queued[] = [];
+  private scheduled = false;
+  /** Visitor keys of the rounds under way: later hits of these keys wait for them, so only processes race. */
+  private readonly busy = new Set<string>();
 
   constructor(
     private readonly store: VisitStateStore,
@@ -172,47 +200,134 @@ export class SharedVisitTracker implements VisitState {
 
   record(siteId: string, currentId: bigint, previousId: bigint | undefined, hit: VisitHit): Promise<RecordedVisit> {
     const key = visitorKey(siteId, currentId);
-    const before = this.inFlight.get(key);
-    const run = (before ? before.catch(() => undefined) : Promise.resolve()).then(() => this.commit(key, siteId, currentId, previousId, hit));
-    this.inFlight.set(key, run);
-    const forget = () => {
-      if (this.inFlight.get(key) === run) this.inFlight.delete(key);
-    };
-    run.then(forget, forget);
-    return run;
+    const keys = previousId === undefined ? [key] : [key, visitorKey(siteId, previousId)];
+    return new Promise((resolve, reject) => {
+      this.queue.push({ siteId, currentId, keys, hit, at: hit.timestamp.getTime(), resolve, reject });
+      this.schedule();
+    });
   }
 
-  private async commit(key: string, siteId: string, currentId: bigint, previousId: bigint | undefined, hit: VisitHit): Promise<RecordedVisit> {
-    const keys = previousId === undefined ? [key] : [key, visitorKey(siteId, previousId)];
-    const at = hit.timestamp.getTime();
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const found = await this.store.lookup(keys);
-      let visit: ActiveVisit | undefined;
-      for (const entry of found) {
-        const candidate = entry?.doc ? decode(entry.doc) : undefined;
-        if (candidate && continues(candidate, at, this.timeoutMs)) {
-          visit = candidate;
+  /** Starts a round once this turn of the event loop is over: every hit of the turn goes in it. */
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.startRound();
+    });
+  }
+
+  /** Takes every queued hit none of whose keys is in a round under way (nor in a hit that waits for one). */
+  private startRound(): void {
+    const blocked = new Set(this.busy);
+    const round: Queued[] = [];
+    const waiting: Queued[] = [];
+    for (const queued of this.queue) {
+      if (queued.keys.some((k) => blocked.has(k))) {
+        waiting.push(queued);
+        for (const k of queued.keys) blocked.add(k);
+      } else round.push(queued);
+    }
+    this.queue = waiting;
+    if (round.length === 0) return;
+    const keys = new Set(round.flatMap((q) => q.keys));
+    for (const k of keys) this.busy.add(k);
+    void this.run(round).finally(() => {
+      for (const k of keys) this.busy.delete(k);
+      if (this.queue.length > 0) this.schedule();
+    });
+  }
+
+  /** Rounds over `hits` until each is committed (or has failed). */
+  private async run(hits: Queued[]): Promise<void> {
+    let todo = hits;
+    for (let attempt = 0; todo.length > 0; attempt++) {
+      if (attempt > 0) {
+        // Another process changed a visit: back off a little (with jitter, so two racers do not collide again).
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)));
+      }
+      if (attempt === MAX_ATTEMPTS) {
+        for (const q of todo) q.reject(new Error(`visit state of ${q.keys[0]} kept changing under concurrent hits`));
+        return;
+      }
+      try {
+        todo = await this.round(todo);
+      } catch (err) {
+        for (const q of todo) q.reject(err as Error);
+        return;
+      }
+    }
+  }
+
+  /**
+   * One read, apply and compare-and-set of `hits` (in order: hits of one key as they arrived). Resolves the hits
+   * whose visits were committed; returns those whose visits changed under them, to go again.
+   */
+  private async round(hits: Queued[]): Promise<Queued[]> {
+    const keys = [...new Set(hits.flatMap((q) => q.keys))];
+    const found = await this.store.lookup(keys);
+    // What each key points at in this round: as read, then as the round's earlier hits left it.
+    const read = new Map(keys.map((k, i) => [k, found[i] ?? null]));
+    const pointing = new Map<string, Touched | undefined>();
+    const byVisit = new Map<string, Touched>();
+    const touched: Touched[] = [];
+    const visitAt = (key: string): Touched | undefined => {
+      if (pointing.has(key)) return pointing.get(key);
+      const entry = read.get(key);
+      if (!entry?.doc) return undefined;
+      let t = byVisit.get(entry.visitId);
+      if (!t) {
+        const visit = decode(entry.doc);
+        t = { visit, expectedVersion: visitVersion(visit.record), pointers: new Map(), applied: [] };
+        byVisit.set(entry.visitId, t);
+        touched.push(t);
+      }
+      return t;
+    };
+    for (const q of hits) {
+      const key = q.keys[0]!;
+      let t: Touched | undefined;
+      for (const k of q.keys) {
+        const candidate = visitAt(k);
+        if (candidate && continues(candidate.visit, q.at, this.timeoutMs)) {
+          t = candidate;
           break;
         }
       }
-      const expectedVersion = visit ? visitVersion(visit.record) : 0;
-      visit ??= newVisit(siteId, currentId, hit.timestamp);
+      if (!t) {
+        t = { visit: newVisit(q.siteId, q.currentId, q.hit.timestamp), expectedVersion: 0, pointers: new Map(), applied: [] };
+        touched.push(t);
+      }
+      const visit = t.visit;
       if (!visit.keys.includes(key)) visit.keys.push(key);
-      const firstView = apply(visit, hit, at);
-      const committed = await this.store.commit({
-        visitId: visit.record.visitId.toString(),
-        expectedVersion,
-        version: visitVersion(visit.record),
-        doc: encode(visit),
-        pointers: [{ key, expected: found[0]?.visitId ?? null }],
+      if (!t.pointers.has(key)) {
+        const before = pointing.has(key) ? pointing.get(key) : undefined;
+        t.pointers.set(key, before ? before.visit.record.visitId.toString() : (read.get(key)?.visitId ?? null));
+      }
+      pointing.set(key, t);
+      const firstView = apply(visit, q.hit, q.at);
+      t.applied.push({ queued: q, result: { ...visit.record, firstView } });
+    }
+    const changed = touched.filter((t) => t.applied.length > 0);
+    const committed = await this.store.commitAll(
+      changed.map((t) => ({
+        visitId: t.visit.record.visitId.toString(),
+        expectedVersion: t.expectedVersion,
+        version: visitVersion(t.visit.record),
+        doc: encode(t.visit),
+        pointers: [...t.pointers].map(([key, expected]) => ({ key, expected })),
         // Twice the timeout: long enough for any hit that could still continue the visit.
         ttlMs: 2 * this.timeoutMs,
-      });
-      if (committed) return { ...visit.record, firstView };
-      // Another process changed the visit: back off a little (with jitter, so two racers do not collide again).
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)));
-    }
-    throw new Error(`visit state of ${key} kept changing under concurrent hits`);
+      })),
+    );
+    const again = new Set<Queued>();
+    changed.forEach((t, i) => {
+      for (const { queued, result } of t.applied) {
+        if (committed[i]) queued.resolve(result);
+        else again.add(queued);
+      }
+    });
+    return hits.filter((q) => again.has(q));
   }
 }
 

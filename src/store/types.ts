@@ -394,7 +394,7 @@ export interface VisitCommit {
   doc: string;
   /** Visitor keys to point at the visit, each with the value read before the change (null: none). */
   pointers: { key: string; expected: string | null }[];
-  /** How long an untouched visit and its pointers are kept. */
+  /** How long an untouched visit and its pointers are kept (the same for every commit of one commitAll). */
   ttlMs: number;
 }
 
@@ -405,7 +405,10 @@ export interface VisitCommit {
 export interface VisitStateStore {
   /** For each visitor key: the visit it points at and that visit's document (null when it has expired). */
   lookup(keys: readonly string[]): Promise<({ visitId: string; doc: string | null } | null)[]>;
-  /** Applies the commit only if nothing it read has changed since; false means read again and retry. */
-  commit(c: VisitCommit): Promise<boolean>;
+  /**
+   * Applies each commit, in order, only if nothing it read has changed since (true), else not (false: read again
+   * and retry). Commits are independent: one refused does not hold back the others.
+   */
+  commitAll(commits: readonly VisitCommit[]): Promise<boolean[]>;
   close(): Promise<void>;
 }

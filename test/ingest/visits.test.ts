@@ -415,3 +415,39 @@ describe('SharedVisitTracker: several processes', () => {
     assert.equal(new Set(results.map((r) => r.visitId)).size, 4);
   });
 });
+
+describe('SharedVisitTracker: hits of one turn handled together', () => {
+  // Visitor A's day-one and day-two ids (a visit crossing midnight), and more visitors, sites and pages, with
+  // repeats, gaps over 30 minutes and events: whatever one turn of the event loop may hand over at once.
+  const D1 = Date.parse('2026-03-04T23:40:00Z');
+  const hits: [site: string, current: bigint, previous: bigint | undefined, hit: VisitHit][] = [];
+  for (let i = 0; i < 120; i++) {
+    const site = i % 7 === 0 ? 'SITETWOO' : SITE;
+    const visitor = BigInt(1 + (i % 9));
+    const at = D1 + i * 37_000 + (i % 11 === 0 ? 31 * MIN : 0);
+    const nextDay = at >= Date.parse('2026-03-05T00:00:00Z');
+    hits.push([
+      site,
+      nextDay ? visitor + 1000n : visitor,
+      nextDay ? visitor : undefined,
+      hit(at, { pathname: `/p${i % 4}`, type: i % 5 === 4 ? 'event' : 'pageview', hostname: `https://h${i % 2}.example`, utmSource: `s${i}` }),
+    ]);
+  }
+  // Visit ids are random: compare them by the order in which each first appears.
+  const shape = (visits: VisitRecord[]) => {
+    const ids = new Map<bigint, number>();
+    return visits.map((v) => ({ ...v, visitId: ids.get(v.visitId) ?? (ids.set(v.visitId, ids.size), ids.size - 1) }));
+  };
+
+  it('gives every hit the visit state the memory tracker gives it one hit at a time', async () => {
+    const memory = new VisitTracker();
+    const expected = hits.map(([site, current, previous, h]) => memory.record(site, current, previous, h));
+    const shared = new SharedVisitTracker(redisStore());
+    // All in one turn: one lookup and one compare-and-set for the lot.
+    const together = await Promise.all(hits.map(([site, current, previous, h]) => shared.record(site, current, previous, h)));
+    assert.deepEqual(shape(together), shape(expected));
+    // And the state it left in Redis continues as the memory tracker's does.
+    const next = (t: VisitState) => t.record(SITE, 1001n, 1n, hit(D1 + 121 * 37_000, { pathname: '/p0' }));
+    assert.deepEqual(shape([...together, await next(shared)]).at(-1), shape([...expected, await next(memory)]).at(-1));
+  });
+});

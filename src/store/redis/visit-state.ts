@@ -1,5 +1,5 @@
 // VisitStateStore on Redis: visitor keys are strings holding a visit id, visits are hashes {ver, doc}; every
-// read and every compare-and-set is one atomic Lua script, so processes never see half a change. Every key of a
+// read and every compare-and-set (of a batch's visits of one site) is one atomic Lua script, so processes never see half a change. Every key of a
 // site carries the site as its hash tag (`plumb:{SITE}:visit:...`), so each script touches one slot and runs on
 // Redis Cluster as on a single Redis.
 
@@ -19,24 +19,45 @@ end
 return out
 `;
 
-// KEYS[1]: the visit; KEYS[2..]: visitor keys to point at it (one site: one hash tag, one slot). ARGV: expected version, new version, doc, ttl,
-// visit id, then the expected value of each visitor key ('' for none). Returns 1 when applied, 0 on a conflict.
+// Compare-and-set of several visits of one site, each applied or refused on its own, in order. For each visit,
+// KEYS: the visit, then the visitor keys to point at it; ARGV: the number of those keys, the visit id, the expected
+// version, the new version, the doc, then the expected value of each visitor key ('' for none). ARGV[1] is the ttl,
+// ARGV[2] the number of visits. A visit is applied only if its version and its keys' pointers are as read (or the
+// keys already point at it). Returns 1 (applied) or 0 (a conflict: read again) per visit.
 const COMMIT = `
-local current = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
-if current ~= tonumber(ARGV[1]) then return 0 end
-for i = 2, #KEYS do
-  local pointer = redis.call('GET', KEYS[i]) or ''
-  if pointer ~= ARGV[4 + i] and pointer ~= ARGV[5] then return 0 end
+local ttl = ARGV[1]
+local out = {}
+local a, k = 3, 1
+for v = 1, tonumber(ARGV[2]) do
+  local n = tonumber(ARGV[a])
+  local id = ARGV[a + 1]
+  local ok = tonumber(redis.call('HGET', KEYS[k], 'ver') or '0') == tonumber(ARGV[a + 2])
+  if ok then
+    for i = 1, n do
+      local pointer = redis.call('GET', KEYS[k + i]) or ''
+      if pointer ~= ARGV[a + 4 + i] and pointer ~= id then
+        ok = false
+        break
+      end
+    end
+  end
+  if ok then
+    redis.call('HSET', KEYS[k], 'ver', ARGV[a + 3], 'doc', ARGV[a + 4])
+    redis.call('PEXPIRE', KEYS[k], ttl)
+    for i = 1, n do redis.call('SET', KEYS[k + i], id, 'PX', ttl) end
+    out[v] = 1
+  else
+    out[v] = 0
+  end
+  a = a + 5 + n
+  k = k + 1 + n
 end
-redis.call('HSET', KEYS[1], 'ver', ARGV[2], 'doc', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-for i = 2, #KEYS do redis.call('SET', KEYS[i], ARGV[5], 'PX', ARGV[4]) end
-return 1
+return out
 `;
 
 type Scripted = Redis & {
   plumbVisitLookup(...args: (string | number)[]): Promise<(string | null)[]>;
-  plumbVisitCommit(...args: (string | number)[]): Promise<number>;
+  plumbVisitCommit(...args: (string | number)[]): Promise<number[]>;
 };
 
 export class RedisVisitStateStore implements VisitStateStore {
@@ -67,23 +88,31 @@ export class RedisVisitStateStore implements VisitStateStore {
     return out;
   }
 
-  async commit(c: VisitCommit): Promise<boolean> {
-    const site = c.pointers[0] ? siteOf(c.pointers[0].key) : undefined;
-    if (site === undefined || c.pointers.some((p) => siteOf(p.key) !== site)) {
-      throw new Error('a visit commit points the keys of exactly one site at the visit');
-    }
-    const applied = await this.redis.plumbVisitCommit(
-      1 + c.pointers.length,
-      this.visitKey(site, c.visitId),
-      ...c.pointers.map((p) => this.visitorKey(p.key)),
-      c.expectedVersion,
-      c.version,
-      c.doc,
-      c.ttlMs,
-      c.visitId,
-      ...c.pointers.map((p) => p.expected ?? ''),
+  async commitAll(commits: readonly VisitCommit[]): Promise<boolean[]> {
+    // One script per site (every key of a site is in its slot), in the commits' order within each site.
+    const bySite = new Map<string, number[]>();
+    commits.forEach((c, i) => {
+      const site = c.pointers[0] ? siteOf(c.pointers[0].key) : undefined;
+      if (site === undefined || c.pointers.some((p) => siteOf(p.key) !== site)) {
+        throw new Error('a visit commit points the keys of exactly one site at the visit');
+      }
+      bySite.set(site, [...(bySite.get(site) ?? []), i]);
+    });
+    const out = commits.map(() => false);
+    await Promise.all(
+      [...bySite].map(async ([site, indexes]) => {
+        const keys: string[] = [];
+        const args: (string | number)[] = [commits[indexes[0]!]!.ttlMs, indexes.length];
+        for (const i of indexes) {
+          const c = commits[i]!;
+          keys.push(this.visitKey(site, c.visitId), ...c.pointers.map((p) => this.visitorKey(p.key)));
+          args.push(c.pointers.length, c.visitId, c.expectedVersion, c.version, c.doc, ...c.pointers.map((p) => p.expected ?? ''));
+        }
+        const applied = await this.redis.plumbVisitCommit(keys.length, ...keys, ...args);
+        indexes.forEach((index, j) => (out[index] = applied[j] === 1));
+      }),
     );
-    return applied === 1;
+    return out;
   }
 
   async close(): Promise<void> {
