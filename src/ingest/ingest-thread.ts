@@ -1,6 +1,6 @@
 // The ingest thread: the live pipeline (enrichment, visitor hashing, visits, the hit log) off the event loop that
-// serves HTTP. Hits arrive in batches; each comes back as a result once it is durable (logged), together with the
-// stored rows, which the main thread writes (the embedded DuckDB file belongs to the thread that opened it).
+// serves HTTP. Hits arrive in batches; each comes back as a result once it is durable (logged); the stored rows go
+// to the main thread, which writes them, as record files (DuckDB), INSERT statements (ClickHouse) or objects.
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { type HitType, type StoredHit, type VisitRecord } from '../domain/hits.js';
@@ -10,6 +10,7 @@ import { Enricher } from './enrich/index.js';
 import { HitLog } from './hit-log.js';
 import { encodeRecord } from './hit-record.js';
 import { importLines, type ImportResult, type ImportRoom } from './import.js';
+import { InsertBatches } from './insert-batches.js';
 import { LoadBatches } from './load-batches.js';
 import { HitPipeline, InvalidHit, type HitCounters, type HitSink } from './pipeline.js';
 import { EphemeralSalts, StoredSalts } from './salts.js';
@@ -65,6 +66,7 @@ port.on('message', (message: ToThread) => {
       log?.confirm(message.seq).catch((err) => logError(err, 'deleting confirmed hit log segments failed'));
       return;
     case 'cut':
+      inserts?.cut();
       void (batches?.cut() ?? Promise.resolve()).then(() => send({ t: 'cut', id: message.id }));
       return;
     case 'close':
@@ -85,7 +87,7 @@ let scheduled = false;
 
 /** Sends what gathered since the last message, and starts gathering anew. */
 function sendGathered(): void {
-  send({ t: 'done', results, imports, hits, seqs, visits: [...visits.values()], counters: deltas, gathered: batches?.waiting ?? 0 });
+  send({ t: 'done', results, imports, hits, seqs, visits: [...visits.values()], counters: deltas, gathered: gathered() });
   results = [];
   imports = [];
   hits = [];
@@ -120,11 +122,22 @@ function row(hit: StoredHit, visit: VisitRecord, seq: number): void {
 
 const logError = (err: unknown, message: string) => send({ t: 'log', message, error: String((err as Error)?.stack ?? err) });
 
-// Rows for the store: into record files the store loads itself, or back to the main thread as objects.
+// Rows for the store: into record files the store loads itself, into INSERT statements, or back to the main thread
+// as objects.
 const batches = config.loadDir
-  ? new LoadBatches(config.loadDir, (file) => send({ t: 'load', ...file, gathered: batches!.waiting }), logError, config.loadBatch)
+  ? new LoadBatches(config.loadDir, (file) => send({ t: 'load', ...file, gathered: gathered() }), logError, config.loadBatch)
   : undefined;
-const unlogged = (hit: StoredHit, visit: VisitRecord) => (batches ? batches.add(encodeRecord(0, hit, visit), 0) : row(hit, visit, 0));
+const inserts =
+  config.insertNode !== undefined && !batches
+    ? new InsertBatches(config.insertNode, (batch) => send({ t: 'inserts', ...batch, gathered: gathered() }), config.loadBatch)
+    : undefined;
+/** Rows accepted and not yet handed to the main thread. */
+const gathered = () => (batches?.waiting ?? 0) + (inserts?.waiting ?? 0);
+const unlogged = (hit: StoredHit, visit: VisitRecord) => {
+  if (batches) batches.add(encodeRecord(0, hit, visit), 0);
+  else if (inserts) inserts.add(hit, visit, 0);
+  else row(hit, visit, 0);
+};
 
 const log = config.logDir ? (await HitLog.open(config.logDir, config.watermark)).log : undefined;
 // Logged (and synced) first, then handed over: a result never leaves before its hit is durable.
@@ -133,6 +146,7 @@ const sink: HitSink = log
       add: async (hit, visit) => {
         const { seq, line } = await log.append(hit, visit);
         if (batches) batches.add(line, seq);
+        else if (inserts) inserts.add(hit, visit, seq);
         else row(hit, visit, seq);
       },
     }
@@ -237,6 +251,7 @@ async function close(): Promise<void> {
   clearInterval(timer);
   await log?.close();
   await batches?.cut();
+  inserts?.cut();
   await shared?.close();
   // Whatever gathered since the last message, then the goodbye (messages arrive in order).
   sendGathered();

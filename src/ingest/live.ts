@@ -108,7 +108,10 @@ export class Ingest {
     const loads = events.loadRecords ? await loadDirFor(options.logDir) : undefined;
     const config: ThreadConfig = {
       ...(options.logDir ? { logDir: options.logDir } : {}),
-      ...(loads ? { loadDir: loads.dir, loadBatch: { maxRecords: options.buffer?.batchSize, maxWaitMs: options.buffer?.flushIntervalMs } } : {}),
+      ...(loads ? { loadDir: loads.dir } : {}),
+      // Without record files, a store that takes statement text gets each batch's INSERTs built on the thread.
+      ...(!loads && events.insertNode !== undefined && events.writeInserts ? { insertNode: events.insertNode } : {}),
+      loadBatch: { maxRecords: options.buffer?.batchSize, maxWaitMs: options.buffer?.flushIntervalMs },
       watermark: await events.logWatermark(),
       seed: options.sharedVisits ? [] : await events.visitsSeenSince(new Date(Date.now() - VISIT_TIMEOUT_MS)),
       ...(options.sharedVisits ? { sharedVisits: options.sharedVisits } : {}),
@@ -188,10 +191,10 @@ export class Ingest {
 
   /**
    * Stores every hit accepted so far (answered requests' hits included), whichever way rows travel: the thread
-   * first writes out the record file it is gathering.
+   * first hands over the record file or batch it is gathering.
    */
   async flush(): Promise<void> {
-    if (this.loads && !this.closed) {
+    if (!this.closed) {
       const id = ++this.lastId;
       await new Promise<void>((resolve) => {
         this.cuts.set(id, resolve);
@@ -262,7 +265,11 @@ export class Ingest {
       }
       case 'load':
         this.gathered = message.gathered;
-        this.buffer.addFile({ file: message.file, hits: message.hits, seq: message.seq });
+        this.buffer.addPrepared({ file: message.file, hits: message.hits, seq: message.seq });
+        return;
+      case 'inserts':
+        this.gathered = message.gathered;
+        this.buffer.addPrepared({ inserts: message.inserts, hits: message.hits, seq: message.seq });
         return;
       case 'cut':
         this.cuts.get(message.id)?.();

@@ -4,6 +4,7 @@
 import type { IncomingHit, StoredHit, VisitRecord } from '../domain/hits.js';
 import type { DropReason } from '../metrics.js';
 import type { ImportResult } from './import.js';
+import type { InsertBatch } from './insert-batches.js';
 import type { LoadFile } from './load-batches.js';
 import type { Outcome } from './pipeline.js';
 import type { SiteSource } from './site-directory.js';
@@ -30,7 +31,12 @@ export interface ThreadConfig {
    * rows go back to the main thread as objects with the results.
    */
   loadDir?: string;
-  /** When the thread cuts a record file: after this many records, or this long after the first (WriteBufferOptions). */
+  /**
+   * The node id to tag hits with when the thread builds each batch's INSERT statements (stores with
+   * EventStore.insertNode); without it (and without loadDir), rows go back to the main thread as objects.
+   */
+  insertNode?: string;
+  /** When the thread cuts a record file or a batch: after this many records, or this long after the first (WriteBufferOptions). */
   loadBatch?: { maxRecords?: number; maxWaitMs?: number };
 }
 
@@ -72,6 +78,8 @@ export type FromThread =
     }
   /** A record file for the store to load (ThreadConfig.loadDir), announced in record order. */
   | ({ t: 'load'; gathered: number } & LoadFile)
+  /** A batch as INSERT statements (ThreadConfig.insertNode), announced in record order. */
+  | ({ t: 'inserts'; gathered: number } & InsertBatch)
   | { t: 'cut'; id: number }
   | { t: 'call'; id: number; method: IngestMetaMethod; args: unknown[] }
   | { t: 'log'; message: string; error: string }

@@ -1,12 +1,17 @@
-// The write buffer in front of the EventStore: hits gathered into batches written by size or by time, or record
-// files the store loads itself (EventStore.loadRecords), a bound on what waits (callers are told to back off
+// The write buffer in front of the EventStore: hits gathered into batches written by size or by time, or batches
+// the ingest thread prepared (record files the store loads itself, EventStore.loadRecords, or INSERT statements,
+// EventStore.writeInserts), a bound on what waits (callers are told to back off
 // instead of the buffer growing), and a final flush.
 
 import { rm } from 'node:fs/promises';
 import type { StoredHit, VisitRecord } from '../domain/hits.js';
 import type { EventStore } from '../store/types.js';
+import type { InsertBatch } from './insert-batches.js';
 import type { LoadFile } from './load-batches.js';
 import { keepNewest } from './visits.js';
+
+/** A batch the ingest thread prepared: a record file or INSERT statements, with its hits and highest sequence number. */
+export type PreparedBatch = LoadFile | InsertBatch;
 
 export interface WriteBufferOptions {
   /** Write as soon as this many hits wait. */
@@ -27,8 +32,8 @@ export class WriteBuffer {
   private seqs: number[] = [];
   /** Latest state of each visit touched since the last write, by visit id. */
   private visits = new Map<bigint, VisitRecord>();
-  /** Record files waiting to be loaded, in record order, and the hits they hold. */
-  private files: LoadFile[] = [];
+  /** Prepared batches waiting to be stored, in record order, and the hits they hold. */
+  private files: PreparedBatch[] = [];
   private fileHits = 0;
   private flushing: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
@@ -69,8 +74,8 @@ export class WriteBuffer {
     if (this.hits.length >= this.batchSize && !this.flushing) void this.flush().catch(() => undefined);
   }
 
-  /** A record file to load (its records are in the hit log already, or are unlogged imports). */
-  addFile(file: LoadFile): void {
+  /** A prepared batch to store (its records are in the hit log already, or are unlogged imports). */
+  addPrepared(file: PreparedBatch): void {
     this.files.push(file);
     this.fileHits += file.hits;
     if (!this.flushing) void this.flush().catch(() => undefined);
@@ -95,11 +100,13 @@ export class WriteBuffer {
   }
 
   private async drain(): Promise<void> {
-    // Files first: they hold the logged records, whose sequence numbers confirm the log in order.
+    // Prepared batches first: they hold the logged records, whose sequence numbers confirm the log in order.
     while (this.files.length > 0) {
       const batch = this.files[0]!;
+      const seq = batch.seq > 0 ? batch.seq : undefined;
       try {
-        await this.store.loadRecords!(batch.file, batch.seq > 0 ? batch.seq : undefined);
+        if ('file' in batch) await this.store.loadRecords!(batch.file, seq);
+        else await this.store.writeInserts!(batch.inserts, seq);
       } catch (err) {
         this.failures++;
         this.options.onError?.(err);
@@ -110,7 +117,7 @@ export class WriteBuffer {
       this.written += batch.hits;
       this.options.onWritten?.(batch.hits);
       if (batch.seq > 0) this.options.onConfirmed?.(batch.seq);
-      void rm(batch.file, { force: true }).catch(() => undefined);
+      if ('file' in batch) void rm(batch.file, { force: true }).catch(() => undefined);
     }
     while (this.hits.length > 0 || this.visits.size > 0) {
       const hits = this.hits.splice(0, this.batchSize);

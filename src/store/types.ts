@@ -344,6 +344,12 @@ export type ImportedDaySums = Pick<ImportedDay, 'day' | 'value' | 'pageviews' | 
   lacks: number;
 };
 
+/** A batch as INSERT statements: its visits' newest states (in order), then its hits (EventStore.writeInserts). */
+export interface InsertStatements {
+  visits: string[];
+  hits: string | undefined;
+}
+
 /** Hits and visits. Visits are written whole each time they change (the newest version wins). */
 export interface EventStore {
   /** Runs a compiled report query (read only). */
@@ -363,6 +369,14 @@ export interface EventStore {
    * the stores that can (DuckDB) spare the process the per-row work. `logSeq` as for `write`.
    */
   loadRecords?(file: string, logSeq?: number): Promise<void>;
+  /**
+   * Stores whose batches can be written as statement text built on the ingest thread (ClickHouse,
+   * src/store/clickhouse/insert-text.ts) name the node their hits are tagged with; then rows never cross threads
+   * as objects.
+   */
+  readonly insertNode?: string;
+  /** Stores a batch built as statements (see insertNode) like `write`; `logSeq` as for `write`. */
+  writeInserts?(inserts: InsertStatements, logSeq?: number): Promise<void>;
   /** The hit log sequence number confirmed so far (0 when none). */
   logWatermark(): Promise<number>;
   /** Visits of any site seen at or after `since`, to resume visits after a restart. */

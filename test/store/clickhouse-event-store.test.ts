@@ -1,11 +1,13 @@
 // What the ClickHouse event store adds to the EventStore contract: the one literal function (checked by
 // ClickHouse itself reading every literal back), connection URLs, concurrent migrations, visit versions written
-// out of order by different processes, and a hit-log watermark per node.
+// out of order by different processes, a hit-log watermark per node, and batches built as text on the ingest thread.
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { NO_ATTRIBUTION, type VisitRecord } from '../../src/domain/hits.js';
+import { InsertBatches, type InsertBatch } from '../../src/ingest/insert-batches.js';
+import { keepNewest } from '../../src/ingest/visits.js';
 import { parseClickHouseUrl } from '../../src/store/clickhouse/client.js';
 import { ClickHouseEventStore } from '../../src/store/clickhouse/event-store.js';
 import { identifier, sqlLiteral } from '../../src/store/clickhouse/literal.js';
@@ -134,6 +136,51 @@ describe('ClickHouseEventStore', () => {
     await a.write([hit('/cut-short', '2026-02-01T00:00:01Z')], [], 20);
     assert.equal(await a.logWatermark(), 20);
     assert.deepEqual((await a.listHits('S')).map((h) => h.pathname), ['/committed', '/other-node', '/cut-short']);
+  });
+
+  it('stores batches built on the ingest thread (InsertBatches) exactly as write() stores the same rows', async () => {
+    const [viaWrite, viaText] = [await open(freshName(), 'node-a'), await open(freshName(), 'node-a')];
+    // Text that needs escaping, properties, events with values, and visits whose states arrive out of order.
+    const odd = "it's a \\ back\nslash\t'tab' \u0000 ünï 😀";
+    const records = Array.from({ length: 8 }, (_, i) => {
+      const hit = storedHit('S', `2026-03-0${1 + (i % 3)}T10:00:0${i}Z`, {
+        visitId: BigInt(100 + (i % 3)),
+        pathname: `/p${i}/${odd}`,
+        city: odd,
+        ...(i % 4 === 3 ? { type: 'event' as const, eventName: `Signup ${odd}`, value: 1299, firstView: false } : {}),
+        ...(i % 2 === 0 ? { props: [['plan', odd], ['author', `a${i}`]] as [string, string][] } : {}),
+      });
+      const visit: VisitRecord = {
+        siteId: 'S', visitId: hit.visitId, visitorId: 18_446_744_073_709_551_615n, startedAt: new Date(1000), lastSeenAt: new Date(2000 + i),
+        entryPage: '/p0', exitPage: hit.pathname, exitHostname: 'https://e.test', pageviews: i === 7 ? 1 : 1 + i, events: 0, pathsExact: i !== 5,
+        ...NO_ATTRIBUTION, utmSource: odd,
+      };
+      // The last three were imported (not logged): sequence 0.
+      return { hit, visit, seq: i < 5 ? 11 + i : 0 };
+    });
+    const batches: InsertBatch[] = [];
+    const gather = new InsertBatches('node-a', (b) => batches.push(b), { maxRecords: 3 });
+    for (const r of records) gather.add(r.hit, r.visit, r.seq);
+    gather.cut();
+    assert.deepEqual(batches.map((b) => [b.hits, b.seq]), [[3, 13], [3, 15], [2, 0]]);
+    for (const b of batches) await viaText.writeInserts(b.inserts, b.seq > 0 ? b.seq : undefined);
+    // The write buffer's way: the same batches as objects, each with the newest state of its visits.
+    for (let i = 0; i < records.length; i += 3) {
+      const batch = records.slice(i, i + 3);
+      const visits = new Map<bigint, VisitRecord>();
+      for (const r of batch) keepNewest(visits, r.visit);
+      const seq = Math.max(...batch.map((r) => r.seq));
+      await viaWrite.write(batch.map((r) => r.hit), [...visits.values()], seq > 0 ? seq : undefined);
+    }
+    const everything = async (store: ClickHouseEventStore) => ({
+      hits: await store.query('SELECT * FROM hits ORDER BY pathname', []),
+      visits: await store.query('SELECT * FROM visits ORDER BY visit_id, version', []),
+      marks: await store.query('SELECT * FROM hit_log_marks ORDER BY seq', []),
+    });
+    const stored = await everything(viaText);
+    assert.equal(stored.hits.length, 8);
+    assert.deepEqual(stored, await everything(viaWrite));
+    assert.equal(await viaText.logWatermark(), 15);
   });
 
   it('takes no bound parameters', async () => {

@@ -1,16 +1,17 @@
 // EventStore on ClickHouse (scale-out): hits in a MergeTree, visits in a ReplacingMergeTree read with FINAL,
-// batched VALUES inserts built by the one literal function, and the hit-log watermark kept per node in the hits.
+// batched VALUES inserts built by the one literal function (insert-text.ts, also used on the ingest thread), and the
+// hit-log watermark kept per node in the hits.
 // Written for 18.16 (Debian's package) and later releases: no query parameters, DateTime64, LowCardinality or
 // CTEs are used. Tested on 18.16.1 (HTTP) and 26.7 (chdb, in process); version() is read once on open.
 
-import { visitVersion, type StoredHit, type VisitRecord } from '../../domain/hits.js';
-import { propColumns } from '../../domain/props.js';
-import { HIT_TEXT_COLUMNS, hitFromRow, snake, VISIT_ATTRIBUTION_COLUMNS, visitFromRow } from '../event-rows.js';
+import type { StoredHit, VisitRecord } from '../../domain/hits.js';
+import { hitFromRow, visitFromRow } from '../event-rows.js';
 import { ImportedSites } from '../imported-sites.js';
-import type { EventStore, ImportedDay, QueryParam } from '../types.js';
+import type { EventStore, ImportedDay, InsertStatements, QueryParam } from '../types.js';
 import { ClickHouseConnection, parseClickHouseUrl, type ClickHouseTarget, type OpenTransport, type QuerySettings, type Row } from './client.js';
 import { atLeast, featuresOf, type ClickHouseFeatures } from './features.js';
-import { identifier, sqlLiteral, stringLiteral } from './literal.js';
+import { batchInserts } from './insert-text.js';
+import { identifier, sqlLiteral } from './literal.js';
 import { ensureDatabase, migrate } from './migrations.js';
 
 export interface ClickHouseEventStoreOptions {
@@ -24,7 +25,7 @@ export interface ClickHouseEventStoreOptions {
   transport?: OpenTransport;
 }
 
-/** Visit rows per INSERT: a flush of the write buffer is one or two requests, never one per row. */
+/** Imported-day rows per INSERT. */
 const ROWS_PER_INSERT = 20_000;
 
 /**
@@ -36,35 +37,6 @@ const ROWS_PER_INSERT = 20_000;
  */
 const reportSettings = (f: ClickHouseFeatures): QuerySettings => (atLeast(f, 20) ? {} : { use_index_for_in_with_subqueries: 0 });
 const MUTATION_TIMEOUT_MS = 120_000;
-
-const HIT_COLUMNS = [
-  'site_id', 'type', 'ts', 'visitor_id', 'visit_id', ...HIT_TEXT_COLUMNS.map(snake), 'event_name', 'value', 'first_view',
-  'log_node', 'log_seq', 'prop_keys', 'prop_values',
-];
-const VISIT_COLUMNS = [
-  'visit_id', 'site_id', 'visitor_id', 'started_at', 'last_seen_at', 'entry_page', 'exit_page', 'exit_hostname',
-  'pageviews', 'events', 'paths_exact', 'version', ...VISIT_ATTRIBUTION_COLUMNS.map(snake),
-];
-
-const tuple = (values: QueryParam[]) => `(${values.map(sqlLiteral).join(',')})`;
-
-const stringArray = (values: readonly string[]) => `[${values.map(stringLiteral).join(',')}]`;
-
-function hitTuple(h: StoredHit, node: string, seq: number): string {
-  const values = [
-    h.siteId, h.type, h.timestamp, h.visitorId, h.visitId, ...HIT_TEXT_COLUMNS.map((c) => h[c]), h.eventName, h.value,
-    h.firstView, node, seq,
-  ].map(sqlLiteral);
-  const [keys, propValues] = propColumns(h.props);
-  return `(${values.join(',')},${stringArray(keys)},${stringArray(propValues)})`;
-}
-
-function visitTuple(v: VisitRecord): string {
-  return tuple([
-    v.visitId, v.siteId, v.visitorId, v.startedAt, v.lastSeenAt, v.entryPage, v.exitPage, v.exitHostname, v.pageviews,
-    v.events, v.pathsExact, visitVersion(v), ...VISIT_ATTRIBUTION_COLUMNS.map((c) => v[c]),
-  ]);
-}
 
 const time = (value: unknown) => new Date(Number(value));
 
@@ -120,16 +92,20 @@ export class ClickHouseEventStore implements EventStore {
    * two parts, so some of its hits may have) are removed by logWatermark() before the log is replayed. Visits
    * written again on replay are harmless: the highest version of a visit wins.
    */
-  async write(hits: readonly StoredHit[], visits: readonly VisitRecord[], logSeq?: number): Promise<void> {
-    for (let i = 0; i < visits.length; i += ROWS_PER_INSERT) {
-      const rows = visits.slice(i, i + ROWS_PER_INSERT).map(visitTuple);
-      await this.conn.insert(`INSERT INTO visits (${VISIT_COLUMNS.join(', ')}) VALUES ${rows.join(',')}`);
-    }
-    if (hits.length > 0) {
-      // One INSERT for the whole batch, every row tagged with the same sequence number (see above).
-      const rows = hits.map((h) => hitTuple(h, this.node, logSeq ?? 0));
-      await this.conn.insert(`INSERT INTO hits (${HIT_COLUMNS.join(', ')}) VALUES ${rows.join(',')}`);
-    }
+  write(hits: readonly StoredHit[], visits: readonly VisitRecord[], logSeq?: number): Promise<void> {
+    // One INSERT for the whole batch, every row tagged with the same sequence number (see above).
+    return this.writeInserts(batchInserts(hits, visits, this.node, logSeq ?? 0), logSeq);
+  }
+
+  /** The node the hits of this process are tagged with: the ingest thread builds batches' statements for it. */
+  get insertNode(): string {
+    return this.node;
+  }
+
+  /** A batch as built by batchInserts (here, or on the ingest thread), stored as write() stores it. */
+  async writeInserts(inserts: InsertStatements, logSeq?: number): Promise<void> {
+    for (const sql of inserts.visits) await this.conn.insert(sql);
+    if (inserts.hits !== undefined) await this.conn.insert(inserts.hits);
     if (logSeq !== undefined) {
       await this.conn.insert(`INSERT INTO hit_log_marks VALUES (${sqlLiteral(this.node)}, ${sqlLiteral(logSeq)})`);
     }
