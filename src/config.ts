@@ -157,6 +157,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (memoryLimit !== undefined && !MEMORY_SIZE_RE.test(memoryLimit)) {
     problems.push(`PLUMB_DUCKDB_MEMORY_LIMIT must be a size such as 512MB or 2GiB (got "${memoryLimit}")`);
   }
+  // Read by glibc's malloc when the process starts (`npm start` sets 2), not by Plumb; glibc silently ignores a
+  // value it cannot parse, so a typo would quietly bring back the per-thread arenas it was set to remove.
+  const arenaMax = env.MALLOC_ARENA_MAX;
+  if (arenaMax !== undefined && arenaMax !== '' && !/^[1-9]\d{0,3}$/.test(arenaMax)) {
+    problems.push(`MALLOC_ARENA_MAX must be a whole number of malloc arenas from 1 to 9999, such as 2 (got "${arenaMax}")`);
+  }
 
   const config: Config = {
     port,

@@ -83,4 +83,11 @@ describe('config', () => {
       assert.throws(() => loadConfig({ PLUMB_DUCKDB_MEMORY_LIMIT: size }), /PLUMB_DUCKDB_MEMORY_LIMIT/, size);
     }
   });
+
+  it('refuses a MALLOC_ARENA_MAX glibc would silently ignore', () => {
+    for (const n of ['1', '2', '16', '']) assert.doesNotThrow(() => loadConfig({ MALLOC_ARENA_MAX: n }), n);
+    for (const n of ['two', '0', '-1', '2.5', '2 ']) {
+      assert.throws(() => loadConfig({ MALLOC_ARENA_MAX: n }), /MALLOC_ARENA_MAX must be a whole number of malloc arenas/, n);
+    }
+  });
 });

@@ -10,12 +10,18 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
-export function startServer(env: Record<string, string>): Promise<ServerProcess> {
+/**
+ * `compiled`: run the built server through scripts/start.mjs, exactly what `npm start` runs (for measuring memory:
+ * the TypeScript loader of the default adds about 40 MiB that a user's server does not have).
+ */
+export function startServer(env: Record<string, string>, { compiled = false }: { compiled?: boolean } = {}): Promise<ServerProcess> {
   // BENCH_SERVER_NODE_ARGS: extra Node.js flags for the server (`--cpu-prof --cpu-prof-dir=/tmp/p` to profile a
   // benchmark's server: Node refuses --cpu-prof in NODE_OPTIONS).
   const extra = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
-  const child = spawn(process.execPath, [...extra, '--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', PLUMB_LOG_LEVEL: 'info', ...env },
+  const entry = compiled ? ['scripts/start.mjs'] : ['--import', 'tsx', 'src/main.ts'];
+  const child = spawn(process.execPath, [...extra, ...entry], {
+    // MALLOC_ARENA_MAX as `npm start` sets it (package.json), unless the caller's environment has its own.
+    env: { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX || '2', PORT: '0', HOST: '127.0.0.1', PLUMB_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
