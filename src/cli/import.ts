@@ -1,5 +1,5 @@
 // `plumb import FILE` and the import half of `plumb demo`: NDJSON sent to /admin/import in chunks that share
-// one import id (so visits continue across chunks), oldest hits first, with a progress bar.
+// one import id (so visits continue across chunks), numbered, oldest hits first, two at a time, with a progress bar.
 
 import { randomUUID } from 'node:crypto';
 import { Presets, SingleBar } from 'cli-progress';
@@ -17,6 +17,9 @@ export interface ImportSummary {
  */
 const CHUNK_LINES = 100_000;
 const CHUNK_BYTES = 40 * 1024 * 1024;
+
+/** Chunks sent before the oldest is answered: one being worked on, the next on its way. */
+const CHUNKS_IN_FLIGHT = 2;
 
 /** A one-line progress bar (cli-progress) on a terminal; silent when output is not a terminal. */
 export function progressBar(stream: NodeJS.WriteStream, label: string) {
@@ -71,13 +74,14 @@ function timestampOf(line: string): number {
 }
 
 /**
- * Sends `text` (NDJSON) in chunks. Lines are sorted by timestamp first (stably, so a sorted file is sent as
- * is); errors come back with the line numbers of the original file.
+ * Sends `text` (NDJSON) in chunks of up to `chunkLines` lines (and CHUNK_BYTES). Lines are sorted by timestamp
+ * first (stably, so a sorted file is sent as is); errors come back with the line numbers of the original file.
  */
 export async function importNdjson(
   client: AdminClient,
   text: string,
   onProgress: (done: number, total: number) => void = () => undefined,
+  chunkLines = CHUNK_LINES,
 ): Promise<ImportSummary> {
   const lines = text.split('\n').map((line, i) => ({ line, number: i + 1 })).filter((l) => l.line.trim() !== '');
   const order = lines.map((l) => ({ ...l, at: timestampOf(l.line), bytes: Buffer.byteLength(l.line) + 1 }));
@@ -86,22 +90,40 @@ export async function importNdjson(
   const id = randomUUID();
   const summary: ImportSummary = { imported: 0, rejected: 0, errors: [] };
   onProgress(0, order.length);
-  for (let i = 0; i < order.length; ) {
-    let end = i;
-    for (let bytes = 0; end < order.length && end - i < CHUNK_LINES && (end === i || bytes + order[end]!.bytes <= CHUNK_BYTES); end++) {
-      bytes += order[end]!.bytes;
-    }
-    const chunk = order.slice(i, end);
-    const result = await client.requestText<ImportSummary>('/admin/import', chunk.map((c) => c.line).join('\n'), {
-      'content-type': 'application/x-ndjson',
-      'x-plumb-import-id': id,
-      'x-plumb-first-line': '1',
-    });
+  // The next chunk goes out while the server works on the last: its upload and the CLI's work overlap the
+  // server's (which takes a numbered import's chunks in order); answers are read in order.
+  const inFlight: { chunk: typeof order; end: number; answer: Promise<ImportSummary> }[] = [];
+  const settleOldest = async () => {
+    const { chunk, end, answer } = inFlight.shift()!;
+    const result = await answer;
     summary.imported += result.imported;
     summary.rejected += result.rejected;
     for (const e of result.errors) summary.errors.push({ line: chunk[e.line - 1]?.number ?? e.line, message: e.message });
-    i = end;
-    onProgress(i, order.length);
+    onProgress(end, order.length);
+  };
+  try {
+    for (let i = 0, seq = 1; i < order.length; seq++) {
+      let end = i;
+      for (let bytes = 0; end < order.length && end - i < chunkLines && (end === i || bytes + order[end]!.bytes <= CHUNK_BYTES); end++) {
+        bytes += order[end]!.bytes;
+      }
+      const chunk = order.slice(i, end);
+      const answer = client.requestText<ImportSummary>('/admin/import', chunk.map((c) => c.line).join('\n'), {
+        'content-type': 'application/x-ndjson',
+        'x-plumb-import-id': id,
+        'x-plumb-import-seq': String(seq),
+        'x-plumb-first-line': '1',
+      });
+      // Settled by settleOldest; until then a failure must not go unhandled.
+      answer.catch(() => undefined);
+      inFlight.push({ chunk, end, answer });
+      i = end;
+      if (inFlight.length >= CHUNKS_IN_FLIGHT) await settleOldest();
+    }
+    while (inFlight.length > 0) await settleOldest();
+  } finally {
+    // After a failure, the chunks already sent are still answered before the error is reported.
+    await Promise.allSettled(inFlight.map((f) => f.answer));
   }
   summary.errors.sort((a, b) => a.line - b.line);
   return summary;

@@ -83,8 +83,9 @@ export class BulkImporter {
   /**
    * Imports an NDJSON body on the import thread: streamed to a file that the thread reads (nothing on this thread
    * grows with the body); resolves once the chunk's rows are stored. Rejects with a 413 for a body over the limit.
+   * `handedOver` is called once the thread has the chunk (its session's next chunk may follow).
    */
-  async importChunk(session: string | undefined, body: Readable, firstLine: number): Promise<ImportResult> {
+  async importChunk(session: string | undefined, body: Readable, firstLine: number, handedOver: () => void = () => undefined): Promise<ImportResult> {
     this.active++;
     clearTimeout(this.idleTimer);
     let file: string | undefined;
@@ -97,6 +98,8 @@ export class BulkImporter {
       await spoolBody(body, file);
       const result = new Promise<ImportResult>((resolve, reject) => this.chunks.set(id, { resolve, reject, loads: Promise.resolve() }));
       this.post(thread, { t: 'chunk', id, session, file, firstLine });
+      // The thread works through a session's chunks in the order they reach it: the next may be handed over now.
+      handedOver();
       return await result;
     } finally {
       if (file) await rm(file, { force: true });

@@ -14,9 +14,11 @@ import type { IncomingHit } from '../domain/hits.js';
 import type { Metrics } from '../metrics.js';
 import type { EventStore, MetaStore } from '../store/types.js';
 import { BulkImporter, addCounts } from './bulk-importer.js';
+import { ChunkOrder } from './chunk-order.js';
 import { Enricher, GeoLookup } from './enrich/index.js';
 import { HitLog, type LogRecord } from './hit-log.js';
 import type { ImportResult } from './import.js';
+import { IMPORT_SESSION_MS } from './import-protocol.js';
 import { bodyText } from './import-body.js';
 import { HitPipeline, InvalidHit, metricsCounters, type Outcome } from './pipeline.js';
 import { EphemeralSalts } from './salts.js';
@@ -54,6 +56,7 @@ export class Ingest {
   private readonly waiting = new Map<number, Waiting>();
   private readonly importing = new Map<number, { resolve: (r: ImportResult) => void; reject: (err: Error) => void }>();
   private readonly cuts = new Map<number, () => void>();
+  private readonly chunkOrder = new ChunkOrder(IMPORT_SESSION_MS);
   private lastId = 0;
   /** Accepted hits the thread is gathering into a record file (see ThreadConfig.loadDir). */
   private gathered = 0;
@@ -152,11 +155,33 @@ export class Ingest {
    * Imports an NDJSON body off the event loop; chunks sent with the same `session` continue each other's visits.
    * Set-based on the import thread where the event store loads rows in bulk (the body streamed to a file it reads;
    * resolves once the rows are stored); else through the live pipeline on the ingest thread (resolves once every
-   * imported hit is in the write buffer). Rejects with a 413 for a body over MAX_IMPORT_BODY_BYTES.
+   * imported hit is in the write buffer). Rejects with a 413 for a body over MAX_IMPORT_BODY_BYTES. Chunks
+   * numbered by `seq` (1, 2, ...) are taken in that order however their requests arrive (ChunkOrder).
    */
-  async importChunk(session: string | undefined, body: Readable, firstLine: number): Promise<ImportResult> {
+  async importChunk(session: string | undefined, body: Readable, firstLine: number, seq?: number): Promise<ImportResult> {
     if (this.closed) throw new Error('Plumb is stopping');
-    if (this.bulk) return this.bulk.importChunk(session, body, firstLine);
+    if (session === undefined || seq === undefined) return this.importInTurn(session, body, firstLine, () => undefined);
+    // A client may send an import's next chunks before the last is answered: each goes in its number's turn.
+    await this.chunkOrder.turn(session, seq);
+    let handed = false;
+    const handOver = () => {
+      if (!handed) this.chunkOrder.handedOver(session, seq);
+      handed = true;
+    };
+    try {
+      return await this.importInTurn(session, body, firstLine, handOver);
+    } finally {
+      handOver();
+    }
+  }
+
+  /**
+   * importChunk once the chunk's predecessors are handed over; `handOver` is called once its successor may go:
+   * the import thread takes a session's chunks in the order they are handed to it, so as soon as this one is;
+   * the ingest thread's live pipeline runs chunks side by side, so only when this one is done.
+   */
+  private async importInTurn(session: string | undefined, body: Readable, firstLine: number, handOver: () => void): Promise<ImportResult> {
+    if (this.bulk) return this.bulk.importChunk(session, body, firstLine, handOver);
     const ndjson = await bodyText(body);
     const id = ++this.lastId;
     const result = new Promise<ImportResult>((resolve, reject) => this.importing.set(id, { resolve, reject }));

@@ -108,10 +108,64 @@ describe('/admin/import', () => {
     const shuffled = lines.map((l, i) => ({ l, k: (i * 7919) % lines.length })).sort((a, b) => a.k - b.k).map((x) => x.l);
     const client = new AdminClient(address, ADMIN_TOKEN);
     const progress: number[] = [];
-    const summary = await importNdjson(client, shuffled.join('\n'), (done) => progress.push(done));
+    // Chunks of 100 lines: visits run across them, and the CLI has two numbered chunks in flight at a time.
+    const summary = await importNdjson(client, shuffled.join('\n'), (done) => progress.push(done), 100);
     assert.equal(summary.rejected, totals.bots);
+    assert.ok(progress.length > 5, `${progress.length} progress steps`);
+    assert.deepEqual(progress, [...progress].sort((a, b) => a - b));
     assert.deepEqual(progress.at(-1), lines.length);
     assert.deepEqual(await observed(t, site), { ...totals, bots: 0 });
+  });
+
+  it('takes numbered chunks in their order whichever arrives first (visits continue across them)', async () => {
+    const site = await newSite('Numbered');
+    const { lines, totals } = generate(site, 3);
+    const sorted = [...lines].sort((a, b) => (JSON.parse(a).timestamp < JSON.parse(b).timestamp ? -1 : 1));
+    const third = Math.ceil(sorted.length / 3);
+    const chunks = [sorted.slice(0, third), sorted.slice(third, 2 * third), sorted.slice(2 * third)];
+    const send = (seq: number) =>
+      fetch(`${address}/admin/import`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson', 'x-plumb-import-id': `numbered-${site}`, 'x-plumb-import-seq': String(seq) },
+        body: chunks[seq - 1]!.join('\n'),
+      });
+    // The last chunk first, the first one last: each waits for its predecessors.
+    const third3 = send(3);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const third2 = send(2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const answers = await Promise.all([send(1), third2, third3]);
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200]);
+    const imported = (await Promise.all(answers.map((a) => a.json() as Promise<{ imported: number }>))).reduce((n, a) => n + a.imported, 0);
+    const events = Object.values(totals.events).reduce((n, e) => n + e.conversions, 0);
+    assert.equal(imported, totals.pageviews + events);
+    assert.deepEqual(await observed(t, site), { ...totals, bots: 0 });
+  });
+
+  it('refuses chunk numbers that are malformed, taken, too far ahead or without an import id', async () => {
+    const site = await newSite('Numbers');
+    const line = JSON.stringify({
+      type: 'pageview', site_id: site, timestamp: '2026-01-01 10:00:00', url: 'https://ex.test/', ip: '81.2.69.142',
+      user_agent: 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0',
+    });
+    for (const seq of ['0', '-1', 'two', '1.5', '12345678901']) {
+      const res = await post(line, { 'x-plumb-import-id': 'numbers', 'x-plumb-import-seq': seq });
+      assert.equal(res.statusCode, 400, seq);
+      assert.ok(JSON.parse(res.body).errors['x-plumb-import-seq'], res.body);
+    }
+    const alone = await post(line, { 'x-plumb-import-seq': '1' });
+    assert.equal(alone.statusCode, 400);
+    assert.match(JSON.parse(alone.body).errors['x-plumb-import-seq'][0], /X-Plumb-Import-Id/);
+    assert.equal((await post(line, { 'x-plumb-import-id': 'numbers', 'x-plumb-import-seq': '1' })).statusCode, 200);
+    const again = await post(line, { 'x-plumb-import-id': 'numbers', 'x-plumb-import-seq': '1' });
+    assert.equal(again.statusCode, 409);
+    assert.match(JSON.parse(again.body).error, /already received/);
+    const far = await post(line, { 'x-plumb-import-id': 'numbers', 'x-plumb-import-seq': '7' });
+    assert.equal(far.statusCode, 400);
+    assert.match(JSON.parse(far.body).errors['x-plumb-import-seq'][0], /ahead/);
+    assert.equal((await post(line, { 'x-plumb-import-id': 'numbers', 'x-plumb-import-seq': '2' })).statusCode, 200);
+    await t.flushHits();
+    assert.equal((await t.events.listHits(site)).length, 2);
   });
 
   it('reports each bad line by number and imports the rest', async () => {

@@ -12,7 +12,7 @@ import type { Ingest } from '../../ingest/live.js';
 import { isLoopback, type LocalAdminKey } from '../../local-admin-key.js';
 import type { UsageMeter } from '../../limits/usage-meter.js';
 import type { Account, AccountPatch, MetaStore, SubscriptionStatus, TokenRecord } from '../../store/types.js';
-import type { ImportService } from '../import-service.js';
+import { holdConnection, type ImportService } from '../import-service.js';
 import { importRoutes } from './imports.js';
 import { presentDeleted, presentToken } from '../v1/present.js';
 import { coerceFormBody } from '../validation.js';
@@ -103,12 +103,13 @@ export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey
 
   app.get('/accounts', async () => (await meta.listAccounts()).map(presentAdminAccount));
 
-  // Imports: one request, or several chunks sharing an `X-Plumb-Import-Id` so visits continue across chunks. The
+  // Imports: one request, or several chunks sharing an `X-Plumb-Import-Id` so visits continue across chunks, sent
+  // one after another or several at once, numbered by `X-Plumb-Import-Seq` (1, 2, ...) to be taken in order. The
   // body reaches the handler as the request stream (never read whole on the event loop; its size is capped there).
   app.addContentTypeParser(['application/x-ndjson', 'application/jsonl', 'text/plain', 'application/octet-stream'], (_request, payload, done) =>
     done(null, payload),
   );
-  app.post('/import', async (request) => {
+  app.post('/import', async (request, reply) => {
     const body = request.body as Readable | undefined;
     if (!body || typeof body.pipe !== 'function') {
       throw ValidationError.of('body', 'must be NDJSON (Content-Type: application/x-ndjson), one hit per line');
@@ -121,7 +122,12 @@ export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey
     if (importId !== undefined && importId.length > 100) throw ValidationError.of('x-plumb-import-id', 'is too long');
     const firstLineText = header('x-plumb-first-line') ?? '1';
     if (!/^\d{1,12}$/.test(firstLineText)) throw ValidationError.of('x-plumb-first-line', 'must be a line number');
-    const result = await ingest.importChunk(importId, body, Number(firstLineText));
+    const seqText = header('x-plumb-import-seq');
+    if (seqText !== undefined && !/^[1-9]\d{0,8}$/.test(seqText)) throw ValidationError.of('x-plumb-import-seq', 'must be a chunk number from 1');
+    if (seqText !== undefined && importId === undefined) throw ValidationError.of('x-plumb-import-seq', 'needs X-Plumb-Import-Id');
+    // A numbered chunk may wait for its predecessors before its body is read (bounded by CHUNK_WAIT_MS).
+    if (seqText !== undefined) holdConnection(request, reply);
+    const result = await ingest.importChunk(importId, body, Number(firstLineText), seqText === undefined ? undefined : Number(seqText));
     await ingest.flush();
     return result;
   });

@@ -1,0 +1,91 @@
+// The order of an import's chunks when a client sends several at once: each chunk carries its number in the
+// import, and chunk n is handed to the importer only after chunk n - 1 was, whichever request arrived first.
+
+import { GeneralError, ValidationError } from '../domain/errors.js';
+
+const conflict = (message: string) => new GeneralError(409, message);
+
+/** How far past the next expected chunk a client may send: enough to keep the importer busy, no more. */
+export const MAX_CHUNKS_AHEAD = 4;
+
+/** How long a chunk waits for its predecessor before it is refused (the client that sent both has gone). */
+export const CHUNK_WAIT_MS = 120_000;
+
+interface ImportOrder {
+  /** The number the next chunk to be handed over must have. */
+  next: number;
+  /** Whether chunk `next` has its turn (is being received or handed over). */
+  inTurn: boolean;
+  /** Chunks received out of turn, by number. */
+  waiting: Map<number, () => void>;
+  /** When a chunk of this import was last seen (orders idle for longer are forgotten). */
+  at: number;
+}
+
+export class ChunkOrder {
+  private readonly imports = new Map<string, ImportOrder>();
+
+  /** `forgetAfterMs`: how long an import's order is kept after its last chunk (as long as its visits live). */
+  constructor(
+    private readonly forgetAfterMs: number,
+    private readonly waitMs = CHUNK_WAIT_MS,
+  ) {}
+
+  /**
+   * Resolves when chunk `seq` (1-based) of import `id` may be handed over: at once for chunk 1 or the next
+   * expected one, else once its predecessors were. Rejects with a 400 for a number too far ahead and a 409 for a
+   * number already taken or a predecessor that did not come in time. Every resolved turn must be ended with
+   * `handedOver` (whether the chunk succeeded or not), or its successors wait.
+   */
+  async turn(id: string, seq: number): Promise<void> {
+    const now = Date.now();
+    this.forgetIdle(now);
+    let order = this.imports.get(id);
+    if (!order) this.imports.set(id, (order = { next: 1, inTurn: false, waiting: new Map(), at: now }));
+    order.at = now;
+    if (seq < order.next || (seq === order.next && order.inTurn) || order.waiting.has(seq)) throw conflict(`chunk ${seq} of import ${id} was already received`);
+    if (seq > order.next + MAX_CHUNKS_AHEAD) {
+      throw ValidationError.of('x-plumb-import-seq', `is more than ${MAX_CHUNKS_AHEAD} chunks ahead of the next expected (${order.next})`);
+    }
+    if (seq === order.next) {
+      order.inTurn = true;
+      return;
+    }
+    const waiting = order.waiting;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        waiting.delete(seq);
+        reject(conflict(`chunk ${seq} of import ${id} waited ${this.waitMs / 1000} s for chunk ${seq - 1}, which never came`));
+      }, this.waitMs);
+      waiting.set(seq, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** Chunk `seq` of import `id` was handed over (or failed before): its successor may go. */
+  handedOver(id: string, seq: number): void {
+    const order = this.imports.get(id);
+    if (!order || seq !== order.next) return;
+    order.next = seq + 1;
+    order.at = Date.now();
+    const successor = order.waiting.get(order.next);
+    order.inTurn = successor !== undefined;
+    if (successor) {
+      order.waiting.delete(order.next);
+      successor();
+    }
+  }
+
+  /** Imports known (for tests and metrics). */
+  get size(): number {
+    return this.imports.size;
+  }
+
+  private forgetIdle(now: number): void {
+    for (const [id, order] of this.imports) {
+      if (order.waiting.size === 0 && !order.inTurn && now - order.at > this.forgetAfterMs) this.imports.delete(id);
+    }
+  }
+}

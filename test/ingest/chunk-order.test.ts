@@ -1,0 +1,52 @@
+// ChunkOrder: numbered chunks of an import go in their order, whatever order they come in; a chunk whose
+// predecessor never comes is refused after a while instead of waiting for ever.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ChunkOrder } from '../../src/ingest/chunk-order.js';
+
+describe('ChunkOrder', () => {
+  it('lets chunks go in number order and each import on its own', async () => {
+    const order = new ChunkOrder(60_000);
+    const went: string[] = [];
+    const go = async (id: string, seq: number) => {
+      await order.turn(id, seq);
+      went.push(`${id}${seq}`);
+      order.handedOver(id, seq);
+    };
+    const all = [go('a', 3), go('a', 2), go('b', 2), go('b', 1), go('a', 1)];
+    await Promise.all(all);
+    assert.deepEqual(went.filter((w) => w.startsWith('a')), ['a1', 'a2', 'a3']);
+    assert.deepEqual(went.filter((w) => w.startsWith('b')), ['b1', 'b2']);
+  });
+
+  it('lets the next chunk go when one is handed over, not when it is done', async () => {
+    const order = new ChunkOrder(60_000);
+    await order.turn('a', 1);
+    let second = false;
+    const waiting = order.turn('a', 2).then(() => (second = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(second, false);
+    order.handedOver('a', 1);
+    await waiting;
+    assert.equal(second, true);
+  });
+
+  it('refuses a chunk whose predecessor does not come in time, and a number already taken', async () => {
+    const order = new ChunkOrder(60_000, 50);
+    await assert.rejects(order.turn('a', 2), (err: Error & { status?: number }) => err.status === 409 && /never came/.test(err.message));
+    await order.turn('a', 1);
+    await assert.rejects(order.turn('a', 1), (err: Error & { status?: number }) => err.status === 409 && /already received/.test(err.message));
+    order.handedOver('a', 1);
+    await order.turn('a', 2);
+  });
+
+  it('forgets imports idle for longer than their visits live', async () => {
+    const order = new ChunkOrder(10);
+    await order.turn('a', 1);
+    order.handedOver('a', 1);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await order.turn('b', 1);
+    assert.equal(order.size, 1);
+  });
+});
