@@ -25,11 +25,15 @@ export function formatDateAsTimestamp(date: string): string {
 export function parseTimestamp(text: string): Date | undefined {
   const m = TIMESTAMP_RE.exec(text);
   if (!m) return undefined;
-  const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  const y = Number(m[1]), mo = Number(m[2]), d = Number(m[3]), h = Number(m[4]), mi = Number(m[5]), s = Number(m[6]);
   const date = new Date(Date.UTC(2000, mo - 1, d, h, mi, s));
   date.setUTCFullYear(y, mo - 1, d); // Date.UTC reads years 0 to 99 as 1900 to 1999
-  if (formatTimestamp(date) !== text) return undefined; // rejects 2024-02-30, 25:00:00 and the like
-  return date;
+  // A time that does not exist (2024-02-30, 25:00:00) rolls over into another: its parts differ from the text's.
+  // (Compared part by part, not by formatting the date again: imports parse a million of these.)
+  const real =
+    date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d &&
+    date.getUTCHours() === h && date.getUTCMinutes() === mi && date.getUTCSeconds() === s;
+  return real ? date : undefined;
 }
 
 /**

@@ -17,7 +17,7 @@ import { bareHost, excludedHostTest, InvalidHit, MAX_EVENT_NAME, MAX_SITE_HOSTS,
 import { utcDay, type DaySalts, type EphemeralSalts } from './salts.js';
 import type { CounterDeltas } from './thread-protocol.js';
 import { visitorHash } from './visitor.js';
-import { keepNewest, VisitTracker } from './visits.js';
+import { keepNewest, visitorKey, VisitTracker } from './visits.js';
 
 /** Sites and goals, asked for once per chunk (the ingest side answers from its cached directory). */
 export interface ImportLookups {
@@ -59,6 +59,22 @@ interface Page {
   hostname: string;
   pathname: string;
   campaign: CampaignFields;
+}
+
+/** A visitor's hashes under one day's salts, and the keys its visits are tracked by. */
+interface KnownVisitor {
+  salt: string;
+  current: bigint;
+  currentKey: string;
+  previousSalt: string | undefined;
+  previousKey: string | undefined;
+}
+
+/** The value under `key` in `map`, made empty on first use. */
+function inner<K, V>(map: Map<K, Map<string, V>>, key: K): Map<string, V> {
+  let found = map.get(key);
+  if (!found) map.set(key, (found = new Map()));
+  return found;
 }
 
 /** A hit past the checks that need no goal: what pass 3 stores. */
@@ -122,10 +138,16 @@ export class BatchImport {
   private readonly siteHosts = new Map<string, Set<string>>();
   private readonly excluded: (host: string) => boolean;
   private readonly pages = new Map<string, Page | null>();
-  private readonly referrers = new Map<string, ReferrerFields>();
+  /** Referrers read against a page host, by host and then referrer (no key text made a hit). */
+  private readonly referrers = new Map<string, Map<string, ReferrerFields>>();
   private readonly places = new Map<string, ReturnType<GeoLookup['lookup']>>();
-  /** Each visitor's hashes under the salts of the day it was last seen. */
-  private readonly visitors = new Map<string, { salt: string; current: bigint; previousSalt: string | undefined; previous: bigint | undefined }>();
+  /**
+   * Each visitor's hashes (and their VisitTracker keys) under the salts of the day it was last seen, by site (and
+   * domain, where the site counts domains apart), address and user agent: nested, so that no key text is made per
+   * hit (a key of all four was most of a user agent long, made and dropped for every hit).
+   */
+  private readonly visitors = new Map<string, Map<string, Map<string, KnownVisitor>>>();
+  private visitorEntries = 0;
   private day = NaN;
   private salts: DaySalts | undefined;
 
@@ -225,7 +247,7 @@ export class BatchImport {
     // A multi-domain site's hosts grow as its pageviews arrive: its referrers are read against them as they are.
     const referrer = hosts
       ? parseReferrer(hit.referrer, page.hostname, [...hosts])
-      : remembered(this.referrers, `${page.hostname}\n${hit.referrer}`, () => parseReferrer(hit.referrer, page.hostname));
+      : this.referrer(hit.referrer, page.hostname);
     if (!site) return 'unknown-site';
     if (hosts && hit.type === 'pageview' && hosts.size < MAX_SITE_HOSTS) hosts.add(page.hostname);
     if (this.excluded(bareHost(page.hostname))) return 'excluded-host';
@@ -241,8 +263,8 @@ export class BatchImport {
     const { campaign: k } = page;
     const ua = parseUserAgent(hit.userAgent);
     const place = remembered(this.places, hit.ip, () => this.deps.geo.lookup(hit.ip));
-    const { current, previous } = this.visitor(hit, site, page);
-    const visit = this.visits.record(site.id, current, previous, {
+    const known = this.visitor(hit, site, page);
+    const visit = this.visits.recordLive(site.id, known.current, known.currentKey, known.previousKey, {
       type: hit.type,
       timestamp: hit.timestamp,
       hostname: page.hostname,
@@ -258,7 +280,7 @@ export class BatchImport {
       ref: k.ref,
       keyword: k.keyword,
     });
-    const row = storedHitOf(hit, site.id, current, visit, eventName, page, ua, place);
+    const row = storedHitOf(hit, site.id, known.current, visit, this.visits.lastFirstView, eventName, page, ua, place);
     return { row, visit };
   }
 
@@ -270,8 +292,13 @@ export class BatchImport {
     return page ?? undefined;
   }
 
+  /** A referrer as read against a page host, worked out once per pair (up to CACHE_ENTRIES per host). */
+  private referrer(referrer: string, hostname: string): ReferrerFields {
+    return remembered(inner(this.referrers, hostname), referrer, () => parseReferrer(referrer, hostname));
+  }
+
   /** The hit's visitor hashes under its day's salt and the day before's, as HitPipeline makes them. */
-  private visitor(hit: IncomingHit, site: Site, page: Page): { current: bigint; previous: bigint | undefined } {
+  private visitor(hit: IncomingHit, site: Site, page: Page): KnownVisitor {
     const day = Math.floor(hit.timestamp.getTime() / DAY_MS);
     // Hits come oldest first: the salts change when the day does (a day's salt appears with its first hit).
     if (day !== this.day) {
@@ -279,21 +306,28 @@ export class BatchImport {
       this.salts = this.deps.salts.saltsForDay(utcDay(hit.timestamp));
       // Hashes under older salts are never used again (each entry is checked against the day's salts).
       this.visitors.clear();
+      this.visitorEntries = 0;
+    }
+    if (this.visitorEntries >= CACHE_ENTRIES) {
+      this.visitors.clear();
+      this.visitorEntries = 0;
     }
     const salts = this.salts!;
     const domain = site.multiDomain && site.multiDomainOption === 'separate' ? page.hostname : undefined;
-    // The key holds what the hash reads, in its order and with its separators (the domain, if any, last).
-    const key = `${site.id}\0${hit.ip}\0${hit.userAgent}\0${domain ?? '\u0001'}`;
-    let known = this.visitors.get(key);
+    const byAgent = inner(inner(this.visitors, domain === undefined ? site.id : `${site.id}\0${domain}`), hit.ip);
+    let known = byAgent.get(hit.userAgent);
     if (!known || known.salt !== salts.current || known.previousSalt !== salts.previous) {
+      const current = visitorHash(salts.current, site.id, hit.ip, hit.userAgent, domain);
+      const previous = salts.previous === undefined ? undefined : visitorHash(salts.previous, site.id, hit.ip, hit.userAgent, domain);
       known = {
         salt: salts.current,
-        current: visitorHash(salts.current, site.id, hit.ip, hit.userAgent, domain),
+        current,
+        currentKey: visitorKey(site.id, current),
         previousSalt: salts.previous,
-        previous: salts.previous === undefined ? undefined : visitorHash(salts.previous, site.id, hit.ip, hit.userAgent, domain),
+        previousKey: previous === undefined ? undefined : visitorKey(site.id, previous),
       };
-      if (this.visitors.size >= CACHE_ENTRIES) this.visitors.clear();
-      this.visitors.set(key, known);
+      byAgent.set(hit.userAgent, known);
+      this.visitorEntries++;
     }
     return known;
   }

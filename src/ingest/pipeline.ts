@@ -1,7 +1,7 @@
 // One hit from arrival to the write buffer: checks, enrichment, the anonymous visitor, its visit.
 // Live collection and imports run the same pipeline, with their own salts and visit state.
 
-import { attributionOf, type HitAttributes, type HitType, type IncomingHit, type StoredHit, type VisitRecord } from '../domain/hits.js';
+import { type HitAttributes, type HitType, type IncomingHit, type StoredHit, type VisitRecord } from '../domain/hits.js';
 import { boundProps } from '../domain/props.js';
 import type { DropReason, Metrics } from '../metrics.js';
 import type { Enricher } from './enrich/index.js';
@@ -9,7 +9,7 @@ import { isBotUserAgent } from './enrich/index.js';
 import type { SaltSource } from './salts.js';
 import type { SiteDirectory } from './site-directory.js';
 import { visitorHash } from './visitor.js';
-import type { RecordedVisit, VisitState } from './visits.js';
+import type { VisitState } from './visits.js';
 
 /** A hit that cannot be understood: the collector answers 400 and stores nothing. */
 export class InvalidHit extends Error {}
@@ -66,20 +66,22 @@ export const bareHost = (hostname: string) => hostname.replace(/^https?:\/\//, '
 /**
  * The stored row of a hit, shared by the live pipeline and the batch import so both store exactly the same:
  * written out field by field (spreading its parts into one object was a measurable part of a hit's cost).
- * Attribution belongs to the visit: every hit carries its first hit's (docs/reports.md, "Attribution"); visit
- * states written by older versions may lack fields, read as ''.
+ * Attribution belongs to the visit: every hit carries its first hit's (docs/reports.md, "Attribution"; visit
+ * states written by older versions get their missing fields as '' when they are read, SharedVisitTracker).
+ * `firstView`: whether the hit is its visit's first view of its page.
  */
 export function storedHitOf(
   hit: IncomingHit,
   siteId: string,
   visitorId: bigint,
-  visit: RecordedVisit,
+  visit: VisitRecord,
+  firstView: boolean,
   eventName: string,
   page: Pick<HitAttributes, 'hostname' | 'pathname'>,
   ua: Pick<HitAttributes, 'browser' | 'operatingSystem' | 'deviceType'>,
   place: Pick<HitAttributes, 'countryCode' | 'region' | 'state' | 'city'>,
 ): StoredHit {
-  const attribution = attributionOf(visit);
+  // The visit's attribution (its first hit's), field by field: a copy of it was a measurable share of an import.
   const stored: StoredHit = {
     siteId,
     type: hit.type,
@@ -89,16 +91,16 @@ export function storedHitOf(
     visitId: visit.visitId,
     hostname: page.hostname,
     pathname: page.pathname,
-    referrerHostname: attribution.referrerHostname,
-    referrerPathname: attribution.referrerPathname,
-    referrerSource: attribution.referrerSource,
-    utmCampaign: attribution.utmCampaign,
-    utmContent: attribution.utmContent,
-    utmMedium: attribution.utmMedium,
-    utmSource: attribution.utmSource,
-    utmTerm: attribution.utmTerm,
-    ref: attribution.ref,
-    keyword: attribution.keyword,
+    referrerHostname: visit.referrerHostname,
+    referrerPathname: visit.referrerPathname,
+    referrerSource: visit.referrerSource,
+    utmCampaign: visit.utmCampaign,
+    utmContent: visit.utmContent,
+    utmMedium: visit.utmMedium,
+    utmSource: visit.utmSource,
+    utmTerm: visit.utmTerm,
+    ref: visit.ref,
+    keyword: visit.keyword,
     browser: ua.browser,
     operatingSystem: ua.operatingSystem,
     deviceType: ua.deviceType,
@@ -108,7 +110,7 @@ export function storedHitOf(
     city: place.city,
     eventName,
     value: hit.type === 'event' ? (hit.value ?? 0) : 0,
-    firstView: visit.firstView,
+    firstView,
   };
   const props = hit.props === undefined ? [] : boundProps(hit.props);
   if (props.length > 0) stored.props = props;
@@ -159,7 +161,7 @@ export class HitPipeline {
     const previous = salts.previous === undefined ? undefined : visitorHash(salts.previous, site.id, hit.ip, hit.userAgent, domain);
     const visit = await this.deps.visits.record(site.id, current, previous, { ...attributes, type: hit.type, timestamp: hit.timestamp });
 
-    const stored = storedHitOf(hit, site.id, current, visit, eventName, attributes, attributes, attributes);
+    const stored = storedHitOf(hit, site.id, current, visit, visit.firstView, eventName, attributes, attributes, attributes);
     await this.deps.sink.add(stored, visit);
     counters.recorded(hit.type);
     return { recorded: true };

@@ -116,6 +116,25 @@ export class VisitTracker implements VisitState {
     return { ...visit.record, firstView };
   }
 
+  /**
+   * record() for a caller that keeps each visitor's keys (visitorKey) and uses the visit's state before its next
+   * hit (the set-based import): the visit's own record, which later hits change, not a copy; whether the hit was
+   * the visit's first view of its page is `lastFirstView` until the next hit.
+   */
+  recordLive(siteId: string, currentId: bigint, key: string, previousKey: string | undefined, hit: VisitHit): VisitRecord {
+    const at = hit.timestamp.getTime();
+    let visit = this.continuing(key, at);
+    if (!visit && previousKey !== undefined) visit = this.continuing(previousKey, at);
+    visit ??= newVisit(siteId, currentId, hit.timestamp);
+    if (!visit.keys.includes(key)) visit.keys.push(key);
+    this.byKey.set(key, visit);
+    this.lastFirstView = apply(visit, hit, at);
+    return visit.record;
+  }
+
+  /** recordLive's last hit: whether it was its visit's first view of its page. */
+  lastFirstView = false;
+
   /** Resumes visits from storage after a restart (keyed by the visitor id they started with). */
   seed(visits: readonly VisitRecord[]): void {
     for (const record of visits) {
