@@ -20,7 +20,7 @@ const ADMIN = 'bench-admin-token-0123456789abcdef';
 const OWNER = 'bench-bootstrap-token-0123456789';
 
 /** Generated traffic of about `hits` hits for `siteId`, one JSON object per line. */
-function generate(siteId: string, hits: number): string {
+export function generate(siteId: string, hits: number): string {
   const days = 30;
   // demoTraffic makes about 2.3 hits a visit (pageviews and conversions).
   const visitsPerDay = Math.max(1, Math.round(hits / days / 2.3));

@@ -1,9 +1,10 @@
-// `npm run bench [section ...]`: Plumb's benchmarks. Sections: collector, import, reports, overhead, umami-import, props,
-// fathom-import, plausible-import.
+// `npm run bench [section ...]`: Plumb's benchmarks. Sections: collector, import, import-work, reports, overhead,
+// umami-import, props, fathom-import, plausible-import.
 
 import { benchCollector } from './collector.js';
 import { benchFathomImport } from './fathom-import.js';
 import { benchImport } from './import.js';
+import { benchImportWork } from './import-work.js';
 import { benchOverhead } from './overhead.js';
 import { benchPlausibleImport } from './plausible-import.js';
 import { benchProps } from './props.js';
@@ -13,6 +14,7 @@ import { benchUmamiImport } from './umami-import.js';
 const sections: Record<string, () => Promise<void>> = {
   collector: () => benchCollector(Number(process.env.BENCH_SECONDS ?? 15)),
   import: () => benchImport(Number(process.env.BENCH_IMPORT_HITS ?? 1_000_000)),
+  'import-work': () => benchImportWork(Number(process.env.BENCH_IMPORT_HITS ?? 1_000_000)),
   reports: () => benchReports(Number(process.env.BENCH_PAGEVIEWS ?? 10_000_000)),
   overhead: () => benchOverhead(Number(process.env.BENCH_OVERHEAD_PAGEVIEWS ?? 20_000)),
   'umami-import': () => benchUmamiImport(Number(process.env.BENCH_UMAMI_ROWS ?? 4_100_000)),

@@ -1,0 +1,98 @@
+// The set-based import's own work, in this process, without HTTP or the CLI: the import thread's part (lines
+// parsed and checked, enriched, hashed, sessionised, written as CSV files: BatchImport and CsvLoad) in CPU time
+// per hit, against JSON.parse of the same lines (the floor of any import that reads them, same run); then DuckDB
+// loading those files as the server does (EventStore.writeCsv), hits alone and hits with visits.
+// BENCH_IMPORT_HITS sets the size (default 1,000,000).
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BatchImport, ChunkLines, type ImportLookups } from '../src/ingest/batch-import.js';
+import { CsvLoad } from '../src/ingest/csv-load.js';
+import { GeoLookup } from '../src/ingest/enrich/geo.js';
+import { EphemeralSalts } from '../src/ingest/salts.js';
+import { DuckDatabase } from '../src/store/duckdb/database.js';
+import { DuckEventStore } from '../src/store/duckdb/event-store.js';
+import { migrate } from '../src/store/duckdb/migrations.js';
+import type { CsvRows } from '../src/store/event-csv.js';
+import type { Site } from '../src/store/types.js';
+import { generate } from './import.js';
+
+/** As the CLI sends them and the import thread loads them (src/cli/import.ts, src/ingest/import-thread.ts). */
+const CHUNK_LINES = 100_000;
+const SLICE_HITS = 8_192;
+const LOAD_HITS = 122_880;
+
+/** CPU seconds of this process (all its threads) spent in `work`. */
+async function cpuOf(work: () => Promise<void>): Promise<number> {
+  const before = process.cpuUsage();
+  await work();
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1e6;
+}
+
+export async function benchImportWork(hits = 1_000_000): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'plumb-bench-import-work-'));
+  try {
+    const site = { id: 'BENCHSIT', multiDomain: false, multiDomainOption: null } as Site;
+    const lines = generate(site.id, hits).split('\n');
+    const lookups: ImportLookups = {
+      sites: async (ids) => new Map(ids.map((id) => [id, id === site.id ? site : undefined])),
+      goals: async (names) => names.map(([, name]) => name),
+    };
+    const load = loadavg();
+
+    let parsed = 0;
+    const parse = await cpuOf(async () => {
+      for (const line of lines) parsed += (JSON.parse(line) as object) ? 1 : 0;
+    });
+
+    const batch = new BatchImport({ geo: await GeoLookup.open(), salts: new EphemeralSalts(), excludedHosts: [] });
+    const files: CsvRows[] = [];
+    let stored = 0;
+    const work = await cpuOf(async () => {
+      let csv = new CsvLoad(dir, String(files.length));
+      for (let first = 0; first < lines.length; first += CHUNK_LINES) {
+        const chunk = new ChunkLines(first + 1);
+        for (let i = first; i < Math.min(first + CHUNK_LINES, lines.length); i++) chunk.add(lines[i]!);
+        await batch.chunk(chunk, first + 1, lookups, async (rows, visits) => {
+          stored += rows.length;
+          await csv.add(rows, visits);
+          if (csv.size >= LOAD_HITS) {
+            files.push(await csv.finish());
+            csv = new CsvLoad(dir, String(files.length));
+          }
+        }, SLICE_HITS);
+      }
+      if (csv.size > 0) files.push(await csv.finish());
+    });
+
+    const loadInto = async (name: string, withVisits: boolean) => {
+      const db = await DuckDatabase.open(join(dir, `${name}.duckdb`));
+      await migrate(db);
+      const events = await DuckEventStore.open(db);
+      const seconds = await cpuOf(async () => {
+        for (const f of files) await events.writeCsv(withVisits ? f : { ...f, visits: 0 });
+      });
+      await events.close();
+      await db.close();
+      return seconds;
+    };
+    const hitsOnly = await loadInto('hits', false);
+    const withVisits = await loadInto('both', true);
+
+    const us = (seconds: number) => ((seconds * 1e6) / stored).toFixed(1);
+    console.log(`\nImport work in process: ${lines.length.toLocaleString('en')} generated lines, ${stored.toLocaleString('en')} stored hits, ${files.length} loads, ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}\n`);
+    console.log('| part | CPU seconds | CPU µs per hit |');
+    console.log('|---|---|---|');
+    console.log(`| JSON.parse of every line (baseline) | ${parse.toFixed(2)} | ${us(parse)} |`);
+    console.log(`| import thread's work (BatchImport + CSV files) | ${work.toFixed(2)} | ${us(work)} |`);
+    console.log(`| DuckDB loading the hits files | ${hitsOnly.toFixed(2)} | ${us(hitsOnly)} |`);
+    console.log(`| DuckDB loading hits and visits (as the server does) | ${withVisits.toFixed(2)} | ${us(withVisits)} |`);
+    console.log(`\nimport thread's work / JSON.parse: ${(work / parse).toFixed(1)}x`);
+    console.log(`load average before: ${load.map((l) => l.toFixed(2)).join(', ')}`);
+    if (parsed !== lines.length) process.exitCode = 1;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
