@@ -7,9 +7,15 @@ import type { QueryParam } from '../types.js';
 // SQL stays on one line in logs and a NUL never reaches a C string anywhere on the way.
 const STRING_ESCAPES: Record<string, string> = { '\\': '\\\\', "'": "\\'", '\0': '\\0', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
+const NEEDS_ESCAPE = /[\\'\0\n\r\t]/;
+const ESCAPED = /[\\'\0\n\r\t]/g;
+
 /** A JavaScript string as a ClickHouse string literal (sent as UTF-8; lone surrogates become U+FFFD on the way). */
 export function stringLiteral(s: string): string {
-  return `'${s.replace(/[\\'\0\n\r\t]/g, (c) => STRING_ESCAPES[c]!)}'`;
+  // Most strings need no escape: testing first spares the replace's callback machinery (the collector builds
+  // about 45 literals a hit).
+  if (!NEEDS_ESCAPE.test(s)) return `'${s}'`;
+  return `'${s.replace(ESCAPED, (c) => STRING_ESCAPES[c]!)}'`;
 }
 
 /**
