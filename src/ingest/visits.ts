@@ -175,6 +175,9 @@ export class VisitTracker implements VisitState {
 /** Rounds of read, apply and compare-and-set before a hit gives up (only a storm of hits of one visit needs more than 2). */
 const MAX_ATTEMPTS = 20;
 
+/** Hits per round at most: one round is one Lua script each way, and Redis runs nothing else meanwhile. */
+const MAX_ROUND = 1000;
+
 /** A hit waiting for its visit in SharedVisitTracker. */
 interface Queued {
   siteId: string;
@@ -236,19 +239,23 @@ export class SharedVisitTracker implements VisitState {
     });
   }
 
-  /** Takes every queued hit none of whose keys is in a round under way (nor in a hit that waits for one). */
+  /**
+   * Takes the queued hits (up to MAX_ROUND) none of whose keys is in a round under way, nor in a hit that waits
+   * (a hit of a visitor never overtakes an earlier one).
+   */
   private startRound(): void {
     const blocked = new Set(this.busy);
     const round: Queued[] = [];
     const waiting: Queued[] = [];
     for (const queued of this.queue) {
-      if (queued.keys.some((k) => blocked.has(k))) {
+      if (round.length >= MAX_ROUND || queued.keys.some((k) => blocked.has(k))) {
         waiting.push(queued);
         for (const k of queued.keys) blocked.add(k);
       } else round.push(queued);
     }
     this.queue = waiting;
     if (round.length === 0) return;
+    if (round.length >= MAX_ROUND) this.schedule();
     const keys = new Set(round.flatMap((q) => q.keys));
     for (const k of keys) this.busy.add(k);
     void this.run(round).finally(() => {

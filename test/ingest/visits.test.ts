@@ -450,4 +450,13 @@ describe('SharedVisitTracker: hits of one turn handled together', () => {
     const next = (t: VisitState) => t.record(SITE, 1001n, 1n, hit(D1 + 121 * 37_000, { pathname: '/p0' }));
     assert.deepEqual(shape([...together, await next(shared)]).at(-1), shape([...expected, await next(memory)]).at(-1));
   });
+
+  it("keeps each visitor's hits in order when a turn brings more hits than one round takes", async () => {
+    const many = Array.from({ length: 2500 }, (_, i) => hit(T0 + i * 500, { pathname: `/p${i % 7}` }));
+    const memory = new VisitTracker();
+    const expected = many.map((h, i) => memory.record(SITE, BigInt(1 + (i % 40)), undefined, h));
+    const shared = new SharedVisitTracker(redisStore());
+    const together = await Promise.all(many.map((h, i) => shared.record(SITE, BigInt(1 + (i % 40)), undefined, h)));
+    assert.deepEqual(shape(together), shape(expected));
+  });
 });
