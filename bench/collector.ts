@@ -24,6 +24,12 @@ const AGENTS = [
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 
 /**
+ * BENCH_RATE: requests per second the generator offers in every run, all connections together (default: as fast
+ * as answers come). At a rate every version sustains, CPU per request compares versions even on a busy machine.
+ */
+const RATE = Number(process.env.BENCH_RATE ?? 0);
+
+/**
  * CPU time a process has used, all its threads, in microseconds; with `mainThread`, only its main thread's (the
  * event loop, whose task id is the process id). Linux /proc; 0 elsewhere.
  */
@@ -111,6 +117,7 @@ async function load(url: string, seconds: number, hit: boolean, pid: number): Pr
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
+    ...(RATE > 0 ? { overallRate: RATE } : {}),
     pipelining: 1,
     duration: seconds,
     requests: [
