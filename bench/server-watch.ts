@@ -75,7 +75,9 @@ process.exitCode = await run(process.argv.slice(1), process.env, (l) => console.
  * output. `watch(pid)` is called once it started and returns what to call when it exits (to sample the CLI itself).
  */
 export function runCli(args: string[], env: Record<string, string>, watch?: (pid: number) => () => void): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CLI_MAIN, '--', ...args], {
+  // BENCH_CLI_NODE_ARGS: extra Node.js flags for the CLI (`--cpu-prof --cpu-prof-dir=/tmp/p` to profile it).
+  const extra = (process.env.BENCH_CLI_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const child = spawn(process.execPath, [...extra, '--import', 'tsx', '--input-type=module', '-e', CLI_MAIN, '--', ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -111,6 +111,9 @@ describe('/admin/import', () => {
     // Chunks of 100 lines: visits run across them, and the CLI has two numbered chunks in flight at a time.
     const summary = await importNdjson(client, shuffled.join('\n'), (done) => progress.push(done), 100);
     assert.equal(summary.rejected, totals.bots);
+    // Each refused line is named by its number in the shuffled file, whichever chunk it went in.
+    assert.equal(summary.errors.length, totals.bots);
+    for (const e of summary.errors) assert.match(JSON.parse(shuffled[e.line - 1]!).user_agent, /bot|crawl|spider/i, `line ${e.line}`);
     assert.ok(progress.length > 5, `${progress.length} progress steps`);
     assert.deepEqual(progress, [...progress].sort((a, b) => a - b));
     assert.deepEqual(progress.at(-1), lines.length);
