@@ -84,10 +84,14 @@ class Subqueries {
     return alias ? `${name} ${alias}` : name;
   }
 
-  /** What the statement starts with: the WITH clause, or nothing when inlined. */
+  /**
+   * What the statement starts with: the WITH clause, or nothing when inlined. NOT MATERIALIZED: DuckDB otherwise
+   * may store a subquery read twice, and the page plan's selection of every pageview in the range (10 M rows
+   * over a month of a big site) took 272 MiB of memory and made its report twice as slow as reading it twice.
+   */
   with(): string {
     if (!this.dialect.commonTableExpressions || this.defined.size === 0) return '';
-    return `WITH ${[...this.defined].map(([name, sql]) => `${name} AS (${sql})`).join(', ')} `;
+    return `WITH ${[...this.defined].map(([name, sql]) => `${name} AS NOT MATERIALIZED (${sql})`).join(', ')} `;
   }
 }
 
