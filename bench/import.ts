@@ -33,17 +33,21 @@ export function generate(siteId: string, hits: number): string {
 }
 
 /** `plumb import FILE` in a process of its own; the summary it prints. */
-async function importFile(args: string[], env: Record<string, string>): Promise<{ imported: number; rejected: number; cliCpu: number }> {
+async function importFile(args: string[], env: Record<string, string>): Promise<{ imported: number; rejected: number; cliCpu: number; cliPeak: number }> {
   // The CLI's CPU time, read every 200 ms while it runs (its /proc entry is gone once it has exited).
   let cliCpu = 0;
+  let cliPeak = 0;
   const watchCli = (pid: number) => {
-    const timer = setInterval(() => (cliCpu = Math.max(cliCpu, cpuSeconds(pid))), 200);
+    const timer = setInterval(() => {
+      cliCpu = Math.max(cliCpu, cpuSeconds(pid));
+      cliPeak = Math.max(cliPeak, rss(pid));
+    }, 200);
     return () => clearInterval(timer);
   };
   const { code, out } = await runCli(args, env, watchCli);
   const m = /imported (\d+) hits, rejected (\d+)/.exec(out);
   if (code !== 0 || !m) throw new Error(`plumb import failed (${code}):\n${out}`);
-  return { imported: Number(m[1]), rejected: Number(m[2]), cliCpu };
+  return { imported: Number(m[1]), rejected: Number(m[2]), cliCpu, cliPeak };
 }
 
 async function duckdbReadNdjson(file: string): Promise<number> {
@@ -105,8 +109,8 @@ export async function benchImport(hits = 1_000_000): Promise<void> {
     console.log(`| plumb import (enrichment, hashing, visits, stored) | ${seconds.toFixed(2)} | ${Math.round(lines / seconds).toLocaleString('en')} |`);
     console.log(`\nplumb import / baseline: ${(baseline / seconds).toFixed(3)}`);
     console.log(`server CPU during the import: ${serverCpu.toFixed(1)} s, ${((serverCpu * 1e6) / lines).toFixed(1)} µs per hit (all threads)`);
-    console.log(`CLI CPU (reading, sorting and sending the file): ${summary.cliCpu.toFixed(1)} s, ${((summary.cliCpu * 1e6) / lines).toFixed(1)} µs per hit`);
     const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+    console.log(`CLI (reading, sorting and sending the file): CPU ${summary.cliCpu.toFixed(1)} s, ${((summary.cliCpu * 1e6) / lines).toFixed(1)} µs per hit; peak RSS ${mib(summary.cliPeak)}`);
     console.log(`server RSS: ${mib(rssBefore)} before the import, peak ${mib(peak)} during it, ${mib(rssAfter)} 10 s after it`);
     console.log(`/healthz during the import (${healthzAsked} asked one after another): slowest ${slowestHealthz.toFixed(0)} ms, p99 ${p99Healthz.toFixed(0)} ms`);
     console.log(`load average before the import: ${load.map((l) => l.toFixed(2)).join(', ')}`);

@@ -28,7 +28,7 @@ export class AdminClient {
   }
 
   /** A request with a text body of any type (imports). */
-  requestText<T>(path: string, body: string, headers: Record<string, string>): Promise<T> {
+  requestText<T>(path: string, body: string | Uint8Array, headers: Record<string, string>): Promise<T> {
     if (!this.adminToken) throw new AdminClientError(this.noAdmin());
     return this.send<T>('POST', path, this.adminToken, body, headers);
   }
@@ -77,7 +77,7 @@ export class AdminClient {
     method: string,
     path: string,
     token: string,
-    body: string | AsyncIterable<Uint8Array> | undefined,
+    body: string | Uint8Array | AsyncIterable<Uint8Array> | undefined,
     headers: Record<string, string>,
   ): Promise<T> {
     let res: Response;
@@ -86,7 +86,7 @@ export class AdminClient {
         method,
         headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : headers) },
         // A streamed body needs half-duplex (Node's fetch sends it as it is read).
-        ...(body === undefined ? {} : typeof body === 'string' ? { body } : { body: body as unknown as NonNullable<RequestInit['body']>, duplex: 'half' }),
+        ...(body === undefined ? {} : typeof body === 'string' || body instanceof Uint8Array ? { body } : { body: body as unknown as NonNullable<RequestInit['body']>, duplex: 'half' }),
       } as RequestInit);
     } catch (err) {
       throw new AdminClientError(`cannot reach Plumb at ${this.baseUrl} (${(err as Error).message}); is it running? (PLUMB_URL)`);

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { Presets, SingleBar } from 'cli-progress';
 import type { AdminClient } from './admin-client.js';
+import { NdjsonFile } from './ndjson-file.js';
 
 export interface ImportSummary {
   imported: number;
@@ -74,35 +75,79 @@ function timestampOf(line: string): number {
   return Number.isNaN(ms) ? -Infinity : ms;
 }
 
-/**
- * Sends `text` (NDJSON) in chunks of up to `chunkLines` lines (and CHUNK_BYTES). Lines are sorted by timestamp
- * first (stably, so a sorted file is sent as is); errors come back with the line numbers of the original file.
- */
-export async function importNdjson(
+/** An import's non-blank lines, numbered from 0 in file order, with what sending them needs. */
+export interface ImportLines {
+  readonly count: number;
+  /** When each line says it happened (timestampOf). */
+  readonly timestamps: Float64Array;
+  /** The file line number (from 1) of line i. */
+  lineNumber(i: number): number;
+  /** Bytes of line i with its line break. */
+  bytes(i: number): number;
+  /** Lines `indexes`, in that order, joined by line breaks. */
+  read(indexes: Uint32Array): Promise<string | Uint8Array>;
+}
+
+/** The lines of NDJSON text held in memory (`plumb demo`, tests); only numbers are kept per line. */
+function textLines(text: string): ImportLines {
+  const all = text.split('\n');
+  const kept = new Uint32Array(all.length);
+  let count = 0;
+  for (let i = 0; i < all.length; i++) if (NOT_BLANK.test(all[i]!)) kept[count++] = i;
+  const timestamps = new Float64Array(count);
+  for (let i = 0; i < count; i++) timestamps[i] = timestampOf(all[kept[i]!]!);
+  return {
+    count,
+    timestamps,
+    lineNumber: (i) => kept[i]! + 1,
+    bytes: (i) => Buffer.byteLength(all[kept[i]!]!) + 1,
+    read: async (indexes) => Array.from(indexes, (i) => all[kept[i]!]!).join('\n'),
+  };
+}
+
+/** Sends `text` (NDJSON) as importLines does. */
+export function importNdjson(
   client: AdminClient,
   text: string,
   onProgress: (done: number, total: number) => void = () => undefined,
   chunkLines = CHUNK_LINES,
 ): Promise<ImportSummary> {
+  return importLines(client, textLines(text), onProgress, chunkLines);
+}
+
+/** Sends the NDJSON file at `path` as importLines does, read in chunks (files of any size). */
+export async function importNdjsonFile(
+  client: AdminClient,
+  path: string,
+  onProgress: (done: number, total: number) => void = () => undefined,
+): Promise<ImportSummary> {
+  const file = await NdjsonFile.open(path, timestampOf);
+  try {
+    return await importLines(client, file, onProgress);
+  } finally {
+    await file.close();
+  }
+}
+
+/**
+ * Sends `lines` in chunks of up to `chunkLines` lines (and CHUNK_BYTES). Lines are sorted by timestamp first
+ * (stably, so a sorted file is sent as is); errors come back with the line numbers of the original file.
+ */
+export async function importLines(
+  client: AdminClient,
+  lines: ImportLines,
+  onProgress: (done: number, total: number) => void = () => undefined,
+  chunkLines = CHUNK_LINES,
+): Promise<ImportSummary> {
   // Per line only numbers in typed arrays, no object: a million lines as objects kept the CLI's garbage collector
   // busy for 40% of its time (the CLI shares the machine with the server it sends to).
-  const all = text.split('\n');
-  const kept = new Uint32Array(all.length);
-  let count = 0;
-  for (let i = 0; i < all.length; i++) if (NOT_BLANK.test(all[i]!)) kept[count++] = i;
-  const at = new Float64Array(count);
+  const { count, timestamps: at } = lines;
   let inOrder = true;
-  for (let k = 0; k < count; k++) {
-    at[k] = timestampOf(all[kept[k]!]!);
-    if (k > 0 && at[k]! < at[k - 1]!) inOrder = false;
-  }
+  for (let i = 1; i < count && inOrder; i++) if (at[i]! < at[i - 1]!) inOrder = false;
   // Exports are mostly in time order already: sorting is skipped when nothing is out of place. Stable: equal
   // times keep their file order.
-  const order = Uint32Array.from({ length: count }, (_, k) => k);
+  const order = Uint32Array.from({ length: count }, (_, i) => i);
   if (!inOrder) order.sort((a, b) => at[a]! - at[b]! || a - b);
-  /** The file's line number (from 1) of the k-th line sent. */
-  const lineNumber = (k: number) => kept[order[k]!]! + 1;
-  const lineText = (k: number) => all[kept[order[k]!]!]!;
   const id = randomUUID();
   const summary: ImportSummary = { imported: 0, rejected: 0, errors: [] };
   onProgress(0, count);
@@ -116,21 +161,18 @@ export async function importNdjson(
     summary.rejected += result.rejected;
     for (const e of result.errors) {
       const k = start + e.line - 1;
-      summary.errors.push({ line: k >= start && k < end ? lineNumber(k) : e.line, message: e.message });
+      summary.errors.push({ line: k >= start && k < end ? lines.lineNumber(order[k]!) : e.line, message: e.message });
     }
     onProgress(end, count);
   };
   try {
     for (let i = 0, seq = 1; i < count; seq++) {
-      const body: string[] = [];
       let end = i;
       for (let bytes = 0; end < count && end - i < chunkLines; end++) {
-        const line = lineText(end);
-        bytes += Buffer.byteLength(line) + 1;
+        bytes += lines.bytes(order[end]!);
         if (end > i && bytes > CHUNK_BYTES) break;
-        body.push(line);
       }
-      const answer = client.requestText<ImportSummary>('/admin/import', body.join('\n'), {
+      const answer = client.requestText<ImportSummary>('/admin/import', await lines.read(order.subarray(i, end)), {
         'content-type': 'application/x-ndjson',
         'x-plumb-import-id': id,
         'x-plumb-import-seq': String(seq),

@@ -2,7 +2,6 @@
 // sites through /v1.
 
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { projectRoot } from '../project-root.js';
@@ -11,7 +10,7 @@ import { AdminClient, AdminClientError } from './admin-client.js';
 import { credentials, noAdminMessage, refusedAdminHint } from './credentials.js';
 import { demo, describeDemo } from './demo.js';
 import { helpFor } from './help.js';
-import { importNdjson, progressBar, type ImportSummary } from './import.js';
+import { importNdjsonFile, progressBar, type ImportSummary } from './import.js';
 import { describePeerImport, importPeerFile, type PeerImportJson } from './peer-import.js';
 import { readPassword } from './password.js';
 import { describeSite, describeSiteLine, listSites, reportUrl, scriptTag, type SiteJson } from './sites.js';
@@ -321,16 +320,17 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: Out, err:
       }
       default:
         if (group === 'import' && action !== undefined) {
-          let text: string;
+          const bar = progressBar(io.progress ?? process.stderr, 'importing');
+          let summary: ImportSummary;
           try {
-            text = await readFile(action, 'utf8');
+            summary = await importNdjsonFile(client, action, (done, total) => bar.update(done, total));
           } catch (e) {
+            if (e instanceof AdminClientError) throw e;
             err(`plumb: cannot read ${action}: ${(e as Error).message}`);
             return 1;
+          } finally {
+            bar.done();
           }
-          const bar = progressBar(io.progress ?? process.stderr, 'importing');
-          const summary = await importNdjson(client, text, (done, total) => bar.update(done, total));
-          bar.done();
           show(summary, describeImport(summary));
           return summary.imported === 0 && summary.rejected > 0 ? 1 : 0;
         }

@@ -1,0 +1,141 @@
+// An NDJSON file for `plumb import`, read twice instead of held: first indexed (each non-blank line's place,
+// length, file line number and timestamp, as numbers), then read back chunk by chunk in the order they are sent.
+// A file's text as one string cannot exceed V8's limit (about 512 MiB); an index is 24 bytes a line.
+
+import { open, type FileHandle } from 'node:fs/promises';
+
+const NEWLINE = 0x0a;
+const NOT_BLANK = /\S/;
+
+/** A Float64Array or Uint32Array that grows as values are pushed. */
+class Column<T extends Float64Array | Uint32Array> {
+  length = 0;
+  constructor(
+    public values: T,
+    private readonly make: (size: number) => T,
+  ) {}
+  push(value: number): void {
+    if (this.length === this.values.length) {
+      const bigger = this.make(this.values.length * 2);
+      bigger.set(this.values);
+      this.values = bigger;
+    }
+    this.values[this.length++] = value;
+  }
+}
+
+const floats = (n: number) => new Float64Array(n);
+const uints = (n: number) => new Uint32Array(n);
+
+export class NdjsonFile {
+  private constructor(
+    private readonly file: FileHandle,
+    /** Byte offset, byte length (without the line break) and file line number of each non-blank line. */
+    private readonly offsets: Float64Array,
+    private readonly lengths: Uint32Array,
+    private readonly numbers: Uint32Array,
+    /** When each non-blank line says it happened (timestampOf). */
+    readonly timestamps: Float64Array,
+  ) {}
+
+  /** Opens and indexes `path`; `timestampOf` reads a line's time. Rejects when the file cannot be read. */
+  static async open(path: string, timestampOf: (line: string) => number): Promise<NdjsonFile> {
+    const file = await open(path, 'r');
+    try {
+      const offsets = new Column(floats(1024), floats);
+      const lengths = new Column(uints(1024), uints);
+      const numbers = new Column(uints(1024), uints);
+      const timestamps = new Column(floats(1024), floats);
+      let lineNumber = 0;
+      const line = (bytes: Buffer, start: number, end: number, offset: number) => {
+        lineNumber++;
+        const text = bytes.toString('utf8', start, end);
+        if (!NOT_BLANK.test(text)) return;
+        offsets.push(offset);
+        lengths.push(end - start);
+        numbers.push(lineNumber);
+        timestamps.push(timestampOf(text));
+      };
+      // Lines are found in the file's blocks as they are read; a line cut by a block's end is carried over.
+      let carry: Buffer = Buffer.alloc(0);
+      let carryOffset = 0;
+      for await (const block of file.createReadStream({ autoClose: false, start: 0, highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+        const bytes = carry.length > 0 ? Buffer.concat([carry, block]) : block;
+        let start = 0;
+        for (let nl = bytes.indexOf(NEWLINE); nl !== -1; nl = bytes.indexOf(NEWLINE, start)) {
+          line(bytes, start, nl, carryOffset + start);
+          start = nl + 1;
+        }
+        carryOffset += start;
+        carry = bytes.subarray(start);
+      }
+      line(carry, 0, carry.length, carryOffset);
+      return new NdjsonFile(
+        file,
+        offsets.values.subarray(0, offsets.length),
+        lengths.values.subarray(0, lengths.length),
+        numbers.values.subarray(0, numbers.length),
+        timestamps.values.subarray(0, timestamps.length),
+      );
+    } catch (err) {
+      await file.close();
+      throw err;
+    }
+  }
+
+  /** Non-blank lines. */
+  get count(): number {
+    return this.lengths.length;
+  }
+
+  /** The file line number (from 1) of the i-th non-blank line. */
+  lineNumber(i: number): number {
+    return this.numbers[i]!;
+  }
+
+  /** Bytes of the i-th non-blank line with its line break. */
+  bytes(i: number): number {
+    return this.lengths[i]! + 1;
+  }
+
+  /** The lines `indexes` (non-blank line numbers from 0), in that order, joined by line breaks. */
+  async read(indexes: Uint32Array): Promise<Buffer> {
+    let size = indexes.length > 0 ? -1 : 0;
+    for (const i of indexes) size += this.lengths[i]! + 1;
+    const body = Buffer.allocUnsafe(size);
+    let at = 0;
+    // Lines in file order (a file sorted already) are read in one go, else each where it is.
+    const first = indexes[0];
+    const last = indexes[indexes.length - 1];
+    const ascending = first !== undefined && last !== undefined && indexes.every((i, k) => k === 0 || i > indexes[k - 1]!);
+    if (ascending) {
+      const from = this.offsets[first]!;
+      const span = Buffer.allocUnsafe(this.offsets[last]! + this.lengths[last]! - from);
+      await this.readFully(span, from);
+      for (const i of indexes) {
+        if (at > 0) body[at++] = NEWLINE;
+        const start = this.offsets[i]! - from;
+        at += span.copy(body, at, start, start + this.lengths[i]!);
+      }
+      return body;
+    }
+    for (const i of indexes) {
+      if (at > 0) body[at++] = NEWLINE;
+      await this.readFully(body.subarray(at, at + this.lengths[i]!), this.offsets[i]!);
+      at += this.lengths[i]!;
+    }
+    return body;
+  }
+
+  async close(): Promise<void> {
+    await this.file.close();
+  }
+
+  private async readFully(into: Buffer, position: number): Promise<void> {
+    for (let done = 0; done < into.length; ) {
+      const { bytesRead } = await this.file.read(into, done, into.length - done, position + done);
+      if (bytesRead === 0) throw new Error('the file changed while it was imported');
+      done += bytesRead;
+    }
+  }
+}

@@ -1,0 +1,59 @@
+// NdjsonFile: plumb import's index of an NDJSON file (line places, lengths, numbers, timestamps) and the chunks read
+// back from it, byte for byte what the file holds, in any order; lines longer than a read block, blank lines, CRLF,
+// multi-byte text and a last line without a line break included.
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { NdjsonFile } from '../../src/cli/ndjson-file.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'plumb-ndjson-'));
+const timestampOf = (line: string) => {
+  const m = /"t":(\d+)/.exec(line);
+  return m ? Number(m[1]) : -Infinity;
+};
+
+describe('NdjsonFile', () => {
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('indexes non-blank lines with their file numbers and reads any of them back as they are', async () => {
+    const long = `{"t":3,"pad":"${'x'.repeat(1_500_000)}"}`; // longer than a 1 MiB read block
+    const lines = ['{"t":5,"name":"Zoë 日本"}', '', '   ', long, '{"t":1}\r', 'not json', '{"t":2}'];
+    const path = join(dir, 'a.ndjson');
+    writeFileSync(path, lines.join('\n')); // no line break after the last line
+    const file = await NdjsonFile.open(path, timestampOf);
+    try {
+      assert.equal(file.count, 5);
+      assert.deepEqual([0, 1, 2, 3, 4].map((i) => file.lineNumber(i)), [1, 4, 5, 6, 7]);
+      assert.deepEqual([...file.timestamps], [5, 3, 1, -Infinity, 2]);
+      assert.equal(file.bytes(0), Buffer.byteLength(lines[0]!) + 1);
+      assert.equal((await file.read(Uint32Array.of(0, 1, 2, 3, 4))).toString(), [lines[0], long, lines[4], lines[5], lines[6]].join('\n'));
+      // Out of file order (a file sorted by the CLI): each line where it is.
+      assert.equal((await file.read(Uint32Array.of(2, 4, 1, 0))).toString(), [lines[4], lines[6], long, lines[0]].join('\n'));
+      assert.equal((await file.read(Uint32Array.of(3))).toString(), 'not json');
+      assert.equal((await file.read(new Uint32Array(0))).length, 0);
+    } finally {
+      await file.close();
+    }
+  });
+
+  it('reads an empty file and one ending in a line break', async () => {
+    const empty = join(dir, 'empty.ndjson');
+    writeFileSync(empty, '');
+    const none = await NdjsonFile.open(empty, timestampOf);
+    assert.equal(none.count, 0);
+    await none.close();
+    const trailing = join(dir, 'trailing.ndjson');
+    writeFileSync(trailing, '{"t":1}\n{"t":2}\n');
+    const two = await NdjsonFile.open(trailing, timestampOf);
+    assert.equal(two.count, 2);
+    assert.equal((await two.read(Uint32Array.of(0, 1))).toString(), '{"t":1}\n{"t":2}');
+    await two.close();
+  });
+
+  it('refuses a file that cannot be read', async () => {
+    await assert.rejects(NdjsonFile.open(join(dir, 'missing.ndjson'), timestampOf), /ENOENT/);
+  });
+});
