@@ -104,13 +104,15 @@ export class NdjsonFile {
     for (const i of indexes) size += this.lengths[i]! + 1;
     const body = Buffer.allocUnsafe(size);
     let at = 0;
-    // Lines in file order (a file sorted already) are read in one go, else each where it is.
+    // Lines in file order and close together (a file sorted already) are read in one go, else each where it is
+    // (lines in file order but far apart, as interleaved months are, would make that one read the whole file).
     const first = indexes[0];
     const last = indexes[indexes.length - 1];
     const ascending = first !== undefined && last !== undefined && indexes.every((i, k) => k === 0 || i > indexes[k - 1]!);
-    if (ascending) {
-      const from = this.offsets[first]!;
-      const span = Buffer.allocUnsafe(this.offsets[last]! + this.lengths[last]! - from);
+    const spanBytes = ascending ? this.offsets[last]! + this.lengths[last]! - this.offsets[first]! : Infinity;
+    if (spanBytes <= 2 * size + (1 << 20)) {
+      const from = this.offsets[first!]!;
+      const span = Buffer.allocUnsafe(spanBytes);
       await this.readFully(span, from);
       for (const i of indexes) {
         if (at > 0) body[at++] = NEWLINE;

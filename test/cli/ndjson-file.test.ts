@@ -39,6 +39,19 @@ describe('NdjsonFile', () => {
     }
   });
 
+  it('reads lines in file order but far apart without reading what lies between', async () => {
+    const near = (t: number) => `{"t":${t}}`;
+    const far = `{"t":0,"pad":"${'y'.repeat(3_000_000)}"}`;
+    const path = join(dir, 'spread.ndjson');
+    writeFileSync(path, [near(1), far, near(2)].join('\n'));
+    const file = await NdjsonFile.open(path, timestampOf);
+    try {
+      assert.equal((await file.read(Uint32Array.of(0, 2))).toString(), `${near(1)}\n${near(2)}`);
+    } finally {
+      await file.close();
+    }
+  });
+
   it('reads an empty file and one ending in a line break', async () => {
     const empty = join(dir, 'empty.ndjson');
     writeFileSync(empty, '');
