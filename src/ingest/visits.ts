@@ -103,23 +103,15 @@ export class VisitTracker implements VisitState {
    * visits across midnight, under yesterday's key; or starts a new visit. Returns the visit's new state.
    */
   record(siteId: string, currentId: bigint, previousId: bigint | undefined, hit: VisitHit): RecordedVisit {
-    const key = visitorKey(siteId, currentId);
-    const at = hit.timestamp.getTime();
-    let visit = this.continuing(key, at);
-    if (!visit && previousId !== undefined) visit = this.continuing(visitorKey(siteId, previousId), at);
-    visit ??= newVisit(siteId, currentId, hit.timestamp);
-    if (!visit.keys.includes(key)) {
-      visit.keys.push(key);
-    }
-    this.byKey.set(key, visit);
-    const firstView = apply(visit, hit, at);
-    return { ...visit.record, firstView };
+    const previousKey = previousId === undefined ? undefined : visitorKey(siteId, previousId);
+    const visit = this.recordLive(siteId, currentId, visitorKey(siteId, currentId), previousKey, hit);
+    return { ...visit, firstView: this.lastFirstView };
   }
 
   /**
    * record() for a caller that keeps each visitor's keys (visitorKey) and uses the visit's state before its next
    * hit (the set-based import): the visit's own record, which later hits change, not a copy; whether the hit was
-   * the visit's first view of its page is `lastFirstView` until the next hit.
+   * the visit's first view of its page is `lastFirstView` until the next hit. record() is this with a copy.
    */
   recordLive(siteId: string, currentId: bigint, key: string, previousKey: string | undefined, hit: VisitHit): VisitRecord {
     const at = hit.timestamp.getTime();
