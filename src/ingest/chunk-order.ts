@@ -64,7 +64,7 @@ export class ChunkOrder {
     });
   }
 
-  /** Chunk `seq` of import `id` was handed over (or failed before): its successor may go. */
+  /** Chunk `seq` of import `id` was handed over (or failed before): its successor may go. Calls after the first are ignored. */
   handedOver(id: string, seq: number): void {
     const order = this.imports.get(id);
     if (!order || seq !== order.next) return;

@@ -163,11 +163,7 @@ export class Ingest {
     if (session === undefined || seq === undefined) return this.importInTurn(session, body, firstLine, () => undefined);
     // A client may send an import's next chunks before the last is answered: each goes in its number's turn.
     await this.chunkOrder.turn(session, seq);
-    let handed = false;
-    const handOver = () => {
-      if (!handed) this.chunkOrder.handedOver(session, seq);
-      handed = true;
-    };
+    const handOver = () => this.chunkOrder.handedOver(session, seq);
     try {
       return await this.importInTurn(session, body, firstLine, handOver);
     } finally {

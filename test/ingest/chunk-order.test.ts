@@ -30,6 +30,14 @@ describe('ChunkOrder', () => {
     order.handedOver('a', 1);
     await waiting;
     assert.equal(second, true);
+    // A second hand-over of chunk 1 (its request ending) does not let chunk 3 overtake chunk 2.
+    order.handedOver('a', 1);
+    let third = false;
+    const after = order.turn('a', 3).then(() => (third = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(third, false);
+    order.handedOver('a', 2);
+    await after;
   });
 
   it('refuses a chunk whose predecessor does not come in time, and a number already taken', async () => {
