@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { Presets, SingleBar } from 'cli-progress';
 import type { AdminClient } from './admin-client.js';
-import { NdjsonFile } from './ndjson-file.js';
+import { isBlankLine, NdjsonFile } from './ndjson-file.js';
 
 export interface ImportSummary {
   imported: number;
@@ -53,7 +53,6 @@ export function progressBar(stream: NodeJS.WriteStream, label: string) {
 }
 
 const TIMESTAMP_KEY = '"timestamp":"';
-const NOT_BLANK = /\S/;
 const FLAT_TIMESTAMP = /"timestamp":"([^"\\]*)"/;
 
 /** When a line says it happened (-Infinity when it does not say so readably). */
@@ -93,7 +92,7 @@ function textLines(text: string): ImportLines {
   const all = text.split('\n');
   const kept = new Uint32Array(all.length);
   let count = 0;
-  for (let i = 0; i < all.length; i++) if (NOT_BLANK.test(all[i]!)) kept[count++] = i;
+  for (let i = 0; i < all.length; i++) if (!isBlankLine(all[i]!)) kept[count++] = i;
   const timestamps = new Float64Array(count);
   for (let i = 0; i < count; i++) timestamps[i] = timestampOf(all[kept[i]!]!);
   return {

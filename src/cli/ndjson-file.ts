@@ -7,6 +7,9 @@ import { open, type FileHandle } from 'node:fs/promises';
 const NEWLINE = 0x0a;
 const NOT_BLANK = /\S/;
 
+/** Whether an import line holds anything but white space (blank lines are skipped, and still counted). */
+export const isBlankLine = (line: string) => !NOT_BLANK.test(line);
+
 /** A Float64Array or Uint32Array that grows as values are pushed. */
 class Column<T extends Float64Array | Uint32Array> {
   length = 0;
@@ -50,7 +53,7 @@ export class NdjsonFile {
       const line = (bytes: Buffer, start: number, end: number, offset: number) => {
         lineNumber++;
         const text = bytes.toString('utf8', start, end);
-        if (!NOT_BLANK.test(text)) return;
+        if (isBlankLine(text)) return;
         offsets.push(offset);
         lengths.push(end - start);
         numbers.push(lineNumber);
