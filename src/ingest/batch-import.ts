@@ -301,14 +301,14 @@ export class BatchImport {
   private visitor(hit: IncomingHit, site: Site, page: Page): KnownVisitor {
     const day = Math.floor(hit.timestamp.getTime() / DAY_MS);
     // Hits come oldest first: the salts change when the day does (a day's salt appears with its first hit).
-    if (day !== this.day) {
+    const newDay = day !== this.day;
+    if (newDay) {
       this.day = day;
       this.salts = this.deps.salts.saltsForDay(utcDay(hit.timestamp));
-      // Hashes under older salts are never used again (each entry is checked against the day's salts).
-      this.visitors.clear();
-      this.visitorEntries = 0;
     }
-    if (this.visitorEntries >= CACHE_ENTRIES) {
+    // Hashes under older salts are never used again (each entry is checked against the day's salts); the cache
+    // starts afresh, too, once it holds CACHE_ENTRIES visitors.
+    if (newDay || this.visitorEntries >= CACHE_ENTRIES) {
       this.visitors.clear();
       this.visitorEntries = 0;
     }
