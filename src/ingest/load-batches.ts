@@ -1,64 +1,46 @@
 // On the ingest thread, for stores that load record files themselves (EventStore.loadRecords): encoded records
-// gathered into files, one per 5,000 records or second (the write buffer's batch), each announced to the main thread once
-// written, in order. The rows then never cross threads as objects.
+// gathered (gatherer.ts) into files, one per 5,000 records or second (the write buffer's batch), each announced to
+// the main thread once written, in order. The rows then never cross threads as objects.
 
 import { mkdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-
-export interface LoadBatchOptions {
-  /** Cut a file once this many records wait. */
-  maxRecords?: number;
-  /** Cut a file at the latest this long after its first record. */
-  maxWaitMs?: number;
-}
+import { Gatherer, type GatherOptions } from './gatherer.js';
 
 /** A written file: its path, how many hits it holds, and its highest hit-log sequence number (0: none logged). */
 export type LoadFile = { file: string; hits: number; seq: number };
 
 export class LoadBatches {
-  private lines: string[] = [];
-  private maxSeq = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly lines: Gatherer<string>;
   private written: Promise<void> = Promise.resolve();
   private lastFile = 0;
   /** Records in files being written, not yet announced. */
   private writing = 0;
-  private readonly maxRecords: number;
-  private readonly maxWaitMs: number;
 
   constructor(
     private readonly dir: string,
     private readonly announce: (file: LoadFile) => void,
     private readonly logError: (err: unknown, message: string) => void,
-    options: LoadBatchOptions = {},
+    options: GatherOptions = {},
   ) {
     mkdirSync(dir, { recursive: true });
-    this.maxRecords = options.maxRecords ?? 5000;
-    this.maxWaitMs = options.maxWaitMs ?? 1000;
+    this.lines = new Gatherer(() => void this.cut(), options);
   }
 
   /** Records gathered or being written: accepted, not yet handed to the main thread. */
   get waiting(): number {
-    return this.lines.length + this.writing;
+    return this.lines.size + this.writing;
   }
 
   add(line: string, seq: number): void {
-    this.lines.push(line);
-    if (seq > this.maxSeq) this.maxSeq = seq;
-    if (this.lines.length >= this.maxRecords) void this.cut();
-    else this.timer ??= setTimeout(() => void this.cut(), this.maxWaitMs);
+    this.lines.add(line, seq);
   }
 
   /** Writes what waits as a file; resolves once it and every earlier file are written and announced. */
   cut(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    if (this.lines.length === 0) return this.written;
-    const lines = this.lines;
-    const seq = this.maxSeq;
-    this.lines = [];
-    this.maxSeq = 0;
+    const taken = this.lines.take();
+    if (!taken) return this.written;
+    const { rows: lines, seq } = taken;
     const file = join(this.dir, `${String(++this.lastFile).padStart(12, '0')}.ndjson`);
     this.writing += lines.length;
     // Files are written one after another, so they are announced (and loaded) in record order.

@@ -1,0 +1,50 @@
+// On the ingest thread: rows gathered for the store's next batch, with their highest hit-log sequence number, and
+// when to cut it: once it holds 5,000 rows or a second after its first (the write buffer's batch). Record files
+// (load-batches.ts) and INSERT batches (insert-batches.ts) gather this way and differ only in what they make of a cut.
+
+export interface GatherOptions {
+  /** Cut once this many rows wait. */
+  maxRecords?: number;
+  /** Cut at the latest this long after the first row. */
+  maxWaitMs?: number;
+}
+
+export class Gatherer<Row> {
+  private rows: Row[] = [];
+  private maxSeq = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly maxRecords: number;
+  private readonly maxWaitMs: number;
+
+  /** `cut` is called when a batch is due (full, or its time is up); it takes the rows with take(). */
+  constructor(
+    private readonly cut: () => void,
+    options: GatherOptions = {},
+  ) {
+    this.maxRecords = options.maxRecords ?? 5000;
+    this.maxWaitMs = options.maxWaitMs ?? 1000;
+  }
+
+  /** Rows gathered, not yet taken. */
+  get size(): number {
+    return this.rows.length;
+  }
+
+  add(row: Row, seq: number): void {
+    this.rows.push(row);
+    if (seq > this.maxSeq) this.maxSeq = seq;
+    if (this.rows.length >= this.maxRecords) this.cut();
+    else this.timer ??= setTimeout(() => this.cut(), this.maxWaitMs);
+  }
+
+  /** The rows gathered and their highest sequence number (0: none logged), or undefined if none; gathering starts anew. */
+  take(): { rows: Row[]; seq: number } | undefined {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.rows.length === 0) return undefined;
+    const taken = { rows: this.rows, seq: this.maxSeq };
+    this.rows = [];
+    this.maxSeq = 0;
+    return taken;
+  }
+}
