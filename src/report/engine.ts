@@ -40,6 +40,13 @@ export interface PropertyBreakdown {
 
 export const MAX_PROPERTY_KEYS = 100;
 
+/**
+ * From this many stored hits, grouped `visitors` counts are made in slices (SqlDialect.visitorSlices): below it
+ * a report's distinct (group, visitor) pairs fit in ~100 MiB at most, and each slice would add a few ms of fixed
+ * cost (a 20,000-pageview store: 9 → 17 ms of CPU for top pages with visitors in four slices).
+ */
+export const SLICED_VISITORS_FROM = 2_000_000;
+
 export class ReportEngine {
   private readonly goodPatterns = new Set<string>();
   /** Recorded sums to add imported days to (ratios' parts, not ratios). */
@@ -55,6 +62,8 @@ export class ReportEngine {
      * "Imported data"); without it, every imported day is (engines over a bare event store: tests, benchmarks).
      */
     private readonly doneImports?: (siteId: string) => Promise<readonly string[]>,
+    /** Stores holding at least this many hits (EventStore.hitsEstimate) count grouped visitors in slices. */
+    private readonly slicedVisitorsFrom = SLICED_VISITORS_FROM,
   ) {
     this.partsCompiler = new ReportCompiler(compiler.dialect, true);
   }
@@ -187,7 +196,15 @@ export class ReportEngine {
       timezone,
       ...(limit !== undefined ? { limit } : {}),
       ...(r.props?.length ? { props: r.props } : {}),
+      ...(r.aggregates.includes('visitors') ? { visitorSlices: await this.visitorSlices() } : {}),
     };
+  }
+
+  /** How many slices grouped visitors are counted in: the dialect's number on a large store, else one. */
+  private async visitorSlices(): Promise<number> {
+    const wanted = this.compiler.dialect.visitorSlices;
+    if (wanted <= 1 || !this.store.hitsEstimate) return 1;
+    return (await this.store.hitsEstimate()) >= this.slicedVisitorsFrom ? wanted : 1;
   }
 
   private async checkRegex(pattern: string): Promise<void> {

@@ -379,6 +379,11 @@ export interface EventStore {
   writeInserts?(inserts: InsertStatements, logSeq?: number): Promise<void>;
   /** The hit log sequence number confirmed so far (0 when none). */
   logWatermark(): Promise<number>;
+  /**
+   * About how many hits the store holds, all sites together, from the database's catalog (no scan), remembered
+   * for a minute: for report plans that trade CPU time for memory at size. Stores without it are never "large".
+   */
+  hitsEstimate?(): Promise<number>;
   /** Visits of any site seen at or after `since`, to resume visits after a restart. */
   visitsSeenSince(since: Date): Promise<VisitRecord[]>;
   /** Every stored hit of a site in time order (tests, exports; not for reports). */

@@ -46,6 +46,8 @@ export interface TestAppOptions {
   gate?: QueryGateOptions;
   /** The clock reports use for "now" (default: the real one). */
   now?: () => Date;
+  /** Stores holding at least this many hits count grouped visitors in slices (0: always, on DuckDB). */
+  slicedVisitorsFrom?: number;
   requestTimeoutMs?: number;
   /** DuckDB's memory_limit for the embedded store (benchmarks). */
   duckdbMemoryLimit?: string;
@@ -71,6 +73,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...(options.limits?.store ? { limitStore: options.limits.store } : {}),
     ...(options.limits?.now ? { limiterNow: options.limits.now } : {}),
     ...(options.now ? { reportsNow: options.now } : {}),
+    ...(options.slicedVisitorsFrom !== undefined ? { slicedVisitorsFrom: options.slicedVisitorsFrom } : {}),
     excludedHosts: options.excludedHosts ?? [],
     trustProxy: options.trustProxy ?? false,
     authCacheMs: options.cacheMs ?? 0,

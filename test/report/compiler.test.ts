@@ -58,6 +58,15 @@ describe('ReportCompiler plans', () => {
     }
   });
 
+  it('counts grouped visitors in disjoint slices of visitor ids when asked, and totals in one pass', () => {
+    const slices = (sql: string) => [...sql.matchAll(/visitor_id % (\d+) = (\d+)/g)].map((m) => `${m[2]}/${m[1]}`);
+    const grouped: Partial<ReportQuery> = { aggregates: ['visitors', 'pageviews'], fieldGrouping: ['pathname'] };
+    assert.deepEqual(slices(compile({ ...grouped, visitorSlices: 4 }).sql), ['0/4', '1/4', '2/4', '3/4']);
+    assert.deepEqual(slices(compile({ aggregates: ['visitors'], dateGrouping: 'day', visitorSlices: 4 }).sql), ['0/4', '1/4', '2/4', '3/4']);
+    assert.deepEqual(slices(compile(grouped).sql), [], 'one pass unless asked');
+    assert.deepEqual(slices(compile({ aggregates: ['visitors'], visitorSlices: 4 }).sql), [], 'a total counts distinct visitors, not pairs');
+  });
+
   it('binds every request value as a numbered parameter', () => {
     const hostile = "x' OR 1=1 --";
     const { sql, params } = compile({

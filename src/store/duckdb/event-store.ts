@@ -128,9 +128,14 @@ function confirmLog(q: Querier, seq: number): Promise<void> {
 const toHit = (r: Row) => hitFromRow(r, (v) => v as Date);
 const toVisit = (r: Row) => visitFromRow(r, (v) => v as Date);
 
+/** How long hitsEstimate's answer is used before it is asked again. */
+const ESTIMATE_TTL_MS = 60_000;
+
 export class DuckEventStore implements EventStore {
   private next = 0;
   private readonly importedSites = new ImportedSites();
+  private estimate: { hits: number; at: number } | undefined;
+  private estimating: Promise<number> | undefined;
 
   private constructor(
     private readonly conn: SerialConnection,
@@ -256,6 +261,24 @@ export class DuckEventStore implements EventStore {
       await appendAll(a, rows, appendImportedDay);
       a.closeSync();
     });
+  }
+
+  /**
+   * DuckDB's catalog count of hit rows (deleted ones too, until compacted): a lookup, not a scan. Only the first
+   * call waits for it; later ones get the last answer, asked again in the background once a minute old.
+   */
+  hitsEstimate(): Promise<number> {
+    if (this.estimate && Date.now() - this.estimate.at < ESTIMATE_TTL_MS) return Promise.resolve(this.estimate.hits);
+    this.estimating ??= this.conn
+      .serial((q) => q.rows("SELECT estimated_size AS n FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = 'hits'"))
+      .then((rows) => {
+        this.estimate = { hits: Number(rows[0]?.n ?? 0), at: Date.now() };
+        return this.estimate.hits;
+      })
+      // Unknown counts as small: the plans it chooses between give the same answers.
+      .catch(() => this.estimate?.hits ?? 0)
+      .finally(() => (this.estimating = undefined));
+    return this.estimate ? Promise.resolve(this.estimate.hits) : this.estimating;
   }
 
   hasImportedDays(siteId: string): Promise<boolean> {

@@ -1,0 +1,61 @@
+// When grouped visitors are counted in slices of visitor ids (SqlDialect.visitorSlices): on DuckDB stores past
+// a size, never on ClickHouse; the oracle suite (aggregations.test.ts) runs with slices to prove their answers.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { parseReportRequest } from '../../src/report/parse.js';
+import { DuckDatabase } from '../../src/store/duckdb/database.js';
+import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
+import { migrate } from '../../src/store/duckdb/migrations.js';
+import { OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
+import { TEST_STORE } from '../helpers/scale-out.js';
+import { storedHit } from '../helpers/stored-hits.js';
+
+const slicesIn = (sql: string) => new Set([...sql.matchAll(/visitor_id % \d+ = (\d+)/g)].map((m) => m[1])).size;
+
+describe('grouped visitors in slices', () => {
+  let small: TestApp;
+  let sliced: TestApp;
+  before(async () => {
+    small = await startTestApp();
+    sliced = await startTestApp({ slicedVisitorsFrom: 0 });
+  });
+  after(async () => {
+    await small.close();
+    await sliced.close();
+  });
+
+  async function compiled(t: TestApp, query: string): Promise<string> {
+    const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Slices' })).body.id as string;
+    const request = parseReportRequest(Object.fromEntries(new URLSearchParams(`entity=pageview&entity_id=${site}&${query}`)));
+    return (await t.reports.compile(request, (await t.meta.getSite(site))!)).compiled.sql;
+  }
+
+  it('a small store counts them in one pass', async () => {
+    assert.equal(slicesIn(await compiled(small, 'aggregates=visitors&field_grouping=pathname')), 0);
+  });
+
+  it(`a large store counts them in ${TEST_STORE === 'embedded' ? 'four slices (DuckDB)' : 'one pass (ClickHouse)'}`, async () => {
+    assert.equal(slicesIn(await compiled(sliced, 'aggregates=visitors,pageviews&field_grouping=pathname')), TEST_STORE === 'embedded' ? 4 : 0);
+    assert.equal(slicesIn(await compiled(sliced, 'aggregates=pageviews&field_grouping=pathname')), 0, 'no visitors, no slices');
+  });
+});
+
+describe('DuckEventStore.hitsEstimate', () => {
+  it('is the number of stored hits, all sites together, asked again only once a minute old', async () => {
+    const db = await DuckDatabase.open(':memory:');
+    await migrate(db);
+    const store = await DuckEventStore.open(db);
+    try {
+      assert.equal(await store.hitsEstimate(), 0);
+      await store.write([storedHit('SITEAAAA', '2026-03-01T00:00:00Z'), storedHit('SITEBBBB', '2026-03-01T00:00:01Z')], []);
+      assert.equal(await store.hitsEstimate(), 0, 'the last answer, while it is fresh');
+      const fresh = await DuckEventStore.open(db);
+      assert.equal(await fresh.hitsEstimate(), 2);
+      await fresh.close();
+    } finally {
+      await store.close();
+      await db.close();
+    }
+  });
+});
