@@ -165,20 +165,22 @@ export class ReportCompiler {
       ? ` ${d.joinVisits('v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] })} ON v.visit_id = h.visit_id`
       : '';
     const selected = [...keys.map((k) => `${k.expr} AS ${k.alias}`), 'h.visitor_id AS visitor_id'];
-    const pageviews = `(SELECT ${selected.join(', ')} FROM ${d.table('hits', 'h')}${join} WHERE ${where.join(' AND ')}) p`;
+    const pageviews = (...more: string[]) =>
+      `(SELECT ${selected.join(', ')} FROM ${d.table('hits', 'h')}${join} WHERE ${[...where, ...more].join(' AND ')}) p`;
     const keyOf = (k: { alias: string }, from: string) =>
       k.alias === TIMESTAMP_ALIAS ? `${d.formatBucket(`${from}.${k.alias}`)} AS ${k.alias}` : `${from}.${k.alias} AS ${k.alias}`;
     const visitors = aggregateAlias('visitors');
-    if (keys.length === 0) return `SELECT ${d.countDistinct('p.visitor_id')} AS ${visitors} FROM ${pageviews}`;
+    if (keys.length === 0) return `SELECT ${d.countDistinct('p.visitor_id')} AS ${visitors} FROM ${pageviews()}`;
     const groupBy = (from: string) => ` GROUP BY ${keys.map((k) => `${from}.${k.alias}`).join(', ')}`;
     const slices = q.visitorSlices ?? 1;
     if (slices <= 1) {
-      return `SELECT ${[...keys.map((k) => keyOf(k, 'p')), `${d.countDistinct('p.visitor_id')} AS ${visitors}`].join(', ')} FROM ${pageviews}${groupBy('p')}`;
+      return `SELECT ${[...keys.map((k) => keyOf(k, 'p')), `${d.countDistinct('p.visitor_id')} AS ${visitors}`].join(', ')} FROM ${pageviews()}${groupBy('p')}`;
     }
-    // Disjoint slices of visitor ids, counted one after another and added up (see SqlDialect.visitorSlices).
+    // Disjoint slices of visitor ids, counted one after another and added up (see SqlDialect.visitorSlices). The
+    // slice is chosen where the hits are read: DuckDB would otherwise work out every group key before filtering.
     const counts = Array.from({ length: slices }, (_, i) =>
-      `SELECT ${keys.map((k) => `p.${k.alias} AS ${k.alias}`).join(', ')}, ${d.countDistinct('p.visitor_id')} AS n FROM ${pageviews}` +
-      ` WHERE p.visitor_id % ${slices} = ${i}${groupBy('p')}`,
+      `SELECT ${keys.map((k) => `p.${k.alias} AS ${k.alias}`).join(', ')}, ${d.countDistinct('p.visitor_id')} AS n` +
+      ` FROM ${pageviews(`h.visitor_id % ${slices} = ${i}`)}${groupBy('p')}`,
     );
     return `SELECT ${[...keys.map((k) => keyOf(k, 's')), `${d.sumInteger('s.n')} AS ${visitors}`].join(', ')} FROM (${counts.join(' UNION ALL ')}) s${groupBy('s')}`;
   }
