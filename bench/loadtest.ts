@@ -3,9 +3,10 @@
 // (default 20) drives pageviews and a rotating set of reports at once; prints throughput, errors, latency and the
 // server's peak resident memory, and checks after SIGTERM that every acknowledged hit was stored.
 // LOADTEST_PAGEVIEWS=10000000 replaces the imported month by that many pageviews generated with SQL into the
-// database file before the server starts (the report benchmark's traffic), to see the server's memory at size.
+// database file before the server starts (the report benchmark's traffic), to see the server's memory at size;
+// with LOADTEST_CACHE_DIR, the generated file is kept there and later runs of the same size start from a copy.
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -19,6 +20,7 @@ import { watchServer } from './server-watch.js';
 
 const SECONDS = Number(process.env.LOADTEST_SECONDS ?? 20);
 const PAGEVIEWS = Number(process.env.LOADTEST_PAGEVIEWS ?? 0);
+const CACHE_DIR = process.env.LOADTEST_CACHE_DIR;
 const HIT_CONNECTIONS = 48;
 const REPORT_CONNECTIONS = 4;
 const TOKEN = 'loadtest-bootstrap-token-0123456789';
@@ -26,6 +28,11 @@ const ADMIN = 'loadtest-admin-token-0123456789abcdef';
 const AGENT = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 
 const dir = mkdtempSync(join(tmpdir(), 'plumb-load-'));
+const database = join(dir, 'plumb.duckdb');
+// A generated database kept from an earlier run (the server has not yet run on it: no hits beyond the history).
+const cached = CACHE_DIR && PAGEVIEWS > 0 ? join(CACHE_DIR, `loadtest-${PAGEVIEWS}.duckdb`) : undefined;
+const fromCache = cached !== undefined && existsSync(cached);
+if (fromCache) copyFileSync(cached, database);
 const env = {
   PLUMB_DATA_DIR: dir,
   PLUMB_BOOTSTRAP_TOKEN: TOKEN,
@@ -37,21 +44,29 @@ const env = {
 // The compiled server, as `npm start` runs it: this test measures the server's memory.
 let server = await startServer(env, { compiled: true });
 try {
-  const site = ((await (await fetch(`${server.url}/v1/sites`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Load', timezone: 'Europe/Berlin' }),
-  })).json()) as { id: string }).id;
+  const site = fromCache
+    ? ((await (await fetch(`${server.url}/v1/sites`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { data: { id: string }[] }).data[0]!.id
+    : ((await (await fetch(`${server.url}/v1/sites`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Load', timezone: 'Europe/Berlin' }),
+    })).json()) as { id: string }).id;
 
   // History for the reports to work on: a generated month, imported through the pipeline, or PAGEVIEWS generated
   // with SQL into the stopped server's database file.
   let history: number;
-  if (PAGEVIEWS > 0) {
+  if (fromCache) {
+    history = PAGEVIEWS;
+  } else if (PAGEVIEWS > 0) {
     await server.stop();
-    const db = await DuckDatabase.open(join(dir, 'plumb.duckdb'));
+    const db = await DuckDatabase.open(database);
     await migrate(db);
     await load(db, site, PAGEVIEWS, new Date());
     await db.close();
+    if (cached) {
+      mkdirSync(CACHE_DIR!, { recursive: true });
+      copyFileSync(database, cached);
+    }
     history = PAGEVIEWS;
     server = await startServer(env, { compiled: true });
   } else {
@@ -113,7 +128,7 @@ try {
   const { peak: peakRss } = await watch.stop();
   await server.stop();
 
-  const db = await DuckDatabase.open(join(dir, 'plumb.duckdb'));
+  const db = await DuckDatabase.open(database);
   const events = await DuckEventStore.open(db);
   const [row] = await events.query("SELECT count(*) AS n FROM hits WHERE site_id = ? AND hostname = 'https://load.example'", [site]);
   const stored = Number((row as { n: bigint }).n);
