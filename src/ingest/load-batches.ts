@@ -1,11 +1,19 @@
 // On the ingest thread, for stores that load record files themselves (EventStore.loadRecords): encoded records
-// gathered (gatherer.ts) into files, one per 5,000 records or second (the write buffer's batch), each announced to
-// the main thread once written, in order. The rows then never cross threads as objects.
+// gathered (gatherer.ts) into files, one per 20,000 records or 4 seconds, each announced to the main thread once
+// written, in order. The rows then never cross threads as objects.
 
 import { mkdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Gatherer, type GatherOptions } from './gatherer.js';
+
+/**
+ * When a file is cut unless the options say otherwise. Larger than the write buffer's batches (5,000 or a second):
+ * DuckDB spends 35-60 ms of CPU on every load whatever its size: at a file a second, about 40 µs of the 250 a hit
+ * cost at 1,500 hits/s (docs/benchmarks.md, "Collector in session 8"). Hits reach reports up to 4 s after their answer.
+ */
+const FILE_RECORDS = 20_000;
+const FILE_WAIT_MS = 4_000;
 
 /** A written file: its path, how many hits it holds, and its highest hit-log sequence number (0: none logged). */
 export type LoadFile = { file: string; hits: number; seq: number };
@@ -24,7 +32,7 @@ export class LoadBatches {
     options: GatherOptions = {},
   ) {
     mkdirSync(dir, { recursive: true });
-    this.lines = new Gatherer(() => void this.cut(), options);
+    this.lines = new Gatherer(() => void this.cut(), { maxRecords: options.maxRecords ?? FILE_RECORDS, maxWaitMs: options.maxWaitMs ?? FILE_WAIT_MS });
   }
 
   /** Records gathered or being written: accepted, not yet handed to the main thread. */
