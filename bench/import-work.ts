@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BatchImport, ChunkLines, type ImportLookups } from '../src/ingest/batch-import.js';
-import { CsvLoad } from '../src/ingest/csv-load.js';
+import { CsvLoad, StoredVisits } from '../src/ingest/csv-load.js';
 import { GeoLookup } from '../src/ingest/enrich/geo.js';
 import { EphemeralSalts } from '../src/ingest/salts.js';
 import { DuckDatabase } from '../src/store/duckdb/database.js';
@@ -50,8 +50,9 @@ export async function benchImportWork(hits = 1_000_000): Promise<void> {
     const batch = new BatchImport({ geo: await GeoLookup.open(), salts: new EphemeralSalts(), excludedHosts: [] });
     const files: CsvRows[] = [];
     let stored = 0;
+    const storedVisits = new StoredVisits();
     const work = await cpuOf(async () => {
-      let csv = new CsvLoad(dir, String(files.length));
+      let csv = new CsvLoad(dir, String(files.length), storedVisits);
       for (let first = 0; first < lines.length; first += CHUNK_LINES) {
         const chunk = new ChunkLines(first + 1);
         for (let i = first; i < Math.min(first + CHUNK_LINES, lines.length); i++) chunk.add(lines[i]!);
@@ -60,7 +61,7 @@ export async function benchImportWork(hits = 1_000_000): Promise<void> {
           await csv.add(rows, visits);
           if (csv.size >= LOAD_HITS) {
             files.push(await csv.finish());
-            csv = new CsvLoad(dir, String(files.length));
+            csv = new CsvLoad(dir, String(files.length), storedVisits);
           }
         }, SLICE_HITS);
       }
@@ -72,7 +73,7 @@ export async function benchImportWork(hits = 1_000_000): Promise<void> {
       await migrate(db);
       const events = await DuckEventStore.open(db);
       const seconds = await cpuOf(async () => {
-        for (const f of files) await events.writeCsv(withVisits ? f : { ...f, visits: 0 });
+        for (const f of files) await events.writeCsv(withVisits ? f : { ...f, visits: 0, newVisits: 0 });
       });
       await events.close();
       await db.close();
@@ -82,7 +83,7 @@ export async function benchImportWork(hits = 1_000_000): Promise<void> {
     const withVisits = await loadInto('both', true);
 
     const us = (seconds: number) => ((seconds * 1e6) / stored).toFixed(1);
-    console.log(`\nImport work in process: ${lines.length.toLocaleString('en')} generated lines, ${stored.toLocaleString('en')} stored hits, ${files.length} loads, ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}\n`);
+    console.log(`\nImport work in process: ${lines.length.toLocaleString('en')} generated lines, ${stored.toLocaleString('en')} stored hits, ${files.length} loads (visits: ${files.reduce((n, f) => n + f.newVisits, 0).toLocaleString('en')} new, ${files.reduce((n, f) => n + f.visits, 0).toLocaleString('en')} replaced), ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}\n`);
     console.log('| part | CPU seconds | CPU µs per hit |');
     console.log('|---|---|---|');
     console.log(`| JSON.parse of every line (baseline) | ${parse.toFixed(2)} | ${us(parse)} |`);

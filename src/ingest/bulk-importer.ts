@@ -211,7 +211,7 @@ export class BulkImporter {
       } catch (err) {
         if (chunk) chunk.failure = err as Error;
       } finally {
-        await Promise.all([rm(rows.hitsFile, { force: true }), rm(rows.visitsFile, { force: true })]);
+        await Promise.all([rows.hitsFile, rows.visitsFile, rows.newVisitsFile].map((file) => rm(file, { force: true })));
         this.post(thread, { t: 'loaded', id });
       }
     };

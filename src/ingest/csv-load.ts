@@ -1,11 +1,34 @@
 // One bulk load's CSV files written as its rows are worked out: hits appended a slice at a time (the import thread
-// holds one slice of rows, not the whole load), the newest state of each visit written once the load is complete.
+// holds one slice of rows, not the whole load), the newest state of each visit written once the load is complete,
+// apart for visits an earlier load of the import stored (their rows are replaced) and new ones (appended).
 
-import { open, rm, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { open, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import type { StoredHit, VisitRecord } from '../domain/hits.js';
-import { hitCsvLine, visitCsvLine, type CsvRows } from '../store/event-csv.js';
+import { csvFiles, hitCsvLine, visitCsvLine, type CsvRows } from '../store/event-csv.js';
 import { keepNewest } from './visits.js';
+
+/**
+ * The visits of one import that a load has stored. A visit's state is one object that its later hits change
+ * (VisitTracker.recordLive), so they are known by that object: once the import's tracker forgets a visit, no later
+ * state of it can come, and its mark goes with the object.
+ */
+export class StoredVisits {
+  private readonly stored = new WeakSet<VisitRecord>();
+
+  /** Splits a load's visits into those an earlier load stored and new ones, and notes them all as stored. */
+  split(visits: Iterable<VisitRecord>): { stored: VisitRecord[]; fresh: VisitRecord[] } {
+    const stored: VisitRecord[] = [];
+    const fresh: VisitRecord[] = [];
+    for (const visit of visits) {
+      if (this.stored.has(visit)) stored.push(visit);
+      else {
+        fresh.push(visit);
+        this.stored.add(visit);
+      }
+    }
+    return { stored, fresh };
+  }
+}
 
 export class CsvLoad {
   private hitsFile: FileHandle | undefined;
@@ -13,8 +36,9 @@ export class CsvLoad {
   private readonly visits = new Map<bigint, VisitRecord>();
   readonly rows: CsvRows;
 
-  constructor(dir: string, name: string) {
-    this.rows = { hitsFile: join(dir, `${name}-hits.csv`), visitsFile: join(dir, `${name}-visits.csv`), hits: 0, visits: 0 };
+  /** `stored`: the import's visits stored by its earlier loads (shared by the import's loads, in order). */
+  constructor(dir: string, name: string, private readonly stored: StoredVisits) {
+    this.rows = csvFiles(dir, name);
   }
 
   /** Hits stored so far. */
@@ -32,18 +56,17 @@ export class CsvLoad {
     for (const visit of visits) keepNewest(this.visits, visit);
   }
 
-  /** Closes the hits file and writes the visits: the files to load. */
+  /**
+   * Closes the hits file and writes the visits: the files to load. Visits count as stored from here on (a load
+   * that then fails only makes a later load look for rows that are not there).
+   */
   async finish(): Promise<CsvRows> {
     await this.hitsFile?.close();
     this.hitsFile = undefined;
-    const visits = [...this.visits.values()];
-    const visitsFile = await open(this.rows.visitsFile, 'w');
-    try {
-      await visitsFile.write(visits.map(visitCsvLine).join('\n'));
-    } finally {
-      await visitsFile.close();
-    }
-    return { ...this.rows, hits: this.hits, visits: visits.length };
+    const { stored, fresh } = this.stored.split(this.visits.values());
+    await writeFile(this.rows.visitsFile, stored.map(visitCsvLine).join('\n'));
+    await writeFile(this.rows.newVisitsFile, fresh.map(visitCsvLine).join('\n'));
+    return { ...this.rows, hits: this.hits, visits: stored.length, newVisits: fresh.length };
   }
 
   /** Closes and deletes what was written, after a failure. */

@@ -4,7 +4,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { BatchImport, ChunkLines, type ImportLookups, type RowsSink } from './batch-import.js';
-import { CsvLoad } from './csv-load.js';
+import { CsvLoad, StoredVisits } from './csv-load.js';
 import { GeoLookup } from './enrich/geo.js';
 import { eachLine } from './import-body.js';
 import { IMPORT_SESSION_MS, type FromImportThread, type ImportThreadConfig, type ToImportThread } from './import-protocol.js';
@@ -15,7 +15,7 @@ const config = workerData as ImportThreadConfig;
 const send = (message: FromImportThread) => port.postMessage(message);
 const geo = await GeoLookup.open();
 
-const sessions = new Map<string, { batch: BatchImport; at: number; queue: Promise<void> }>();
+const sessions = new Map<string, { batch: BatchImport; stored: StoredVisits; at: number; queue: Promise<void> }>();
 
 /** Lookups a chunk waits for, by chunk id. */
 const asked = new Map<number, { resolve: (value: never) => void; reject: (err: Error) => void }>();
@@ -59,7 +59,12 @@ port.on('message', (message: ToImportThread) => {
 function session(key: string | undefined) {
   const now = Date.now();
   for (const [k, s] of sessions) if (now - s.at > IMPORT_SESSION_MS) sessions.delete(k);
-  const fresh = () => ({ batch: new BatchImport({ geo, salts: new EphemeralSalts(), excludedHosts: config.excludedHosts }), at: now, queue: Promise.resolve() });
+  const fresh = () => ({
+    batch: new BatchImport({ geo, salts: new EphemeralSalts(), excludedHosts: config.excludedHosts }),
+    stored: new StoredVisits(),
+    at: now,
+    queue: Promise.resolve(),
+  });
   if (key === undefined) return fresh();
   const known = sessions.get(key) ?? fresh();
   known.at = now;
@@ -103,12 +108,12 @@ function chunk(id: number, key: string | undefined, file: string, firstLine: num
     sites: (ids) => ask(id, { t: 'sites', id, ids }),
     goals: (names) => ask(id, { t: 'goals', id, names }),
   };
-  let load = new CsvLoad(config.dir, String(++loads));
+  let load = new CsvLoad(config.dir, String(++loads), state.stored);
   const sink: RowsSink = async (hits, visits) => {
     await load.add(hits, visits);
     if (load.size >= LOAD_HITS) {
       await sendLoad(id, load);
-      load = new CsvLoad(config.dir, String(++loads));
+      load = new CsvLoad(config.dir, String(++loads), state.stored);
     }
   };
   state.queue = state.queue.then(async () => {

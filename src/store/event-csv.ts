@@ -100,18 +100,39 @@ export function visitCsvLine(v: VisitRecord): string {
   ].join(',');
 }
 
-/** Rows of one import chunk, written to CSV files (HIT_CSV_COLUMNS and VISIT_CSV_COLUMNS) for a bulk load. */
+/**
+ * Rows of one import chunk, written to CSV files (HIT_CSV_COLUMNS and VISIT_CSV_COLUMNS) for a bulk load: the
+ * hits, the states of visits that may already have a row (replaced), and visits no earlier load stored (appended).
+ */
 export interface CsvRows {
   hitsFile: string;
   visitsFile: string;
+  newVisitsFile: string;
   hits: number;
   visits: number;
+  newVisits: number;
 }
 
-/** Writes rows as `${name}-hits.csv` and `${name}-visits.csv` in `dir`. */
-export async function writeCsvRows(dir: string, name: string, hits: readonly StoredHit[], visits: readonly VisitRecord[]): Promise<CsvRows> {
-  const rows: CsvRows = { hitsFile: join(dir, `${name}-hits.csv`), visitsFile: join(dir, `${name}-visits.csv`), hits: hits.length, visits: visits.length };
+/** The files of a load named `name` in `dir`, with no rows counted yet. */
+export function csvFiles(dir: string, name: string): CsvRows {
+  const file = (part: string) => join(dir, `${name}-${part}.csv`);
+  return { hitsFile: file('hits'), visitsFile: file('visits'), newVisitsFile: file('new-visits'), hits: 0, visits: 0, newVisits: 0 };
+}
+
+/**
+ * Writes rows as CSV files in `dir`: `visits` may already be stored (their rows are replaced), `newVisits` must
+ * not be (they are appended).
+ */
+export async function writeCsvRows(
+  dir: string,
+  name: string,
+  hits: readonly StoredHit[],
+  visits: readonly VisitRecord[],
+  newVisits: readonly VisitRecord[] = [],
+): Promise<CsvRows> {
+  const rows: CsvRows = { ...csvFiles(dir, name), hits: hits.length, visits: visits.length, newVisits: newVisits.length };
   await writeFile(rows.hitsFile, hits.map(hitCsvLine).join('\n'));
   await writeFile(rows.visitsFile, visits.map(visitCsvLine).join('\n'));
+  await writeFile(rows.newVisitsFile, newVisits.map(visitCsvLine).join('\n'));
   return rows;
 }

@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { StoredHit, VisitRecord } from '../../src/domain/hits.js';
-import { BatchImport } from '../../src/ingest/batch-import.js';
+import { BatchImport, type ImportLookups } from '../../src/ingest/batch-import.js';
 import { directoryLookups } from '../../src/ingest/bulk-importer.js';
+import { CsvLoad, StoredVisits } from '../../src/ingest/csv-load.js';
 import { demoTraffic } from '../../src/ingest/demo-traffic.js';
 import { Enricher, GeoLookup } from '../../src/ingest/enrich/index.js';
 import { importLines, type ImportResult } from '../../src/ingest/import.js';
@@ -23,7 +24,7 @@ import { Metrics } from '../../src/metrics.js';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
 import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
 import { migrate } from '../../src/store/duckdb/migrations.js';
-import { writeCsvRows } from '../../src/store/event-csv.js';
+import type { CsvRows } from '../../src/store/event-csv.js';
 import { SqlMetaStore } from '../../src/store/sql-meta-store.js';
 import type { Site } from '../../src/store/types.js';
 
@@ -117,6 +118,50 @@ async function canonical(events: DuckEventStore, siteId: string): Promise<{ hits
   return { hits: (await events.listHits(siteId)).map(text).sort(), visits: visits.map(text).sort() };
 }
 
+/** Hits per load here: small, so that a chunk makes several loads and visits continue across them. */
+const LOAD_HITS = 300;
+
+/**
+ * One import as the import thread runs it (src/ingest/import-thread.ts): its chunks in order, each chunk's rows in
+ * slices gathered into loads of LOAD_HITS hits or more (a chunk's last load may be smaller), each load stored by
+ * writeCsv before the chunk is answered. Every load's counts are kept in `loads`.
+ */
+class ThreadLikeImport {
+  readonly batch: BatchImport;
+  private readonly stored = new StoredVisits();
+  private readonly name = Math.random().toString(36).slice(2);
+  private loadsMade = 0;
+  readonly loads: CsvRows[] = [];
+
+  constructor(
+    geo: GeoLookup,
+    private readonly events: DuckEventStore,
+    private readonly lookups: ImportLookups,
+    private readonly dir: string,
+  ) {
+    this.batch = new BatchImport({ geo, salts: new EphemeralSalts(fixedSalt), excludedHosts: EXCLUDED });
+  }
+
+  async chunk(lines: string[], first: number): Promise<ImportResult> {
+    const store = async (load: CsvLoad) => {
+      const rows = await load.finish();
+      this.loads.push(rows);
+      await this.events.writeCsv(rows);
+    };
+    const newLoad = () => new CsvLoad(this.dir, `${this.name}-${++this.loadsMade}`, this.stored);
+    let load = newLoad();
+    const { result } = await this.batch.chunk(lines, first, this.lookups, async (hits, visits) => {
+      await load.add(hits, visits);
+      if (load.size >= LOAD_HITS) {
+        await store(load);
+        load = newLoad();
+      }
+    }, 150);
+    if (load.size > 0) await store(load);
+    return result;
+  }
+}
+
 describe('set-based import (BatchImport) against the live pipeline', () => {
   let metaDb: DuckDatabase;
   let meta: SqlMetaStore;
@@ -125,6 +170,8 @@ describe('set-based import (BatchImport) against the live pipeline', () => {
   let dir: string;
   let sites: Site[];
   let files: string[][];
+  /** The lines of two imports that share no site (the demo site's, and the rest). */
+  let apart: [string[], string[]];
 
   before(async () => {
     metaDb = await DuckDatabase.open(':memory:');
@@ -142,8 +189,8 @@ describe('set-based import (BatchImport) against the live pipeline', () => {
       [...demoTraffic({ siteId, start: new Date('2026-03-27T00:00:00Z'), days: 3, visitsPerDay: 120, seed, ...(hostname ? { hostname } : {}) })].map((h) =>
         JSON.stringify(h),
       );
-    const lines = [...generated(demo, 3), ...generated(plain, 4, 'https://plain.test'), ...handWritten(plain, combined, separate)];
-    files = chunks(lines, 700);
+    apart = [generated(demo, 3), [...generated(plain, 4, 'https://plain.test'), ...handWritten(plain, combined, separate)]];
+    files = chunks(apart.flat(), 700);
   });
   after(async () => {
     await rm(dir, { recursive: true, force: true });
@@ -154,7 +201,17 @@ describe('set-based import (BatchImport) against the live pipeline', () => {
     await meta.close();
   });
 
-  it('stores the same hits and visits, with the same answers, as the live pipeline', async () => {
+  /** Every site's hits and visits in `a` and `b` are the same (visit ids aside). */
+  async function sameRows(a: DuckEventStore, b: DuckEventStore, when: string): Promise<void> {
+    for (const site of sites) {
+      const x = await canonical(a, site.id);
+      const y = await canonical(b, site.id);
+      assert.deepEqual(y.visits, x.visits, `${site.name}: visits ${when}`);
+      assert.deepEqual(y.hits, x.hits, `${site.name}: hits ${when}`);
+    }
+  }
+
+  it('stores the same hits and visits, with the same answers, as the live pipeline, after every chunk', async () => {
     const metrics = new Metrics();
     const buffer = new WriteBuffer(live.events, { flushIntervalMs: 60_000 });
     const pipeline = new HitPipeline({
@@ -166,43 +223,57 @@ describe('set-based import (BatchImport) against the live pipeline', () => {
       counters: metricsCounters(metrics),
       excludedHosts: EXCLUDED,
     });
+    const importer = new ThreadLikeImport(await GeoLookup.open(), batch.events, directoryLookups(new SiteDirectory(meta)), dir);
     const liveAnswers: ImportResult[] = [];
+    const batchAnswers: ImportResult[] = [];
     let first = 1;
-    for (const lines of files) {
+    for (const [i, lines] of files.entries()) {
       liveAnswers.push(await importLines(lines, pipeline, buffer, first));
+      await buffer.flush();
+      batchAnswers.push(await importer.chunk(lines, first));
       first += lines.length;
+      // An import stopped here (or a report read now) finds the rows the live pipeline would have stored so far.
+      await sameRows(live.events, batch.events, `after chunk ${i + 1}`);
     }
     await buffer.close();
-
-    const importer = new BatchImport({ geo: await GeoLookup.open(), salts: new EphemeralSalts(fixedSalt), excludedHosts: EXCLUDED });
-    const lookups = directoryLookups(new SiteDirectory(meta));
-    const batchAnswers: ImportResult[] = [];
-    let slices = 0;
-    first = 1;
-    for (const lines of files) {
-      // Small slices: visits continue across slices as well as across chunks.
-      const { result } = await importer.chunk(lines, first, lookups, async (hits, visits) => batch.events.writeCsv(await writeCsvRows(dir, String(++slices), hits, visits)), 150);
-      batchAnswers.push(result);
-      first += lines.length;
-    }
 
     assert.deepEqual(batchAnswers, liveAnswers);
     // Chunks come oldest first: visits idle for half an hour before a chunk are forgotten, not kept to the end.
     const stored = (await Promise.all(sites.map((s) => batch.events.listVisits(s.id)))).flat().length;
-    assert.ok(importer.activeVisits > 0 && importer.activeVisits < stored / 4, `${importer.activeVisits} of ${stored} visits still held`);
+    assert.ok(importer.batch.activeVisits > 0 && importer.batch.activeVisits < stored / 4, `${importer.batch.activeVisits} of ${stored} visits still held`);
     const imported = liveAnswers.reduce((n, r) => n + r.imported, 0);
     const messages = new Set(liveAnswers.flatMap((r) => r.errors.map((e) => e.message)));
     assert.ok(imported > 1200, `${imported} hits imported`);
-    assert.ok(slices > files.length, 'chunks were written in several slices');
+    assert.ok(importer.loads.length > files.length, 'chunks were stored in several loads');
+    // Both ways of storing a visit were taken: appended (no earlier load stored it) and replaced (one did).
+    assert.ok(importer.loads.every((l) => l.newVisits > 0), 'every load appended new visits');
+    assert.ok(importer.loads.filter((l) => l.visits > 0).length >= files.length, 'visits continued across loads and chunks');
+    assert.equal(importer.loads.reduce((n, l) => n + l.newVisits, 0), stored, 'each visit appended once');
     for (const m of ['user_agent is a bot', 'site_id names no site', 'the page host is excluded', 'not valid JSON', 'the page URL must be an absolute http(s) URL']) {
       assert.ok(messages.has(m), `a line was refused with "${m}"`);
     }
-    for (const site of sites) {
-      const a = await canonical(live.events, site.id);
-      const b = await canonical(batch.events, site.id);
-      assert.ok(a.hits.length > 0, `${site.name} has hits`);
-      assert.deepEqual(b.visits, a.visits, `${site.name}: visits`);
-      assert.deepEqual(b.hits, a.hits, `${site.name}: hits`);
+    for (const site of sites) assert.ok((await live.events.listHits(site.id)).length > 0, `${site.name} has hits`);
+  });
+
+  it('stores two imports whose chunks interleave as the live pipeline stores them', async () => {
+    const both = await eventStore();
+    try {
+      const lookups = directoryLookups(new SiteDirectory(meta));
+      const geo = await GeoLookup.open();
+      const imports = apart.map((lines) => ({ importer: new ThreadLikeImport(geo, both.events, lookups, dir), chunks: chunks(lines, 300), first: 1 }));
+      for (let i = 0; i < Math.max(...imports.map((x) => x.chunks.length)); i++) {
+        for (const x of imports) {
+          const lines = x.chunks[i];
+          if (!lines) continue;
+          await x.importer.chunk(lines, x.first);
+          x.first += lines.length;
+        }
+      }
+      assert.ok(imports.every((x) => x.chunks.length >= 2 && x.importer.loads.some((l) => l.visits > 0)), 'both imports continued visits across loads');
+      await sameRows(live.events, both.events, 'of two interleaved imports');
+    } finally {
+      await both.events.close();
+      await both.db.close();
     }
   });
 

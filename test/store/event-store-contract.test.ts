@@ -114,16 +114,21 @@ for (const backend of backends) {
       ];
       const first = visit(site, 88n, { pageviews: 1, exitPage: '/a', lastSeenAt: new Date('2026-03-01T10:00:00.123Z') });
       const second = visit(site, 88n, { pageviews: 2, entryPage: HOSTILE[3]!, exitPage: HOSTILE[4]!, utmCampaign: '', keyword: 'x,"y"' });
+      const appended = visit(site, 99n, { startedAt: new Date('2026-02-28T23:00:00Z'), exitPage: "/it's, \"quoted\"" });
       const dir = await mkdtemp(join(tmpdir(), 'plumb-csv-'));
       try {
         await writeCsv(await writeCsvRows(dir, 'a', hits.slice(0, 3), [first]));
         await writeCsv(await writeCsvRows(dir, 'b', hits.slice(3), [second, visit(site, 18_446_744_073_709_551_615n)]));
+        // A visit no load stored before is appended (and a replaced one beside it still replaced).
+        await writeCsv(await writeCsvRows(dir, 'c', [], [{ ...second, pageviews: 3 }], [appended]));
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
       const byTime = [...hits].sort((a, b) => a.timestamp.getTime() - b.timestamp.getTime());
       assert.deepEqual(await store.listHits(site), byTime);
-      assert.deepEqual(await store.listVisits(site), [second, visit(site, 18_446_744_073_709_551_615n)]);
+      // Two visits start at the same time: in id order.
+      const byId = (vs: VisitRecord[]) => vs.sort((a, b) => (a.visitId < b.visitId ? -1 : 1));
+      assert.deepEqual(byId(await store.listVisits(site)), [{ ...second, pageviews: 3 }, appended, visit(site, 18_446_744_073_709_551_615n)]);
       // Raw rows too: lists only for hits with properties, NULL (as write() stores it) for the rest.
       const raw = await store.query("SELECT count(*)::INTEGER AS n FROM hits WHERE site_id = 'SITECSVS' AND prop_keys IS NULL AND prop_values IS NULL", []);
       assert.equal(raw[0]!.n, hits.filter((h) => !h.props).length);

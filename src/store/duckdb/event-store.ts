@@ -191,13 +191,17 @@ export class DuckEventStore implements EventStore {
   }
 
   writeCsv(rows: CsvRows): Promise<void> {
+    const insert = (table: string, file: string, columns: readonly CsvColumn[]) =>
+      `INSERT INTO ${table} (${columnList(columns)}) ${selectCsv(file, columns)}`;
     return this.conn.transaction(async (q) => {
-      if (rows.hits > 0) await q.exec(`INSERT INTO hits (${columnList(HIT_CSV_COLUMNS)}) ${selectCsv(rows.hitsFile, HIT_CSV_COLUMNS)}`);
+      if (rows.hits > 0) await q.exec(insert('hits', rows.hitsFile, HIT_CSV_COLUMNS));
       if (rows.visits > 0) {
         await q.exec('DELETE FROM visit_updates');
-        await q.exec(`INSERT INTO visit_updates (${columnList(VISIT_CSV_COLUMNS)}) ${selectCsv(rows.visitsFile, VISIT_CSV_COLUMNS)}`);
+        await q.exec(insert('visit_updates', rows.visitsFile, VISIT_CSV_COLUMNS));
         await this.replaceVisits(q);
       }
+      // Visits that no earlier load stored: appended, with no staging and no look for an old row.
+      if (rows.newVisits > 0) await q.exec(insert('visits', rows.newVisitsFile, VISIT_CSV_COLUMNS));
     });
   }
 
