@@ -29,6 +29,19 @@ export interface Querier {
   appender(table: string): Promise<DuckDBAppender>;
 }
 
+/** Runs `work` on `q` inside BEGIN/COMMIT, rolling back on any error. */
+export async function inTransaction<T>(q: Querier, work: (q: Querier) => Promise<T>): Promise<T> {
+  await q.exec('BEGIN TRANSACTION');
+  try {
+    const result = await work(q);
+    await q.exec('COMMIT');
+    return result;
+  } catch (err) {
+    await q.exec('ROLLBACK');
+    throw err;
+  }
+}
+
 /**
  * A connection that runs one unit of work at a time. DuckDB connections are not meant for interleaved
  * statements, and a transaction must not see another caller's statements, so work queues here.
@@ -59,17 +72,7 @@ export class SerialConnection {
 
   /** Runs `work` inside BEGIN/COMMIT, rolling back on any error. */
   transaction<T>(work: (q: Querier) => Promise<T>): Promise<T> {
-    return this.serial(async (q) => {
-      await q.exec('BEGIN TRANSACTION');
-      try {
-        const result = await work(q);
-        await q.exec('COMMIT');
-        return result;
-      } catch (err) {
-        await q.exec('ROLLBACK');
-        throw err;
-      }
-    });
+    return this.serial((q) => inTransaction(q, work));
   }
 
   async close(): Promise<void> {

@@ -7,7 +7,7 @@ import { HIT_CSV_COLUMNS, VISIT_CSV_COLUMNS, type CsvColumn, type CsvRows } from
 import { HIT_TEXT_COLUMNS, hitFromRow, VISIT_ATTRIBUTION_COLUMNS, visitFromRow } from '../event-rows.js';
 import { ImportedSites } from '../imported-sites.js';
 import type { EventStore, ImportedDay, QueryParam } from '../types.js';
-import { timestampValue, type DuckDatabase, type Querier, type SerialConnection } from './database.js';
+import { inTransaction, timestampValue, type DuckDatabase, type Querier, type SerialConnection } from './database.js';
 import { INSERT_HITS, STAGE_RECORDS, STAGE_VISITS } from './record-load.js';
 
 type Row = Record<string, unknown>;
@@ -140,6 +140,8 @@ export class DuckEventStore implements EventStore {
   private constructor(
     private readonly conn: SerialConnection,
     private readonly readers: SerialConnection[],
+    /** DuckDB's thread count, which an import's load lowers while it runs (writeCsv). */
+    private readonly threads: number,
   ) {}
 
   /**
@@ -148,9 +150,12 @@ export class DuckEventStore implements EventStore {
    */
   static async open(db: DuckDatabase, readers = 2): Promise<DuckEventStore> {
     const conn = await db.connection();
-    await conn.serial((q) => q.exec('CREATE TEMP TABLE IF NOT EXISTS visit_updates AS SELECT * FROM visits LIMIT 0'));
+    const threads = await conn.serial(async (q) => {
+      await q.exec('CREATE TEMP TABLE IF NOT EXISTS visit_updates AS SELECT * FROM visits LIMIT 0');
+      return Number((await q.rows<{ n: bigint }>("SELECT current_setting('threads') AS n"))[0]!.n);
+    });
     const pool = await Promise.all(Array.from({ length: readers }, () => db.connection()));
-    return new DuckEventStore(conn, pool);
+    return new DuckEventStore(conn, pool, threads);
   }
 
   query(sql: string, params: readonly QueryParam[]): Promise<Record<string, unknown>[]> {
@@ -190,18 +195,31 @@ export class DuckEventStore implements EventStore {
     await q.exec('INSERT INTO visits SELECT * FROM visit_updates');
   }
 
+  /**
+   * Loads an import's rows in one transaction, on one DuckDB thread: its parallel CSV reading and insert took
+   * about 1.5 times the CPU for the same rows (docs/benchmarks.md, "Import in session 8"), CPU that the import
+   * thread needs, and a load keeps up with the thread on one. The setting is the whole database's: reports asked
+   * during a load run on one thread too.
+   */
   writeCsv(rows: CsvRows): Promise<void> {
     const insert = (table: string, file: string, columns: readonly CsvColumn[]) =>
       `INSERT INTO ${table} (${columnList(columns)}) ${selectCsv(file, columns)}`;
-    return this.conn.transaction(async (q) => {
-      if (rows.hits > 0) await q.exec(insert('hits', rows.hitsFile, HIT_CSV_COLUMNS));
-      if (rows.visits > 0) {
-        await q.exec('DELETE FROM visit_updates');
-        await q.exec(insert('visit_updates', rows.visitsFile, VISIT_CSV_COLUMNS));
-        await this.replaceVisits(q);
+    return this.conn.serial(async (q) => {
+      await q.exec('SET threads = 1');
+      try {
+        await inTransaction(q, async () => {
+          if (rows.hits > 0) await q.exec(insert('hits', rows.hitsFile, HIT_CSV_COLUMNS));
+          if (rows.visits > 0) {
+            await q.exec('DELETE FROM visit_updates');
+            await q.exec(insert('visit_updates', rows.visitsFile, VISIT_CSV_COLUMNS));
+            await this.replaceVisits(q);
+          }
+          // Visits that no earlier load stored: appended, with no staging and no look for an old row.
+          if (rows.newVisits > 0) await q.exec(insert('visits', rows.newVisitsFile, VISIT_CSV_COLUMNS));
+        });
+      } finally {
+        await q.exec(`SET threads = ${this.threads}`);
       }
-      // Visits that no earlier load stored: appended, with no staging and no look for an old row.
-      if (rows.newVisits > 0) await q.exec(insert('visits', rows.newVisitsFile, VISIT_CSV_COLUMNS));
     });
   }
 
