@@ -78,8 +78,8 @@ export interface AssembleOptions {
   authCacheMs?: number;
   limiterNow?: () => number;
   reportsNow?: () => Date;
-  /** Stores holding at least this many hits count grouped visitors in slices (ReportEngine; tests set 0). */
-  slicedVisitorsFrom?: number;
+  /** Grouped visitors counted in this many slices whatever the store's size (ReportEngine; tests). */
+  visitorSlices?: number;
   buffer?: WriteBufferOptions;
   gate?: QueryGateOptions;
   trackerScript?: TrackerScript;
@@ -203,7 +203,7 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
   const { meta, team, events } = stores;
   // Imported days count once their import is done: not while it runs, nor after it failed or its process died.
   const doneImports = new DoneImports(meta);
-  const reports = new ReportEngine(events, new ReportCompiler(stores.dialect), gate, o.reportsNow, (siteId) => doneImports.of(siteId), o.slicedVisitorsFrom);
+  const reports = new ReportEngine(events, new ReportCompiler(stores.dialect), gate, o.reportsNow, (siteId) => doneImports.of(siteId), o.visitorSlices === undefined ? undefined : () => o.visitorSlices!);
   const metrics = new Metrics({ processMetrics: o.processMetrics ?? false });
   // Ingest starts before the app (it resumes recent visits); its errors reach the app's logger once that exists.
   let logError = (err: unknown, message: string) => console.error(message, err);

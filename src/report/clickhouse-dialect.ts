@@ -21,7 +21,7 @@ export class ClickHouseDialect extends SqlDialect {
   // 18.16's WITH names expressions only, not subqueries.
   override readonly commonTableExpressions: boolean = false;
   // ClickHouse's memory is the database server's, and uniqExact's hash sets are compact: one pass.
-  override readonly visitorSlices: number = 1;
+  override readonly slicesVisitors: boolean = false;
 
   /** `features`: the connected release's (ClickHouseEventStore.features); 18.16's SQL runs on every release. */
   constructor(readonly features: ClickHouseFeatures = CLICKHOUSE_18_16) {

@@ -176,7 +176,7 @@ export class ReportCompiler {
     if (slices <= 1) {
       return `SELECT ${[...keys.map((k) => keyOf(k, 'p')), `${d.countDistinct('p.visitor_id')} AS ${visitors}`].join(', ')} FROM ${pageviews()}${groupBy('p')}`;
     }
-    // Disjoint slices of visitor ids, counted one after another and added up (see SqlDialect.visitorSlices). The
+    // Disjoint slices of visitor ids, counted one after another and added up (see SqlDialect.slicesVisitors). The
     // slice is chosen where the hits are read: DuckDB would otherwise work out every group key before filtering.
     const counts = Array.from({ length: slices }, (_, i) =>
       `SELECT ${keys.map((k) => `p.${k.alias} AS ${k.alias}`).join(', ')}, ${d.countDistinct('p.visitor_id')} AS n` +

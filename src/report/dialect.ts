@@ -37,14 +37,13 @@ export class SqlDialect {
   /** Whether `WITH name AS (subquery)` exists; without it the compiler inlines each subquery where it is read. */
   readonly commonTableExpressions: boolean = true;
   /**
-   * On a large store, grouped `visitors` counts are made in this many disjoint slices of visitor ids, one after
+   * Whether grouped `visitors` counts on a large store are made in disjoint slices of visitor ids, one after
    * another, and added up: exact, because no visitor is in two slices. DuckDB holds every distinct (group,
-   * visitor) pair of a slice in its hash table at once, so four slices take about half the memory of one (top
-   * pages with visitors over 10 M pageviews: 520 → 280 MiB) for the same CPU time; that report sets the server's
-   * memory peak (docs/benchmarks.md, "Memory in session 8"). On a small store each slice's fixed cost shows, so
-   * the engine asks for slices only past a size (ReportEngine).
+   * visitor) pair of a slice in its hash table at once, so the slices bound the memory of the report that sets the
+   * server's peak (top pages with visitors over 10 M pageviews: 520 MiB in one pass, 280 in four, 190 in eight;
+   * docs/benchmarks.md, "Memory in session 8"). How many: ReportEngine, by the store's size.
    */
-  readonly visitorSlices: number = 4;
+  readonly slicesVisitors: boolean = true;
 
   /** DuckDB binds every value as a numbered parameter (numbered, so SQL may be assembled in any order). */
   placeholder(value: SqlValue, params: SqlValue[]): string {

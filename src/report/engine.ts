@@ -40,12 +40,18 @@ export interface PropertyBreakdown {
 
 export const MAX_PROPERTY_KEYS = 100;
 
+/** Stored hits per slice of visitor ids when grouped `visitors` are counted in slices (SqlDialect.slicesVisitors). */
+export const HITS_PER_VISITOR_SLICE = 1_250_000;
+export const MAX_VISITOR_SLICES = 16;
+
 /**
- * From this many stored hits, grouped `visitors` counts are made in slices (SqlDialect.visitorSlices): below it
- * a report's distinct (group, visitor) pairs fit in ~100 MiB at most, and each slice would add a few ms of fixed
- * cost (a 20,000-pageview store: 9 → 17 ms of CPU for top pages with visitors in four slices).
+ * How many slices grouped visitors are counted in on a store of `hits` hits: one per 1.25 M, so that a slice's
+ * distinct (group, visitor) pairs stay under ~70 MiB of DuckDB's memory whatever the store's size (10 M: eight,
+ * 190 MiB for top pages with visitors); one below that, where each slice's fixed cost would show (a 20,000-pageview
+ * store: 9 → 17 ms of CPU in four); at most 16, past which a slice's own scan costs more than it saves.
  */
-export const SLICED_VISITORS_FROM = 2_000_000;
+export const visitorSlicesFor = (hits: number): number =>
+  Math.min(MAX_VISITOR_SLICES, Math.max(1, Math.ceil(hits / HITS_PER_VISITOR_SLICE)));
 
 export class ReportEngine {
   private readonly goodPatterns = new Set<string>();
@@ -62,8 +68,8 @@ export class ReportEngine {
      * "Imported data"); without it, every imported day is (engines over a bare event store: tests, benchmarks).
      */
     private readonly doneImports?: (siteId: string) => Promise<readonly string[]>,
-    /** Stores holding at least this many hits (EventStore.hitsEstimate) count grouped visitors in slices. */
-    private readonly slicedVisitorsFrom = SLICED_VISITORS_FROM,
+    /** Slices for grouped visitors on a store of this many hits (EventStore.hitsEstimate); tests fix a number. */
+    private readonly slicesFor: (hits: number) => number = visitorSlicesFor,
   ) {
     this.partsCompiler = new ReportCompiler(compiler.dialect, true);
   }
@@ -200,11 +206,10 @@ export class ReportEngine {
     };
   }
 
-  /** How many slices grouped visitors are counted in: the dialect's number on a large store, else one. */
+  /** How many slices grouped visitors are counted in: by the store's size where the dialect slices, else one. */
   private async visitorSlices(): Promise<number> {
-    const wanted = this.compiler.dialect.visitorSlices;
-    if (wanted <= 1 || !this.store.hitsEstimate) return 1;
-    return (await this.store.hitsEstimate()) >= this.slicedVisitorsFrom ? wanted : 1;
+    if (!this.compiler.dialect.slicesVisitors || !this.store.hitsEstimate) return 1;
+    return this.slicesFor(await this.store.hitsEstimate());
   }
 
   private async checkRegex(pattern: string): Promise<void> {

@@ -44,6 +44,6 @@ export interface ReportQuery {
   props?: PropFilter[];
   /** Group by this custom property's value too (dashboard only), counting only hits that carry the key. */
   propGroup?: string;
-  /** Grouped `visitors` counted in this many slices of visitor ids (SqlDialect.visitorSlices); default 1. */
+  /** Grouped `visitors` counted in this many slices of visitor ids (SqlDialect.slicesVisitors); default 1. */
   visitorSlices?: number;
 }

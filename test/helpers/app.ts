@@ -46,8 +46,8 @@ export interface TestAppOptions {
   gate?: QueryGateOptions;
   /** The clock reports use for "now" (default: the real one). */
   now?: () => Date;
-  /** Stores holding at least this many hits count grouped visitors in slices (0: always, on DuckDB). */
-  slicedVisitorsFrom?: number;
+  /** Grouped visitors counted in this many slices whatever the store's size (on DuckDB; ClickHouse never slices). */
+  visitorSlices?: number;
   requestTimeoutMs?: number;
   /** DuckDB's memory_limit for the embedded store (benchmarks). */
   duckdbMemoryLimit?: string;
@@ -73,7 +73,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...(options.limits?.store ? { limitStore: options.limits.store } : {}),
     ...(options.limits?.now ? { limiterNow: options.limits.now } : {}),
     ...(options.now ? { reportsNow: options.now } : {}),
-    ...(options.slicedVisitorsFrom !== undefined ? { slicedVisitorsFrom: options.slicedVisitorsFrom } : {}),
+    ...(options.visitorSlices !== undefined ? { visitorSlices: options.visitorSlices } : {}),
     excludedHosts: options.excludedHosts ?? [],
     trustProxy: options.trustProxy ?? false,
     authCacheMs: options.cacheMs ?? 0,

@@ -369,7 +369,7 @@ describe('GET /v1/aggregations matches the oracle: generated traffic across a US
   const target: Target = { t: () => t, siteId: () => site, data: () => data, zone: NY, defaults: NY_FULL };
 
   before(async () => {
-    t = await startTestApp({ slicedVisitorsFrom: 0 }); // grouped visitors in slices, as on a large store
+    t = await startTestApp({ visitorSlices: 4 }); // grouped visitors in slices, as on a large store
     site = await createSite(t, { name: 'New York', timezone: NY });
     const lines = [...forSite(generated('2026-03-06T00:00:00Z', 4, 7), site), ...nyEdges(site)];
     await importLines(t, lines);
@@ -693,7 +693,7 @@ describe('GET /v1/aggregations matches the oracle: DST changes, odd offsets, mul
   const prepared = new Map<string, Prepared>();
 
   before(async () => {
-    t = await startTestApp({ slicedVisitorsFrom: 0 }); // grouped visitors in slices, as on a large store
+    t = await startTestApp({ visitorSlices: 4 }); // grouped visitors in slices, as on a large store
     const all: DemoHit[] = [];
     for (const s of SITES) {
       const id = await createSite(t, { name: s.name, timezone: s.zone, ...(s.multi ? { multi_domain: true, multi_domain_option: s.multi } : {}) });

@@ -1,8 +1,10 @@
-// When grouped visitors are counted in slices of visitor ids (SqlDialect.visitorSlices): on DuckDB stores past
-// a size, never on ClickHouse; the oracle suite (aggregations.test.ts) runs with slices to prove their answers.
+// When grouped visitors are counted in slices of visitor ids (SqlDialect.slicesVisitors): on DuckDB stores past
+// a size, more the larger the store, never on ClickHouse; the oracle suite (aggregations.test.ts) runs with
+// slices to prove their answers.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { HITS_PER_VISITOR_SLICE, MAX_VISITOR_SLICES, visitorSlicesFor } from '../../src/report/engine.js';
 import { parseReportRequest } from '../../src/report/parse.js';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
 import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
@@ -18,7 +20,7 @@ describe('grouped visitors in slices', () => {
   let sliced: TestApp;
   before(async () => {
     small = await startTestApp();
-    sliced = await startTestApp({ slicedVisitorsFrom: 0 });
+    sliced = await startTestApp({ visitorSlices: 4 });
   });
   after(async () => {
     await small.close();
@@ -33,6 +35,14 @@ describe('grouped visitors in slices', () => {
 
   it('a small store counts them in one pass', async () => {
     assert.equal(slicesIn(await compiled(small, 'aggregates=visitors&field_grouping=pathname')), 0);
+  });
+
+  it('one slice per 1.25 M stored hits, from two to sixteen', () => {
+    assert.equal(visitorSlicesFor(0), 1);
+    assert.equal(visitorSlicesFor(HITS_PER_VISITOR_SLICE), 1);
+    assert.equal(visitorSlicesFor(HITS_PER_VISITOR_SLICE + 1), 2);
+    assert.equal(visitorSlicesFor(10_000_000), 8);
+    assert.equal(visitorSlicesFor(1e12), MAX_VISITOR_SLICES);
   });
 
   it(`a large store counts them in ${TEST_STORE === 'embedded' ? 'four slices (DuckDB)' : 'one pass (ClickHouse)'}`, async () => {
