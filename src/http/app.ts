@@ -62,14 +62,19 @@ export interface AppDeps {
 const BODY_LIMIT = 1024 * 1024;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const requestTimeout = deps.requestTimeoutMs ?? 30_000;
   const app = Fastify({
     logger: deps.logger ?? false,
     // A hop count is valid for Fastify (proxy-addr) though its type declarations leave numbers out.
     trustProxy: (deps.trustProxy ?? false) as FastifyServerOptions['trustProxy'],
     bodyLimit: BODY_LIMIT,
     // Slow or stalled clients must not hold a connection open forever.
-    requestTimeout: deps.requestTimeoutMs ?? 30_000,
-    connectionTimeout: 2 * (deps.requestTimeoutMs ?? 30_000),
+    requestTimeout,
+    connectionTimeout: 2 * requestTimeout,
+    // Node cuts a request off at its first look past both the headers timeout (60 s unless set) and the request
+    // timeout, and looks every 30 s whatever they are: a 30 s timeout gave its 408 after 60-90 s. Headers get the
+    // request's timeout, and Node looks four times per timeout: a slow request is cut off within 1.25 times it.
+    http: { headersTimeout: requestTimeout, connectionsCheckingInterval: Math.ceil(requestTimeout / 4) },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     frameworkErrors: frameworkErrorHandler,
     // Requests Node's parser refuses (431, malformed request lines) also answer in the `{error}` shape.
