@@ -13,6 +13,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { build, isStale } from './build-state.mjs';
 
 /** The behaviour suite: what users observe through HTTP. Runs on both configurations from the same files. */
 const BEHAVIOUR = ['test/http/', 'test/report/', 'test/security/', 'test/dashboard/', 'test/scale-out/'];
@@ -23,6 +24,13 @@ const CLICKHOUSE_SUITES = /^test\/(store\/(clickhouse|event-store-contract)|repo
 /** Behaviour files that are the report oracle and injection suites: run in scale-out mode on each engine too. */
 const REPORT_SUITES = /^test\/report\/(aggregations|attribution|injection)\.test\.ts$/;
 const CLICKHOUSE_URL = process.env.PLUMB_TEST_CLICKHOUSE_URL ?? 'http://127.0.0.1:8123';
+/**
+ * Test files run at once: node:test's default is one fewer than the cores, so one at a time on two, while most
+ * files spend their time waiting on a server process, ClickHouse, PostgreSQL or Chromium. Every file has its own
+ * databases, schemas, key prefixes, ports and directories, so they do not meet (PLUMB_TEST_CONCURRENCY=1: one at a
+ * time, to tell a slow file from a busy machine).
+ */
+const CONCURRENCY = Number(process.env.PLUMB_TEST_CONCURRENCY ?? 2);
 
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -71,7 +79,7 @@ function missing(what) {
 
 function run(files, env) {
   if (files.length === 0) return 0;
-  const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${CONCURRENCY}`, '--test-reporter=spec', ...files], {
     stdio: 'inherit',
     env: { ...process.env, ...env },
   });
@@ -109,6 +117,10 @@ const server = needsServer ? await clickhouseServer() : undefined;
 if (needsServer && !server) missing(`ClickHouse is not reachable at ${CLICKHOUSE_URL} (apt-get install -y clickhouse-server)`);
 const chdb = needsChdb ? chdbEngine() : undefined;
 if (needsChdb && !chdb) missing('chdb (ClickHouse in process) could not be installed by scripts/chdb/install.sh');
+
+// The CLI tests run the compiled server and build it when the sources are newer: built here once instead, so two
+// of them running at once never build into dist/ together.
+if (all.some((f) => f.startsWith('test/cli/')) && isStale() && !build()) process.exit(1);
 
 let status = 0;
 const ran = [];
