@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Worker } from 'node:worker_threads';
 import type { Metrics } from '../metrics.js';
-import type { CsvRows } from '../store/event-csv.js';
+import { removeCsvFiles, type CsvRows } from '../store/event-csv.js';
 import type { ImportLookups } from './batch-import.js';
 import type { ImportResult } from './import.js';
 import { spoolBody } from './import-body.js';
@@ -211,7 +211,7 @@ export class BulkImporter {
       } catch (err) {
         if (chunk) chunk.failure = err as Error;
       } finally {
-        await Promise.all([rows.hitsFile, rows.visitsFile, rows.newVisitsFile].map((file) => rm(file, { force: true })));
+        await removeCsvFiles(rows);
         this.post(thread, { t: 'loaded', id });
       }
     };

@@ -2,9 +2,9 @@
 // holds one slice of rows, not the whole load), the newest state of each visit written once the load is complete,
 // apart for visits an earlier load of the import stored (their rows are replaced) and new ones (appended).
 
-import { open, rm, writeFile, type FileHandle } from 'node:fs/promises';
+import { open, writeFile, type FileHandle } from 'node:fs/promises';
 import type { StoredHit, VisitRecord } from '../domain/hits.js';
-import { csvFiles, hitCsvLine, visitCsvLine, type CsvRows } from '../store/event-csv.js';
+import { csvFiles, hitCsvLine, removeCsvFiles, visitCsvLine, type CsvRows } from '../store/event-csv.js';
 import { keepNewest } from './visits.js';
 
 /**
@@ -69,10 +69,10 @@ export class CsvLoad {
     return { ...this.rows, hits: this.hits, visits: stored.length, newVisits: fresh.length };
   }
 
-  /** Closes and deletes what was written, after a failure. */
+  /** Closes and deletes what was written, after a failure (also one while finish() wrote the visits). */
   async abandon(): Promise<void> {
     await this.hitsFile?.close().catch(() => undefined);
     this.hitsFile = undefined;
-    await rm(this.rows.hitsFile, { force: true });
+    await removeCsvFiles(this.rows);
   }
 }

@@ -1,6 +1,7 @@
 // On the ingest thread: rows gathered for the store's next batch, with their highest hit-log sequence number, and
-// when to cut it: once it holds 5,000 rows or a second after its first (the write buffer's batch). Record files
-// (load-batches.ts) and INSERT batches (insert-batches.ts) gather this way and differ only in what they make of a cut.
+// when to cut it: once it holds so many rows or so long after its first (by default 5,000 or a second, the write
+// buffer's batch). Record files (load-batches.ts, larger) and INSERT batches (insert-batches.ts) gather this way and
+// differ only in what they make of a cut.
 
 export interface GatherOptions {
   /** Cut once this many rows wait. */

@@ -2,7 +2,7 @@
 // file order with their SQL types, and one row as a CSV line. Times are epoch milliseconds, ids decimal, and every
 // text value that could break a line is quoted.
 
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StoredHit, VisitRecord } from '../domain/hits.js';
 import { propColumns, type PropList } from '../domain/props.js';
@@ -111,6 +111,11 @@ export interface CsvRows {
   hits: number;
   visits: number;
   newVisits: number;
+}
+
+/** Deletes a load's files, those of them that were written. */
+export async function removeCsvFiles(rows: CsvRows): Promise<void> {
+  await Promise.all([rows.hitsFile, rows.visitsFile, rows.newVisitsFile].map((file) => rm(file, { force: true })));
 }
 
 /** The files of a load named `name` in `dir`, with no rows counted yet. */
