@@ -5,6 +5,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ChunkOrder } from '../../src/ingest/chunk-order.js';
 
+/** Whether `turn` still waits once the event loop has gone round. */
+async function waitsAfterATurn(turn: Promise<void>): Promise<boolean> {
+  let went = false;
+  void turn.then(() => (went = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  return !went;
+}
+
 describe('ChunkOrder', () => {
   it('lets chunks go in number order and each import on its own', async () => {
     const order = new ChunkOrder(60_000);
@@ -23,21 +31,16 @@ describe('ChunkOrder', () => {
   it('lets the next chunk go when one is handed over, not when it is done', async () => {
     const order = new ChunkOrder(60_000);
     await order.turn('a', 1);
-    let second = false;
-    const waiting = order.turn('a', 2).then(() => (second = true));
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(second, false);
+    const second = order.turn('a', 2);
+    assert.equal(await waitsAfterATurn(second), true);
     order.handedOver('a', 1);
-    await waiting;
-    assert.equal(second, true);
+    await second;
     // A second hand-over of chunk 1 (its request ending) does not let chunk 3 overtake chunk 2.
     order.handedOver('a', 1);
-    let third = false;
-    const after = order.turn('a', 3).then(() => (third = true));
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(third, false);
+    const third = order.turn('a', 3);
+    assert.equal(await waitsAfterATurn(third), true);
     order.handedOver('a', 2);
-    await after;
+    await third;
   });
 
   it('refuses a chunk whose predecessor does not come in time, and a number already taken', async () => {
