@@ -17,7 +17,7 @@ import { bareHost, excludedHostTest, InvalidHit, MAX_EVENT_NAME, MAX_SITE_HOSTS,
 import { utcDay, type DaySalts, type EphemeralSalts } from './salts.js';
 import type { CounterDeltas } from './thread-protocol.js';
 import { visitorHash } from './visitor.js';
-import { keepNewest, visitorKey, VisitTracker } from './visits.js';
+import { keepNewest, VisitTracker } from './visits.js';
 
 /** Sites and goals, asked for once per chunk (the ingest side answers from its cached directory). */
 export interface ImportLookups {
@@ -61,13 +61,12 @@ interface Page {
   campaign: CampaignFields;
 }
 
-/** A visitor's hashes under one day's salts, and the keys its visits are tracked by. */
+/** A visitor's hashes under one day's salts and the day before's. */
 interface KnownVisitor {
   salt: string;
   current: bigint;
-  currentKey: string;
   previousSalt: string | undefined;
-  previousKey: string | undefined;
+  previous: bigint | undefined;
 }
 
 /** The value under `key` in `map`, made empty on first use. */
@@ -264,7 +263,7 @@ export class BatchImport {
     const ua = parseUserAgent(hit.userAgent);
     const place = remembered(this.places, hit.ip, () => this.deps.geo.lookup(hit.ip));
     const known = this.visitor(hit, site, page);
-    const visit = this.visits.recordLive(site.id, known.current, known.currentKey, known.previousKey, {
+    const visit = this.visits.recordLive(site.id, known.current, known.previous, {
       type: hit.type,
       timestamp: hit.timestamp,
       hostname: page.hostname,
@@ -319,13 +318,7 @@ export class BatchImport {
     if (!known || known.salt !== salts.current || known.previousSalt !== salts.previous) {
       const current = visitorHash(salts.current, site.id, hit.ip, hit.userAgent, domain);
       const previous = salts.previous === undefined ? undefined : visitorHash(salts.previous, site.id, hit.ip, hit.userAgent, domain);
-      known = {
-        salt: salts.current,
-        current,
-        currentKey: visitorKey(site.id, current),
-        previousSalt: salts.previous,
-        previousKey: previous === undefined ? undefined : visitorKey(site.id, previous),
-      };
+      known = { salt: salts.current, current, previousSalt: salts.previous, previous };
       byAgent.set(hit.userAgent, known);
       this.visitorEntries++;
     }

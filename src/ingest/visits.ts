@@ -2,7 +2,7 @@
 // pages, duration and pageview count kept up to date as hits arrive. The rules are written once and applied to
 // state in this process's memory (VisitTracker, embedded mode) or in a shared store (SharedVisitTracker).
 
-import { attributionOf, NO_ATTRIBUTION, visitVersion, type Attribution, type HitType, type VisitRecord } from '../domain/hits.js';
+import { attributionOf, visitVersion, type Attribution, type HitType, type VisitRecord } from '../domain/hits.js';
 import type { VisitStateStore } from '../store/types.js';
 
 export const VISIT_TIMEOUT_MS = 30 * 60 * 1000;
@@ -15,14 +15,87 @@ export interface VisitHit extends Attribution {
   pathname: string;
 }
 
-interface ActiveVisit {
-  record: VisitRecord;
-  /** Visitor keys this visit is reachable under (a second one after midnight, with the new day's salt). */
-  keys: string[];
-  firstPageviewAt: number;
-  lastPageviewAt: number;
-  /** Pathnames viewed so far, with their first view's time; undefined once the flags cannot be trusted. */
-  paths: Map<string, number> | undefined;
+/**
+ * A visit in progress: its record and what the rules need besides. One object, times as numbers: a visit is held
+ * for 30 minutes after its last hit, so its size is the ingest thread's memory (100,000 visits in progress at
+ * 5,000 new visitors a second). A record, a wrapper and the hits' Dates took 670 bytes a visit, this about 340;
+ * the record's times are Dates made when asked for (snapshot(), or the getters for a caller that reads the live
+ * object).
+ */
+class ActiveVisit implements VisitRecord {
+  startedMs: number;
+  lastSeenMs: number;
+  entryPage = '';
+  exitPage = '';
+  exitHostname = '';
+  pageviews = 0;
+  events = 0;
+  pathsExact = true;
+  referrerHostname = '';
+  referrerPathname = '';
+  referrerSource = '';
+  utmCampaign = '';
+  utmContent = '';
+  utmMedium = '';
+  utmSource = '';
+  utmTerm = '';
+  ref = '';
+  keyword = '';
+  firstPageviewAt = Infinity;
+  lastPageviewAt = -Infinity;
+  /**
+   * Pathnames viewed so far, with their first view's time, from the visit's second pageview on (before it, the only
+   * page is the entry page, viewed at firstPageviewAt: most visits have one pageview, and a Map for each of them
+   * was a quarter of a visit's memory). Undefined also once the flags cannot be trusted (pathsExact false).
+   */
+  paths: Map<string, number> | undefined = undefined;
+
+  constructor(
+    readonly siteId: string,
+    /** The visitor hash the visit started under: the key VisitTracker finds it by. */
+    readonly visitorId: bigint,
+    startedMs: number,
+    readonly visitId = randomVisitId(),
+  ) {
+    this.startedMs = startedMs;
+    this.lastSeenMs = startedMs;
+  }
+
+  get startedAt(): Date {
+    return new Date(this.startedMs);
+  }
+
+  get lastSeenAt(): Date {
+    return new Date(this.lastSeenMs);
+  }
+
+  /** The record as a plain object of its own (a spread would miss the times, which are getters). */
+  snapshot(firstView: boolean): RecordedVisit {
+    return {
+      siteId: this.siteId,
+      visitId: this.visitId,
+      visitorId: this.visitorId,
+      startedAt: new Date(this.startedMs),
+      lastSeenAt: new Date(this.lastSeenMs),
+      entryPage: this.entryPage,
+      exitPage: this.exitPage,
+      exitHostname: this.exitHostname,
+      pageviews: this.pageviews,
+      events: this.events,
+      pathsExact: this.pathsExact,
+      referrerHostname: this.referrerHostname,
+      referrerPathname: this.referrerPathname,
+      referrerSource: this.referrerSource,
+      utmCampaign: this.utmCampaign,
+      utmContent: this.utmContent,
+      utmMedium: this.utmMedium,
+      utmSource: this.utmSource,
+      utmTerm: this.utmTerm,
+      ref: this.ref,
+      keyword: this.keyword,
+      firstView,
+    };
+  }
 }
 
 /** A visit's state after a hit, and whether that hit was the visit's first view of its page. */
@@ -59,107 +132,106 @@ export function keepNewest(latest: Map<bigint, VisitRecord>, visit: VisitRecord)
   if (!known || visitVersion(visit) >= visitVersion(known)) latest.set(visit.visitId, visit);
 }
 
-function newVisit(siteId: string, visitorId: bigint, startedAt: Date): ActiveVisit {
-  return {
-    record: {
-      siteId,
-      visitId: randomVisitId(),
-      visitorId,
-      startedAt,
-      lastSeenAt: startedAt,
-      entryPage: '',
-      exitPage: '',
-      exitHostname: '',
-      pageviews: 0,
-      events: 0,
-      pathsExact: true,
-      ...NO_ATTRIBUTION,
-    },
-    keys: [],
-    firstPageviewAt: Infinity,
-    lastPageviewAt: -Infinity,
-    paths: new Map(),
-  };
-}
-
 /** Whether a hit at `at` belongs to the visit: no gap over the timeout on either side. */
 function continues(visit: ActiveVisit, at: number, timeoutMs: number): boolean {
-  const { startedAt, lastSeenAt } = visit.record;
-  return at - lastSeenAt.getTime() <= timeoutMs && startedAt.getTime() - at <= timeoutMs;
+  return at - visit.lastSeenMs <= timeoutMs && visit.startedMs - at <= timeoutMs;
 }
 
-/** Visit state in this process's memory: the embedded mode, where one process sees every hit. */
+/**
+ * Visit state in this process's memory: the embedded mode, where one process sees every hit. Visits are found by
+ * site and then visitor id (bigints the visits hold anyway, where a string key per visitor was 100 bytes more a
+ * visit).
+ */
 export class VisitTracker implements VisitState {
-  private readonly byKey = new Map<string, ActiveVisit>();
+  private readonly bySite = new Map<string, Map<bigint, ActiveVisit>>();
 
   constructor(private readonly timeoutMs = VISIT_TIMEOUT_MS) {}
 
   get activeVisits(): number {
-    return new Set(this.byKey.values()).size;
+    const visits = new Set<ActiveVisit>();
+    for (const byVisitor of this.bySite.values()) for (const visit of byVisitor.values()) visits.add(visit);
+    return visits.size;
   }
 
   /**
-   * Adds a hit to the visit it continues, looked up under the visitor's key for the hit's day and then, to carry
-   * visits across midnight, under yesterday's key; or starts a new visit. Returns the visit's new state.
+   * Adds a hit to the visit it continues, looked up under the visitor's id for the hit's day and then, to carry
+   * visits across midnight, under yesterday's; or starts a new visit. Returns the visit's new state.
    */
   record(siteId: string, currentId: bigint, previousId: bigint | undefined, hit: VisitHit): RecordedVisit {
-    const previousKey = previousId === undefined ? undefined : visitorKey(siteId, previousId);
-    const visit = this.recordLive(siteId, currentId, visitorKey(siteId, currentId), previousKey, hit);
-    return { ...visit, firstView: this.lastFirstView };
+    return this.recordVisit(siteId, currentId, previousId, hit).snapshot(this.lastFirstView);
   }
 
   /**
-   * record() for a caller that keeps each visitor's keys (visitorKey) and uses the visit's state before its next
-   * hit (the set-based import): the visit's own record, which later hits change, not a copy; whether the hit was
-   * the visit's first view of its page is `lastFirstView` until the next hit. record() is this with a copy.
+   * record() for a caller that uses the visit's state before its next hit (the set-based import): the visit's own
+   * record, which later hits change, not a copy; whether the hit was the visit's first view of its page is
+   * `lastFirstView` until the next hit.
    */
-  recordLive(siteId: string, currentId: bigint, key: string, previousKey: string | undefined, hit: VisitHit): VisitRecord {
-    const at = hit.timestamp.getTime();
-    let visit = this.continuing(key, at);
-    if (!visit && previousKey !== undefined) visit = this.continuing(previousKey, at);
-    visit ??= newVisit(siteId, currentId, hit.timestamp);
-    if (!visit.keys.includes(key)) visit.keys.push(key);
-    this.byKey.set(key, visit);
-    this.lastFirstView = apply(visit, hit, at);
-    return visit.record;
+  recordLive(siteId: string, currentId: bigint, previousId: bigint | undefined, hit: VisitHit): VisitRecord {
+    return this.recordVisit(siteId, currentId, previousId, hit);
   }
 
   /** recordLive's last hit: whether it was its visit's first view of its page. */
   lastFirstView = false;
 
-  /** Resumes visits from storage after a restart (keyed by the visitor id they started with). */
+  /** Resumes visits from storage after a restart (found by the visitor id they started with). */
   seed(visits: readonly VisitRecord[]): void {
     for (const record of visits) {
-      const key = visitorKey(record.siteId, record.visitorId);
-      const known = this.byKey.get(key);
-      if (known && known.record.lastSeenAt >= record.lastSeenAt) continue;
-      this.byKey.set(key, {
-        // The pages a resumed visit had viewed are not stored, so its later first-view flags cannot be trusted.
-        record: { ...record, pathsExact: false },
-        keys: [key],
-        // Pageview times are not stored; the visit's bounds are the best stand-ins.
-        firstPageviewAt: record.pageviews > 0 ? record.startedAt.getTime() : Infinity,
-        lastPageviewAt: record.pageviews > 0 ? record.lastSeenAt.getTime() : -Infinity,
-        paths: undefined,
-      });
+      const byVisitor = this.visitorsOf(record.siteId);
+      const known = byVisitor.get(record.visitorId);
+      if (known && known.lastSeenMs >= record.lastSeenAt.getTime()) continue;
+      const visit = new ActiveVisit(record.siteId, record.visitorId, record.startedAt.getTime(), record.visitId);
+      Object.assign(visit, attributionOf(record));
+      visit.lastSeenMs = record.lastSeenAt.getTime();
+      visit.entryPage = record.entryPage;
+      visit.exitPage = record.exitPage;
+      visit.exitHostname = record.exitHostname;
+      visit.pageviews = record.pageviews;
+      visit.events = record.events;
+      // The pages a resumed visit had viewed are not stored, so its later first-view flags cannot be trusted.
+      visit.pathsExact = false;
+      // Pageview times are not stored; the visit's bounds are the best stand-ins.
+      if (record.pageviews > 0) {
+        visit.firstPageviewAt = visit.startedMs;
+        visit.lastPageviewAt = visit.lastSeenMs;
+      }
+      byVisitor.set(record.visitorId, visit);
     }
   }
 
   /** Forgets visits idle for longer than the timeout at `now`; returns how many visits (not keys) went. */
   sweep(now: Date): number {
     const removed = new Set<ActiveVisit>();
-    for (const [key, visit] of this.byKey) {
-      if (now.getTime() - visit.record.lastSeenAt.getTime() > this.timeoutMs) {
-        this.byKey.delete(key);
-        removed.add(visit);
+    for (const [siteId, byVisitor] of this.bySite) {
+      for (const [visitorId, visit] of byVisitor) {
+        if (now.getTime() - visit.lastSeenMs > this.timeoutMs) {
+          byVisitor.delete(visitorId);
+          removed.add(visit);
+        }
       }
+      if (byVisitor.size === 0) this.bySite.delete(siteId);
     }
     return removed.size;
   }
 
-  /** The visit under `key` if a hit at `at` belongs to it. */
-  private continuing(key: string, at: number): ActiveVisit | undefined {
-    const visit = this.byKey.get(key);
+  private recordVisit(siteId: string, currentId: bigint, previousId: bigint | undefined, hit: VisitHit): ActiveVisit {
+    const at = hit.timestamp.getTime();
+    const byVisitor = this.visitorsOf(siteId);
+    let visit = this.continuing(byVisitor.get(currentId), at);
+    if (!visit && previousId !== undefined) visit = this.continuing(byVisitor.get(previousId), at);
+    visit ??= new ActiveVisit(siteId, currentId, at);
+    byVisitor.set(currentId, visit);
+    this.lastFirstView = apply(visit, hit, at);
+    return visit;
+  }
+
+  private visitorsOf(siteId: string): Map<bigint, ActiveVisit> {
+    let byVisitor = this.bySite.get(siteId);
+    if (!byVisitor) this.bySite.set(siteId, (byVisitor = new Map()));
+    return byVisitor;
+  }
+
+  /** `visit` if a hit at `at` belongs to it. */
+  private continuing(visit: ActiveVisit | undefined, at: number): ActiveVisit | undefined {
     return visit && continues(visit, at, this.timeoutMs) ? visit : undefined;
   }
 }
@@ -185,6 +257,8 @@ interface Queued {
 /** A visit one round of SharedVisitTracker changes: as read (or new), then with the round's hits applied. */
 interface Touched {
   visit: ActiveVisit;
+  /** Visitor keys the visit is reachable under (a second one after midnight, with the new day's salt). */
+  keys: string[];
   /** Its version when read (0: new). */
   expectedVersion: number;
   /** Visitor keys to point at it, each with the value it held just before (what Redis must still hold). */
@@ -295,8 +369,8 @@ export class SharedVisitTracker implements VisitState {
       if (!entry?.doc) return undefined;
       let t = byVisit.get(entry.visitId);
       if (!t) {
-        const visit = decode(entry.doc);
-        t = { visit, expectedVersion: visitVersion(visit.record), pointers: new Map(), applied: [] };
+        const { visit, keys } = decode(entry.doc);
+        t = { visit, keys, expectedVersion: visitVersion(visit), pointers: new Map(), applied: [] };
         byVisit.set(entry.visitId, t);
         touched.push(t);
       }
@@ -313,26 +387,26 @@ export class SharedVisitTracker implements VisitState {
         }
       }
       if (!t) {
-        t = { visit: newVisit(q.siteId, q.currentId, q.hit.timestamp), expectedVersion: 0, pointers: new Map(), applied: [] };
+        t = { visit: new ActiveVisit(q.siteId, q.currentId, q.at), keys: [], expectedVersion: 0, pointers: new Map(), applied: [] };
         touched.push(t);
       }
       const visit = t.visit;
-      if (!visit.keys.includes(key)) visit.keys.push(key);
+      if (!t.keys.includes(key)) t.keys.push(key);
       if (!t.pointers.has(key)) {
         const before = pointing.has(key) ? pointing.get(key) : undefined;
-        t.pointers.set(key, before ? before.visit.record.visitId.toString() : (read.get(key)?.visitId ?? null));
+        t.pointers.set(key, before ? before.visit.visitId.toString() : (read.get(key)?.visitId ?? null));
       }
       pointing.set(key, t);
       const firstView = apply(visit, q.hit, q.at);
-      t.applied.push({ queued: q, result: { ...visit.record, firstView } });
+      t.applied.push({ queued: q, result: visit.snapshot(firstView) });
     }
     const changed = touched.filter((t) => t.applied.length > 0);
     const committed = await this.store.commitAll(
       changed.map((t) => ({
-        visitId: t.visit.record.visitId.toString(),
+        visitId: t.visit.visitId.toString(),
         expectedVersion: t.expectedVersion,
-        version: visitVersion(t.visit.record),
-        doc: encode(t.visit),
+        version: visitVersion(t.visit),
+        doc: encode(t.visit, t.keys),
         pointers: [...t.pointers].map(([key, expected]) => ({ key, expected })),
         // Twice the timeout: long enough for any hit that could still continue the visit.
         ttlMs: 2 * this.timeoutMs,
@@ -360,35 +434,36 @@ interface VisitDoc {
   p: [string, number][] | null;
 }
 
-function encode(v: ActiveVisit): string {
-  const r = v.record;
+function encode(v: ActiveVisit, keys: string[]): string {
+  const { startedMs, lastSeenMs, firstPageviewAt, lastPageviewAt, paths, ...fields } = v;
   const doc: VisitDoc = {
-    r: { ...r, visitId: r.visitId.toString(), visitorId: r.visitorId.toString(), startedAt: r.startedAt.getTime(), lastSeenAt: r.lastSeenAt.getTime() },
-    k: v.keys,
-    f: Number.isFinite(v.firstPageviewAt) ? v.firstPageviewAt : null,
-    l: Number.isFinite(v.lastPageviewAt) ? v.lastPageviewAt : null,
-    p: v.paths ? [...v.paths] : null,
+    r: { ...fields, visitId: v.visitId.toString(), visitorId: v.visitorId.toString(), startedAt: startedMs, lastSeenAt: lastSeenMs },
+    k: keys,
+    f: Number.isFinite(firstPageviewAt) ? firstPageviewAt : null,
+    l: Number.isFinite(lastPageviewAt) ? lastPageviewAt : null,
+    p: paths ? [...paths] : v.pathsExact ? pathsBeforeTheMap(v) : null,
   };
   return JSON.stringify(doc);
 }
 
-function decode(text: string): ActiveVisit {
+function decode(text: string): { visit: ActiveVisit; keys: string[] } {
   const doc = JSON.parse(text) as VisitDoc;
-  return {
-    record: {
-      // Docs written by an older version have no attribution fields.
-      ...doc.r,
-      ...attributionOf(doc.r),
-      visitId: BigInt(doc.r.visitId),
-      visitorId: BigInt(doc.r.visitorId),
-      startedAt: new Date(doc.r.startedAt),
-      lastSeenAt: new Date(doc.r.lastSeenAt),
-    },
-    keys: doc.k,
-    firstPageviewAt: doc.f ?? Infinity,
-    lastPageviewAt: doc.l ?? -Infinity,
-    paths: doc.p ? new Map(doc.p) : undefined,
-  };
+  const r = doc.r;
+  const visit = new ActiveVisit(r.siteId, BigInt(r.visitorId), r.startedAt, BigInt(r.visitId));
+  // Docs written by an older version have no attribution fields.
+  Object.assign(visit, attributionOf(r));
+  visit.lastSeenMs = r.lastSeenAt;
+  visit.entryPage = r.entryPage;
+  visit.exitPage = r.exitPage;
+  visit.exitHostname = r.exitHostname;
+  visit.pageviews = r.pageviews;
+  visit.events = r.events;
+  visit.pathsExact = r.pathsExact;
+  visit.firstPageviewAt = doc.f ?? Infinity;
+  visit.lastPageviewAt = doc.l ?? -Infinity;
+  // An empty list (written before visits made their Map at the second pageview) is no Map.
+  visit.paths = doc.p && doc.p.length > 0 ? new Map(doc.p) : undefined;
+  return { visit, keys: doc.k };
 }
 
 /**
@@ -397,26 +472,30 @@ function decode(text: string): ActiveVisit {
  * external referrer or campaign neither changes it nor starts a new visit (Fathom's first-touch rule).
  */
 function apply(visit: ActiveVisit, hit: VisitHit, at: number): boolean {
-  const r = visit.record;
-  if (visitVersion(r) === 0) Object.assign(r, attributionOf(hit));
-  if (at < r.startedAt.getTime()) r.startedAt = hit.timestamp;
-  if (at > r.lastSeenAt.getTime()) r.lastSeenAt = hit.timestamp;
+  if (visitVersion(visit) === 0) Object.assign(visit, attributionOf(hit));
+  if (at < visit.startedMs) visit.startedMs = at;
+  if (at > visit.lastSeenMs) visit.lastSeenMs = at;
   if (hit.type === 'event') {
-    r.events++;
+    visit.events++;
     return false;
   }
-  r.pageviews++;
+  visit.pageviews++;
   const firstView = firstViewOf(visit, hit.pathname, at);
   if (at < visit.firstPageviewAt) {
     visit.firstPageviewAt = at;
-    r.entryPage = hit.pathname;
+    visit.entryPage = hit.pathname;
   }
   if (at >= visit.lastPageviewAt) {
     visit.lastPageviewAt = at;
-    r.exitPage = hit.pathname;
-    r.exitHostname = hit.hostname;
+    visit.exitPage = hit.pathname;
+    visit.exitHostname = hit.hostname;
   }
   return firstView;
+}
+
+/** The pages a visit without its Map has viewed: none, or its entry page, at its first pageview's time. */
+function pathsBeforeTheMap(visit: ActiveVisit): [string, number][] {
+  return visit.pageviews > 0 ? [[visit.entryPage, visit.firstPageviewAt]] : [];
 }
 
 /**
@@ -425,13 +504,15 @@ function apply(visit: ActiveVisit, hit: VisitHit, at: number): boolean {
  * its pages from the hits instead.
  */
 function firstViewOf(visit: ActiveVisit, pathname: string, at: number): boolean {
-  const paths = visit.paths;
-  if (!paths) return false;
+  if (!visit.pathsExact) return false;
+  // This pageview is already counted: the first has no Map to look in.
+  if (visit.pageviews === 1) return true;
+  const paths = (visit.paths ??= new Map(pathsBeforeTheMap(visit)));
   const seen = paths.get(pathname);
   if (seen === undefined) {
     if (paths.size >= MAX_PATHS_PER_VISIT) {
       visit.paths = undefined;
-      visit.record.pathsExact = false;
+      visit.pathsExact = false;
       return false;
     }
     paths.set(pathname, at);
@@ -439,7 +520,7 @@ function firstViewOf(visit: ActiveVisit, pathname: string, at: number): boolean 
   }
   if (at < seen) {
     visit.paths = undefined;
-    visit.record.pathsExact = false;
+    visit.pathsExact = false;
   }
   return false;
 }

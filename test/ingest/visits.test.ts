@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { NO_ATTRIBUTION, type HitType, type VisitRecord } from '../../src/domain/hits.js';
-import { SharedVisitTracker, VISIT_TIMEOUT_MS, VisitTracker, type VisitHit, type VisitState } from '../../src/ingest/visits.js';
+import { SharedVisitTracker, VISIT_TIMEOUT_MS, visitorKey, VisitTracker, type VisitHit, type VisitState } from '../../src/ingest/visits.js';
 import { RedisVisitStateStore } from '../../src/store/redis/visit-state.js';
 import { REDIS_URL } from '../helpers/redis.js';
 
@@ -234,6 +234,21 @@ for (const [name, make] of TRACKERS) describe(name, () => {
       assert.equal((await t.record(SITE, A, undefined, page(T0 + 40 * MIN, '/a'))).firstView, true);
     });
 
+    it('knows the entry page without a list of pages, also after events and views out of order', async () => {
+      const t = make();
+      const flags = [
+        await t.record(SITE, A, undefined, { ...page(T0, '/e'), type: 'event' }),
+        await t.record(SITE, A, undefined, page(T0 + 2 * MIN, '/a')),
+        await t.record(SITE, A, undefined, page(T0 + 3 * MIN, '/a')),
+        await t.record(SITE, A, undefined, page(T0 + MIN, '/b')),
+        await t.record(SITE, A, undefined, page(T0 + 4 * MIN, '/b')),
+        await t.record(SITE, A, undefined, page(T0 + 5 * MIN, '/a')),
+      ];
+      assert.deepEqual(flags.map((v) => v.firstView), [false, true, false, true, false, false]);
+      assert.deepEqual(flags.map((v) => v.entryPage), ['', '/a', '/a', '/b', '/b', '/b']);
+      assert.equal(flags.at(-1)!.pathsExact, true);
+    });
+
     it('gives up exact flags when a view arrives earlier than the flagged one', async () => {
       const t = make();
       await t.record(SITE, A, undefined, page(T0 + 5 * MIN, '/a'));
@@ -413,6 +428,25 @@ describe('SharedVisitTracker: several processes', () => {
     }
     const results = await Promise.all(jobs);
     assert.equal(new Set(results.map((r) => r.visitId)).size, 4);
+  });
+});
+
+describe('SharedVisitTracker: visit docs of the version before', () => {
+  it('reads an empty page list as no pages viewed yet', async () => {
+    // Written before visits listed their pages from the second pageview on: a visit of one event.
+    const store = redisStore();
+    const doc = {
+      r: { ...NO_ATTRIBUTION, siteId: SITE, visitId: '77', visitorId: A.toString(), startedAt: T0, lastSeenAt: T0, entryPage: '', exitPage: '', exitHostname: '', pageviews: 0, events: 1, pathsExact: true },
+      k: [visitorKey(SITE, A)],
+      f: null,
+      l: null,
+      p: [],
+    };
+    const [committed] = await store.commitAll([{ visitId: '77', expectedVersion: 0, version: 1, doc: JSON.stringify(doc), pointers: [{ key: visitorKey(SITE, A), expected: null }], ttlMs: VISIT_TIMEOUT_MS }]);
+    assert.equal(committed, true);
+    const t = new SharedVisitTracker(store);
+    const views = [await t.record(SITE, A, undefined, hit(T0 + MIN)), await t.record(SITE, A, undefined, hit(T0 + 2 * MIN))];
+    assert.deepEqual(views.map((v) => [v.visitId, v.firstView]), [[77n, true], [77n, false]]);
   });
 });
 
