@@ -3,8 +3,8 @@
 // apart for visits an earlier load of the import stored (their rows are replaced) and new ones (appended).
 
 import { open, writeFile, type FileHandle } from 'node:fs/promises';
-import type { StoredHit, VisitRecord } from '../domain/hits.js';
-import { csvFiles, hitCsvLine, removeCsvFiles, visitCsvLine, type CsvRows } from '../store/event-csv.js';
+import type { VisitRecord } from '../domain/hits.js';
+import { csvFiles, removeCsvFiles, visitCsvLine, type CsvRows } from '../store/event-csv.js';
 import { keepNewest } from './visits.js';
 
 /**
@@ -46,11 +46,11 @@ export class CsvLoad {
     return this.hits;
   }
 
-  /** Appends a slice of hits and keeps the newest state of each visit they touched. */
-  async add(hits: readonly StoredHit[], visits: readonly VisitRecord[]): Promise<void> {
+  /** Appends a slice of hits (CSV lines, HIT_CSV_COLUMNS) and keeps the newest state of each visit they touched. */
+  async add(hits: readonly string[], visits: readonly VisitRecord[]): Promise<void> {
     if (hits.length > 0) {
       this.hitsFile ??= await open(this.rows.hitsFile, 'w');
-      await this.hitsFile.write(`${this.hits > 0 ? '\n' : ''}${hits.map(hitCsvLine).join('\n')}`);
+      await this.hitsFile.write(`${this.hits > 0 ? '\n' : ''}${hits.join('\n')}`);
       this.hits += hits.length;
     }
     for (const visit of visits) keepNewest(this.visits, visit);
