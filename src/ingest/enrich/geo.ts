@@ -32,15 +32,32 @@ const NOWHERE: GeoFields = Object.freeze({ countryCode: '', region: '', state: '
 
 // Addresses that never locate a visitor: private networks, loopback, link-local, documentation, multicast.
 // The databases have no records for most of these; checking first keeps odd records from leaking through.
-const UNROUTABLE = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) UNROUTABLE.addSubnet(network, prefix, 'ipv4');
+// IPv4 networks as [first address, prefix length], tested with integer arithmetic: BlockList.check builds a
+// SocketAddress (a native object with a weak handle) per call, about 2 µs of a hit's 3.5 on the ingest thread.
+const UNROUTABLE_V4 = (
+  [
+    ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+    ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
+    ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ] as const
+).map(([network, prefix]) => ({ network: ipv4Number(network), mask: (~0 << (32 - prefix)) >>> 0 }));
+const UNROUTABLE_V6 = new BlockList();
 for (const [network, prefix] of [
   ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32],
-] as const) UNROUTABLE.addSubnet(network, prefix, 'ipv6');
+] as const) UNROUTABLE_V6.addSubnet(network, prefix, 'ipv6');
+
+/** A dotted-quad IPv4 address (as isIP accepts it) as an unsigned 32-bit number. */
+function ipv4Number(address: string): number {
+  let value = 0;
+  for (const octet of address.split('.')) value = value * 256 + Number(octet);
+  return value;
+}
+
+function unroutable(address: string, version: 4 | 6): boolean {
+  if (version === 6) return UNROUTABLE_V6.check(address, 'ipv6');
+  const value = ipv4Number(address);
+  return UNROUTABLE_V4.some(({ network, mask }) => (value & mask) >>> 0 === network);
+}
 
 const IPV4_MAPPED_DOTTED = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
 const IPV4_MAPPED_HEX = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i;
@@ -130,8 +147,7 @@ export class GeoLookup {
     const address = unmapIpv4(ip);
     const version = isIP(address);
     if (version === 0) return { ...NOWHERE };
-    const family = version === 4 ? 'ipv4' : 'ipv6';
-    if (UNROUTABLE.check(address, family)) return { ...NOWHERE };
+    if (unroutable(address, version as 4 | 6)) return { ...NOWHERE };
     let record: DbIpCityRecord | null;
     try {
       record = (version === 4 ? this.v4 : this.v6).get(address) as DbIpCityRecord | null;

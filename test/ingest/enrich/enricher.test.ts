@@ -108,6 +108,22 @@ describe('Enricher', () => {
     assert.equal(enricher.enrich(other, { sameSiteHosts: ['shop.example.net'] })?.referrerSource, '');
   });
 
+  it('gives a referrer seen before the same fields, per page host and whatever other sites sent before', () => {
+    // Parsed referrers are remembered per (page host, referrer): a repeat, another page host and the sameSiteHosts
+    // option must each get the answer a first parse gives.
+    const from = (url: string, referrer: string, sameSiteHosts?: string[]) => {
+      const a = enricher.enrich(hit({ url, referrer }), sameSiteHosts ? { sameSiteHosts } : {});
+      return a && [a.referrerHostname, a.referrerPathname, a.referrerSource];
+    };
+    const shop = 'https://shop.example.net/cart/';
+    assert.deepEqual(from('https://example.com/', shop), ['https://shop.example.net', '/cart', 'shop.example.net']);
+    assert.deepEqual(from('https://example.com/x', shop), ['https://shop.example.net', '/cart', 'shop.example.net']);
+    assert.deepEqual(from('https://example.com/', shop, ['shop.example.net']), ['', '', '']);
+    assert.deepEqual(from('https://shop.example.net/', shop), ['', '', '']);
+    assert.deepEqual(from('https://example.com/', shop), ['https://shop.example.net', '/cart', 'shop.example.net']);
+    assert.deepEqual(from('https://www.shop.example.net/', shop), ['', '', '']);
+  });
+
   it('leaves unknown places and devices empty or Unknown', () => {
     const attributes = enricher.enrich(hit({ ip: '10.1.2.3', userAgent: 'something/1.0' }));
     const { browser, operatingSystem, deviceType, countryCode, city } = attributes ?? {};

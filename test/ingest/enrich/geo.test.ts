@@ -43,6 +43,23 @@ describe('GeoLookup', () => {
     }
   });
 
+  it('tells each unroutable IPv4 network from the addresses just outside it', () => {
+    // The last address inside each network, and one just outside it that the database locates.
+    const edges: Array<[inside: string, outside: string]> = [
+      ['10.255.255.255', '11.0.0.1'], ['100.127.255.255', '100.128.0.1'], ['100.64.0.0', '100.63.255.255'],
+      ['127.255.255.255', '126.255.255.254'], ['169.254.255.255', '169.255.0.1'], ['172.31.255.255', '172.32.0.1'],
+      ['172.16.0.0', '172.15.255.255'], ['192.0.0.255', '192.0.1.1'], ['192.0.2.255', '192.0.3.1'],
+      ['192.168.255.255', '192.169.0.1'], ['192.168.0.0', '192.167.255.255'], ['198.19.255.255', '198.20.0.1'],
+      ['198.18.0.0', '198.17.255.255'], ['198.51.100.255', '198.51.101.1'], ['198.51.100.0', '198.51.99.1'],
+      ['203.0.113.255', '203.0.114.1'], ['203.0.113.0', '203.0.112.1'], ['0.255.255.255', '9.255.255.255'],
+      ['224.0.0.0', '223.255.255.1'], ['239.255.255.255', '128.0.0.1'],
+    ];
+    for (const [inside, outside] of edges) {
+      assert.deepEqual(geo.lookup(inside), nowhere, inside);
+      assert.notEqual(geo.lookup(outside).countryCode, '', outside);
+    }
+  });
+
   it('shares one instance per process', async () => {
     assert.equal(await GeoLookup.open(), geo);
   });
