@@ -91,6 +91,10 @@ describe('DuckDB record files (the collector path) against the appender', () => 
     const records = batch('SITE');
     // In two batches, as the write buffer and the thread would cut them; the second replaces visits of the first.
     const halves = [records.slice(0, 170), records.slice(170)];
+    // The first file starts visits (it holds their first hit, version 1) and the second only continues them.
+    const starts = (half: typeof records) => new Set(half.filter((r) => r.visit.pageviews + r.visit.events === 1).map((r) => r.visit.visitId));
+    assert.ok(starts(halves[0]!).size > 0 && halves[0]!.some((r) => !starts(halves[0]!).has(r.visit.visitId)));
+    assert.ok(starts(halves[1]!).size === 0);
     let seq = 0;
     for (const [i, half] of halves.entries()) {
       const visits = new Map<bigint, VisitRecord>();
@@ -103,13 +107,14 @@ describe('DuckDB record files (the collector path) against the appender', () => 
       const file = join(dir, `batch-${i}.ndjson`);
       writeFileSync(file, lines.join(''));
       await b.store.loadRecords!(file, seq);
-    }
-    for (const [table, order] of [['hits', 'ts, visit_id, pathname'], ['visits', 'visit_id']] as const) {
-      const expected = await rowsOf(a.db, table, order);
-      const actual = await rowsOf(b.db, table, order);
-      assert.equal(actual.length, expected.length, `${table}: row count`);
-      assert.ok(expected.length > 0);
-      actual.forEach((row, i) => assert.deepEqual(row, expected[i], `${table} row ${i}`));
+      // After each load: a visit the first file starts and the second continues must be there in between too.
+      for (const [table, order] of [['hits', 'ts, visit_id, pathname'], ['visits', 'visit_id']] as const) {
+        const expected = await rowsOf(a.db, table, order);
+        const actual = await rowsOf(b.db, table, order);
+        assert.equal(actual.length, expected.length, `${table}: row count after load ${i}`);
+        assert.ok(expected.length > 0);
+        actual.forEach((row, n) => assert.deepEqual(row, expected[n], `${table} row ${n} after load ${i}`));
+      }
     }
     assert.equal(await b.store.logWatermark(), await a.store.logWatermark());
     assert.equal(await b.store.logWatermark(), 300);
