@@ -132,6 +132,26 @@ export function keepNewest(latest: Map<bigint, VisitRecord>, visit: VisitRecord)
   if (!known || visitVersion(visit) >= visitVersion(known)) latest.set(visit.visitId, visit);
 }
 
+/** The fields of a stored visit state that restored() takes as they are. */
+type RestoredFields = Pick<VisitRecord, 'siteId' | 'entryPage' | 'exitPage' | 'exitHostname' | 'pageviews' | 'events'> & Partial<Attribution>;
+
+/**
+ * A visit in progress again, from a state stored elsewhere (seeded from the store after a restart, or read from
+ * Redis); attribution missing from states written by older versions is ''. The caller sets what the stored
+ * state says about pages and pageview times.
+ */
+function restored(r: RestoredFields, visitorId: bigint, visitId: bigint, startedMs: number, lastSeenMs: number): ActiveVisit {
+  const visit = new ActiveVisit(r.siteId, visitorId, startedMs, visitId);
+  Object.assign(visit, attributionOf(r));
+  visit.lastSeenMs = lastSeenMs;
+  visit.entryPage = r.entryPage;
+  visit.exitPage = r.exitPage;
+  visit.exitHostname = r.exitHostname;
+  visit.pageviews = r.pageviews;
+  visit.events = r.events;
+  return visit;
+}
+
 /** Whether a hit at `at` belongs to the visit: no gap over the timeout on either side. */
 function continues(visit: ActiveVisit, at: number, timeoutMs: number): boolean {
   return at - visit.lastSeenMs <= timeoutMs && visit.startedMs - at <= timeoutMs;
@@ -179,14 +199,7 @@ export class VisitTracker implements VisitState {
       const byVisitor = this.visitorsOf(record.siteId);
       const known = byVisitor.get(record.visitorId);
       if (known && known.lastSeenMs >= record.lastSeenAt.getTime()) continue;
-      const visit = new ActiveVisit(record.siteId, record.visitorId, record.startedAt.getTime(), record.visitId);
-      Object.assign(visit, attributionOf(record));
-      visit.lastSeenMs = record.lastSeenAt.getTime();
-      visit.entryPage = record.entryPage;
-      visit.exitPage = record.exitPage;
-      visit.exitHostname = record.exitHostname;
-      visit.pageviews = record.pageviews;
-      visit.events = record.events;
+      const visit = restored(record, record.visitorId, record.visitId, record.startedAt.getTime(), record.lastSeenAt.getTime());
       // The pages a resumed visit had viewed are not stored, so its later first-view flags cannot be trusted.
       visit.pathsExact = false;
       // Pageview times are not stored; the visit's bounds are the best stand-ins.
@@ -449,15 +462,7 @@ function encode(v: ActiveVisit, keys: string[]): string {
 function decode(text: string): { visit: ActiveVisit; keys: string[] } {
   const doc = JSON.parse(text) as VisitDoc;
   const r = doc.r;
-  const visit = new ActiveVisit(r.siteId, BigInt(r.visitorId), r.startedAt, BigInt(r.visitId));
-  // Docs written by an older version have no attribution fields.
-  Object.assign(visit, attributionOf(r));
-  visit.lastSeenMs = r.lastSeenAt;
-  visit.entryPage = r.entryPage;
-  visit.exitPage = r.exitPage;
-  visit.exitHostname = r.exitHostname;
-  visit.pageviews = r.pageviews;
-  visit.events = r.events;
+  const visit = restored(r, BigInt(r.visitorId), BigInt(r.visitId), r.startedAt, r.lastSeenAt);
   visit.pathsExact = r.pathsExact;
   visit.firstPageviewAt = doc.f ?? Infinity;
   visit.lastPageviewAt = doc.l ?? -Infinity;
