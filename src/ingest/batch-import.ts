@@ -7,7 +7,7 @@
 import { type IncomingHit, type VisitRecord } from '../domain/hits.js';
 import { boundProps } from '../domain/props.js';
 import type { DropReason } from '../metrics.js';
-import { attributionCsv, csvFields, csvText, hitCsvLineOf, propsCsv } from '../store/event-csv.js';
+import { agentCsv, attributionCsv, csvText, hitCsvLineOf, pageCsv, placeCsv, propsCsv } from '../store/event-csv.js';
 import type { Site } from '../store/types.js';
 import { campaignFields, type CampaignFields } from './enrich/campaign.js';
 import type { GeoLookup } from './enrich/geo.js';
@@ -62,7 +62,7 @@ interface Page {
   hostname: string;
   pathname: string;
   campaign: CampaignFields;
-  /** hostname and pathname as CSV fields */
+  /** hostname and pathname as CSV fields (pageCsv) */
   csv: string;
 }
 
@@ -274,14 +274,8 @@ export class BatchImport {
   private stored(c: Candidate, eventName: string): { line: string; visit: VisitRecord } {
     const { hit, site, page, referrer: r } = c;
     const { campaign: k } = page;
-    const agent = remembered(this.agents, hit.userAgent, () => {
-      const ua = parseUserAgent(hit.userAgent);
-      return csvFields([ua.browser, ua.operatingSystem, ua.deviceType]);
-    });
-    const place = remembered(this.places, hit.ip, () => {
-      const p = this.deps.geo.lookup(hit.ip);
-      return csvFields([p.countryCode, p.region, p.state, p.city]);
-    });
+    const agent = remembered(this.agents, hit.userAgent, () => agentCsv(parseUserAgent(hit.userAgent)));
+    const place = remembered(this.places, hit.ip, () => placeCsv(this.deps.geo.lookup(hit.ip)));
     const known = this.visitor(hit, site, page);
     const visit = this.visits.recordLive(site.id, known.current, known.previous, {
       type: hit.type,
@@ -322,7 +316,7 @@ export class BatchImport {
       const normalized = normalizePage(url);
       if (!normalized) return null;
       const { hostname, pathname } = normalized;
-      return { hostname, pathname, campaign: campaignFields(normalized.query), csv: csvFields([hostname, pathname]) };
+      return { hostname, pathname, campaign: campaignFields(normalized.query), csv: pageCsv(hostname, pathname) };
     });
     return page ?? undefined;
   }

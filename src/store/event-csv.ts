@@ -4,7 +4,7 @@
 
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ATTRIBUTION_FIELDS, type Attribution, type HitType, type StoredHit, type VisitRecord } from '../domain/hits.js';
+import { ATTRIBUTION_FIELDS, type Attribution, type HitAttributes, type HitType, type StoredHit, type VisitRecord } from '../domain/hits.js';
 import { propColumns, type PropList } from '../domain/props.js';
 import { HIT_TEXT_COLUMNS, snake, VISIT_ATTRIBUTION_COLUMNS } from './event-rows.js';
 
@@ -85,19 +85,30 @@ export function csvFields(values: readonly string[]): string {
 /** A row's attribution (ATTRIBUTION_FIELDS, the same in hits and visits) as CSV fields. */
 export const attributionCsv = (a: Attribution): string => csvFields(ATTRIBUTION_FIELDS.map((f) => a[f]));
 
+/** A hit's page as CSV fields: hostname, pathname. */
+export const pageCsv = (hostname: string, pathname: string): string => csvFields([hostname, pathname]);
+
+/** A user agent's fields as CSV fields: browser, operatingSystem, deviceType. */
+export const agentCsv = (a: Pick<HitAttributes, 'browser' | 'operatingSystem' | 'deviceType'>): string =>
+  csvFields([a.browser, a.operatingSystem, a.deviceType]);
+
+/** A place as CSV fields: countryCode, region, state, city. */
+export const placeCsv = (p: Pick<HitAttributes, 'countryCode' | 'region' | 'state' | 'city'>): string =>
+  csvFields([p.countryCode, p.region, p.state, p.city]);
+
 /**
  * The parts of a hit's CSV line that repeat from hit to hit, each already CSV fields (csvFields): a caller that
  * knows where they come from (the set-based import: a page, a visit, a user agent, an address) makes each once.
  */
 export interface HitCsvParts {
   site: string;
-  /** hostname, pathname */
+  /** pageCsv */
   page: string;
   /** ATTRIBUTION_FIELDS (a hit carries its visit's) */
   attribution: string;
-  /** browser, operatingSystem, deviceType */
+  /** agentCsv */
   agent: string;
-  /** countryCode, region, state, city */
+  /** placeCsv */
   place: string;
 }
 
@@ -124,10 +135,10 @@ export function hitCsvLineOf(
 export function hitCsvLine(h: StoredHit): string {
   const parts: HitCsvParts = {
     site: csvText(h.siteId),
-    page: csvFields([h.hostname, h.pathname]),
+    page: pageCsv(h.hostname, h.pathname),
     attribution: attributionCsv(h),
-    agent: csvFields([h.browser, h.operatingSystem, h.deviceType]),
-    place: csvFields([h.countryCode, h.region, h.state, h.city]),
+    agent: agentCsv(h),
+    place: placeCsv(h),
   };
   return hitCsvLineOf(parts, h.type, h.timestamp.getTime(), h.visitorId, h.visitId, h.eventName, h.value, h.firstView, propsCsv(h.props));
 }
