@@ -1,7 +1,7 @@
 // On the ingest thread: rows gathered for the store's next batch, with their highest hit-log sequence number, and
-// when to cut it: once it holds so many rows or so long after its first (by default 5,000 or a second, the write
+// when to cut it: once it holds so many records or so long after its first (by default 5,000 or a second, the write
 // buffer's batch). Record files (load-batches.ts, larger) and INSERT batches (insert-batches.ts) gather this way and
-// differ only in what they make of a cut.
+// differ only in what they make of a cut. A row may hold several records (a hit-log group's bytes).
 
 export interface GatherOptions {
   /** Cut once this many rows wait. */
@@ -12,6 +12,7 @@ export interface GatherOptions {
 
 export class Gatherer<Row> {
   private rows: Row[] = [];
+  private records = 0;
   private maxSeq = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly maxRecords: number;
@@ -26,25 +27,31 @@ export class Gatherer<Row> {
     this.maxWaitMs = options.maxWaitMs ?? 1000;
   }
 
-  /** Rows gathered, not yet taken. */
+  /** Records gathered, not yet taken. */
   get size(): number {
-    return this.rows.length;
+    return this.records;
   }
 
-  add(row: Row, seq: number): void {
+  /** Adds a row of `records` records (one unless the row is a group of them), the highest of sequence number `seq`. */
+  add(row: Row, seq: number, records = 1): void {
     this.rows.push(row);
+    this.records += records;
     if (seq > this.maxSeq) this.maxSeq = seq;
-    if (this.rows.length >= this.maxRecords) this.cut();
+    if (this.records >= this.maxRecords) this.cut();
     else this.timer ??= setTimeout(() => this.cut(), this.maxWaitMs);
   }
 
-  /** The rows gathered and their highest sequence number (0: none logged), or undefined if none; gathering starts anew. */
-  take(): { rows: Row[]; seq: number } | undefined {
+  /**
+   * The rows gathered, how many records they hold and their highest sequence number (0: none logged), or undefined
+   * if none; gathering starts anew.
+   */
+  take(): { rows: Row[]; records: number; seq: number } | undefined {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.rows.length === 0) return undefined;
-    const taken = { rows: this.rows, seq: this.maxSeq };
+    const taken = { rows: this.rows, records: this.records, seq: this.maxSeq };
     this.rows = [];
+    this.records = 0;
     this.maxSeq = 0;
     return taken;
   }

@@ -24,10 +24,16 @@ const ZEROED_AHEAD = 1024 * 1024;
 const ZEROES = Buffer.alloc(ZEROED_AHEAD);
 const SEGMENT_RE = /^(\d{12})\.log$/;
 
-/** An appended record: its sequence number and its line, which the store can load as it is. */
-export interface Logged {
+/**
+ * A group commit's records, once synced: their bytes (whole lines, which the store can load as they are), how many
+ * and the highest sequence number. Handed on as one buffer rather than kept as strings until the store's next
+ * load: thousands of kept lines survived the young generation's collections and cost the ingest thread more to
+ * keep than to encode (docs/benchmarks.md, "Collector in session 10").
+ */
+export interface LoggedGroup {
+  data: Buffer;
+  records: number;
   seq: number;
-  line: string;
 }
 
 interface Segment {
@@ -53,6 +59,7 @@ export class HitLog {
     lastSeq: number,
     private readonly sync: boolean,
     private readonly segmentBytes: number,
+    private readonly synced: ((group: LoggedGroup) => void) | undefined,
   ) {
     this.nextSeq = lastSeq + 1;
   }
@@ -60,12 +67,13 @@ export class HitLog {
   /**
    * Opens the log in `dir` and reads what earlier runs left: records not yet confirmed (after `watermark`, the
    * last sequence number the event store holds) come back for replay, oldest first. A torn last line (the
-   * process died while writing it) was never acknowledged and is dropped.
+   * process died while writing it) was never acknowledged and is dropped. `synced` is given each group once it is
+   * on disk, before its appends resolve.
    */
   static async open(
     dir: string,
     watermark: number,
-    options: { sync?: boolean; segmentBytes?: number } = {},
+    options: { sync?: boolean; segmentBytes?: number; synced?: (group: LoggedGroup) => void } = {},
   ): Promise<{ log: HitLog; unconfirmed: LogRecord[] }> {
     mkdirSync(dir, { recursive: true });
     const ids = readdirSync(dir).map((f) => SEGMENT_RE.exec(f)).filter((m) => m !== null).map((m) => Number(m[1])).sort((a, b) => a - b);
@@ -91,18 +99,21 @@ export class HitLog {
       old.push({ id, maxSeq });
     }
     unconfirmed.sort((a, b) => a.seq - b.seq);
-    const log = new HitLog(dir, lastSeq, options.sync ?? true, options.segmentBytes ?? SEGMENT_BYTES);
+    const log = new HitLog(dir, lastSeq, options.sync ?? true, options.segmentBytes ?? SEGMENT_BYTES, options.synced);
     log.sealed.push(...old);
     await log.startSegment((ids.at(-1) ?? 0) + 1);
     return { log, unconfirmed };
   }
 
-  /** Appends a record; resolves once it is on disk (fdatasync), together with everything appended meanwhile. */
-  append(hit: StoredHit, visit: VisitRecord): Promise<Logged> {
+  /**
+   * Appends a record; resolves with its sequence number once it is on disk (fdatasync), together with everything
+   * appended meanwhile.
+   */
+  append(hit: StoredHit, visit: VisitRecord): Promise<number> {
     const seq = this.nextSeq++;
     const line = encodeRecord(seq, hit, visit);
     return new Promise((resolve, reject) => {
-      this.pending.push({ line, seq, done: (err) => (err ? reject(err) : resolve({ seq, line })) });
+      this.pending.push({ line, seq, done: (err) => (err ? reject(err) : resolve(seq)) });
       // The group starts after this turn of the event loop, so it holds every hit the turn appends (a message's
       // whole batch), not only the first: started at once, the first went alone and the rest waited a whole sync.
       if (!this.writing) this.writing = new Promise<void>((go) => setImmediate(go)).then(() => this.writeLoop());
@@ -141,6 +152,7 @@ export class HitLog {
         this.bytes += data.length;
         if (this.sync) await this.handle.datasync();
         this.current.maxSeq = batch.at(-1)!.seq;
+        this.synced?.({ data, records: batch.length, seq: this.current.maxSeq });
         for (const b of batch) b.done();
       } catch (err) {
         for (const b of batch) b.done(err);

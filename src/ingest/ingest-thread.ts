@@ -139,14 +139,15 @@ const unlogged = (hit: StoredHit, visit: VisitRecord) => {
   else row(hit, visit, 0);
 };
 
-const log = config.logDir ? (await HitLog.open(config.logDir, config.watermark)).log : undefined;
+// Record files take the log's synced groups as they were written; the other ways take each logged hit.
+const log = config.logDir ? (await HitLog.open(config.logDir, config.watermark, batches ? { synced: (group) => batches.addGroup(group) } : {})).log : undefined;
 // Logged (and synced) first, then handed over: a result never leaves before its hit is durable.
 const sink: HitSink = log
   ? {
       add: async (hit, visit) => {
-        const { seq, line } = await log.append(hit, visit);
-        if (batches) batches.add(line, seq);
-        else if (inserts) inserts.add(hit, visit, seq);
+        const seq = await log.append(hit, visit);
+        if (batches) return;
+        if (inserts) inserts.add(hit, visit, seq);
         else row(hit, visit, seq);
       },
     }

@@ -1,11 +1,13 @@
 // On the ingest thread, for stores that load record files themselves (EventStore.loadRecords): encoded records
 // gathered (gatherer.ts) into files, one per 20,000 records or 4 seconds, each announced to the main thread once
-// written, in order. The rows then never cross threads as objects.
+// written, in order. The rows then never cross threads as objects. Logged records arrive as the hit log's synced
+// groups (bytes), unlogged ones (no hit log) as lines.
 
 import { mkdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Gatherer, type GatherOptions } from './gatherer.js';
+import type { LoggedGroup } from './hit-log.js';
 
 /**
  * When a file is cut unless the options say otherwise. Larger than the write buffer's batches (5,000 or a second):
@@ -19,7 +21,7 @@ const FILE_WAIT_MS = 4_000;
 export type LoadFile = { file: string; hits: number; seq: number };
 
 export class LoadBatches {
-  private readonly lines: Gatherer<string>;
+  private readonly lines: Gatherer<string | Buffer>;
   private written: Promise<void> = Promise.resolve();
   private lastFile = 0;
   /** Records in files being written, not yet announced. */
@@ -40,32 +42,39 @@ export class LoadBatches {
     return this.lines.size + this.writing;
   }
 
+  /** A record that was not logged (sequence number 0), as its line. */
   add(line: string, seq: number): void {
     this.lines.add(line, seq);
+  }
+
+  /** A group of logged records, as the hit log wrote it. */
+  addGroup(group: LoggedGroup): void {
+    this.lines.add(group.data, group.seq, group.records);
   }
 
   /** Writes what waits as a file; resolves once it and every earlier file are written and announced. */
   cut(): Promise<void> {
     const taken = this.lines.take();
     if (!taken) return this.written;
-    const { rows: lines, seq } = taken;
+    const { rows, records, seq } = taken;
     const file = join(this.dir, `${String(++this.lastFile).padStart(12, '0')}.ndjson`);
-    this.writing += lines.length;
+    this.writing += records;
     // Files are written one after another, so they are announced (and loaded) in record order.
-    this.written = this.written.then(() => this.write(file, lines, seq));
+    this.written = this.written.then(() => this.write(file, rows, records, seq));
     return this.written;
   }
 
-  private async write(file: string, lines: string[], seq: number): Promise<void> {
+  private async write(file: string, rows: (string | Buffer)[], records: number, seq: number): Promise<void> {
+    const data = Buffer.concat(rows.map((row) => (typeof row === 'string' ? Buffer.from(row) : row)));
     for (let attempt = 1; ; attempt++) {
       try {
-        await writeFile(file, lines.join(''));
-        this.writing -= lines.length;
-        this.announce({ file, hits: lines.length, seq });
+        await writeFile(file, data);
+        this.writing -= records;
+        this.announce({ file, hits: records, seq });
         return;
       } catch (err) {
         // Logged records are safe in the hit log, but the store needs them now: keep trying (a full disk frees up).
-        this.logError(err, `writing a batch of ${lines.length} records for the store failed (attempt ${attempt}); retrying`);
+        this.logError(err, `writing a batch of ${records} records for the store failed (attempt ${attempt}); retrying`);
         await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 100 * attempt)));
       }
     }

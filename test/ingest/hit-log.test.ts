@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { VisitRecord } from '../../src/domain/hits.js';
-import { HitLog } from '../../src/ingest/hit-log.js';
+import { HitLog, type LoggedGroup } from '../../src/ingest/hit-log.js';
+import { decodeRecord } from '../../src/ingest/hit-record.js';
+import { LoadBatches, type LoadFile } from '../../src/ingest/load-batches.js';
 import { storedHit } from '../helpers/stored-hits.js';
 
 const visitOf = (siteId: string, visitId: bigint, at: Date): VisitRecord => ({
@@ -75,6 +77,42 @@ describe('hit log', () => {
       await reopened.confirm(300);
       assert.equal(readdirSync(own).length, 1);
       await reopened.close();
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+
+  it('hands each synced group to `synced` before its appends resolve, and a record file holds the groups as written', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'plumb-hitlog-'));
+    try {
+      const files: LoadFile[] = [];
+      const batches = new LoadBatches(join(own, 'load'), (file) => files.push(file), (err) => assert.fail(String(err)), { maxRecords: 1000, maxWaitMs: 60_000 });
+      const groups: LoggedGroup[] = [];
+      const { log } = await HitLog.open(join(own, 'log'), 40, {
+        sync: false,
+        synced: (group) => {
+          groups.push(group);
+          batches.addGroup(group);
+        },
+      });
+      const hits = Array.from({ length: 30 }, (_, i) => storedHit('S', new Date(Date.UTC(2026, 2, 1, 0, 0, i)).toISOString()));
+      for (const part of [hits.slice(0, 10), hits.slice(10, 11), hits.slice(11)]) {
+        const seqs = await Promise.all(part.map((h) => log.append(h, visitOf('S', h.visitId, h.timestamp))));
+        // Every append of the group resolved after its group was handed over, with its own sequence number.
+        assert.equal(groups.at(-1)!.seq, seqs.at(-1));
+        assert.equal(batches.waiting, seqs.at(-1)! - 40);
+      }
+      await log.close();
+      assert.deepEqual(groups.map((g) => [g.records, g.seq]), [[10, 50], [1, 51], [19, 70]]);
+
+      await batches.cut();
+      assert.equal(files.length, 1);
+      assert.deepEqual({ hits: files[0]!.hits, seq: files[0]!.seq }, { hits: 30, seq: 70 });
+      // The record file is the log's lines: the store loads what a replay would read.
+      const lines = readFileSync(files[0]!.file, 'utf8').split('\n').filter((l) => l !== '');
+      assert.deepEqual(lines.map((l) => decodeRecord(l).hit), hits);
+      assert.deepEqual(lines.map((l) => decodeRecord(l).seq), hits.map((_, i) => 41 + i));
+      assert.equal(batches.waiting, 0);
     } finally {
       rmSync(own, { recursive: true, force: true });
     }
