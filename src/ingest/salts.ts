@@ -25,20 +25,21 @@ const newSalt = () => randomBytes(32).toString('base64url');
 
 /** Live salts in the MetaStore, shared by every process; cached per day here. */
 export class StoredSalts implements SaltSource {
-  private readonly cache = new Map<string, Promise<DaySalts>>();
+  /** By the number of the UTC day since 1970: a hit's ISO date text cost more than the rest of the look-up. */
+  private readonly cache = new Map<number, Promise<DaySalts>>();
   private lastCleanedDay = '';
 
   constructor(private readonly meta: SaltStore) {}
 
   saltsFor(at: Date): Promise<DaySalts> {
-    const day = utcDay(at);
-    let salts = this.cache.get(day);
+    const dayNumber = Math.floor(at.getTime() / DAY_MS);
+    let salts = this.cache.get(dayNumber);
     if (!salts) {
-      salts = this.load(day);
-      salts.catch(() => this.cache.delete(day));
-      this.cache.set(day, salts);
+      salts = this.load(utcDay(at));
+      salts.catch(() => this.cache.delete(dayNumber));
+      this.cache.set(dayNumber, salts);
       // Only today and yesterday can be asked for by live hits; drop older cache entries with their salts.
-      for (const key of this.cache.keys()) if (key < dayBefore(day)) this.cache.delete(key);
+      for (const key of this.cache.keys()) if (key < dayNumber - 1) this.cache.delete(key);
     }
     return salts;
   }

@@ -10,5 +10,7 @@ export function visitorHash(salt: string, siteId: string, ip: string, userAgent:
   // NUL separators: no field can run into the next (ip "1.2.3.4" + ua "5x" vs ip "1.2.3.45" + ua "x"). One-shot
   // hashing of the joined text: the same bytes as hashing the parts in turn, for a fraction of the calls.
   const text = hostname === undefined ? `${salt}\0${siteId}\0${ip}\0${userAgent}` : `${salt}\0${siteId}\0${ip}\0${userAgent}\0${hostname}`;
-  return (hash('sha256', text, 'buffer') as unknown as Buffer).readBigUInt64BE(0);
+  // The first 16 hex digits are the first 64 bits, big-endian. A hex string costs less than a Buffer: each Buffer
+  // is an ArrayBuffer of its own for the collector to track (0.57 against 0.95 µs a hash, measured in one process).
+  return BigInt(`0x${hash('sha256', text, 'hex').slice(0, 16)}`);
 }

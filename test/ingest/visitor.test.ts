@@ -27,4 +27,15 @@ describe('visitorHash', () => {
     assert.notEqual(visitorHash('s', 'S', '1.2.3.4', ua, 'https://a.test'), visitorHash('s', 'S', '1.2.3.4', ua, 'https://b.test'));
     assert.notEqual(visitorHash('s1', 'S', '1.2.3.4', ua), visitorHash('s2', 'S', '1.2.3.4', ua));
   });
+
+  it('reads the 64 bits unsigned and whole, whatever the leading digits (high bit set, leading zeros)', () => {
+    const ids = Array.from({ length: 300 }, (_, i) => {
+      const id = visitorHash('salt', 'SITE', `198.51.100.${i}`, ua);
+      assert.equal(id, fedInTurn('salt', 'SITE', `198.51.100.${i}`, ua));
+      return id;
+    });
+    assert.ok(ids.some((id) => id >= 2n ** 63n), 'some ids have the high bit set');
+    assert.ok(ids.some((id) => id < 2n ** 60n), 'some ids start with a zero hex digit');
+    assert.ok(ids.every((id) => id >= 0n && id < 2n ** 64n));
+  });
 });
