@@ -77,6 +77,7 @@ port.on('message', (message: ToThread) => {
 
 // What goes back with the next message: results, rows and counts gathered since the last one.
 const newDeltas = (): CounterDeltas => ({ received: { pageview: 0, event: 0 }, recorded: { pageview: 0, event: 0 }, dropped: {} });
+let recorded: number[] = [];
 let results: [number, Result][] = [];
 let imports: [number, ImportResult | { error: string }][] = [];
 let hits: StoredHit[] = [];
@@ -87,7 +88,8 @@ let scheduled = false;
 
 /** Sends what gathered since the last message, and starts gathering anew. */
 function sendGathered(): void {
-  send({ t: 'done', results, imports, hits, seqs, visits: [...visits.values()], counters: deltas, gathered: gathered() });
+  send({ t: 'done', recorded, results, imports, hits, seqs, visits: [...visits.values()], counters: deltas, gathered: gathered() });
+  recorded = [];
   results = [];
   imports = [];
   hits = [];
@@ -241,7 +243,7 @@ function track(work: Promise<void>): void {
 function accept(id: number, hit: Parameters<HitPipeline['process']>[0]): void {
   track(
     pipeline.process(hit).then(
-      (outcome) => void results.push([id, outcome]),
+      (outcome) => void (outcome.recorded ? recorded.push(id) : results.push([id, outcome])),
       (err: unknown) => void results.push([id, { failed: err instanceof InvalidHit ? 'invalid' : 'error', message: (err as Error)?.message ?? String(err) }]),
     ),
   );

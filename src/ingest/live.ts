@@ -44,6 +44,9 @@ export interface IngestOptions {
 /** Imported hits waiting to be written beyond which an import pauses. */
 const ROOM_HITS = 20_000;
 
+/** The answer of every recorded hit (the thread sends only their ids). */
+const RECORDED: Outcome = Object.freeze({ recorded: true });
+
 interface Waiting {
   resolve: (outcome: Outcome) => void;
   reject: (err: Error) => void;
@@ -274,6 +277,10 @@ export class Ingest {
           this.importing.delete(id);
           if ('error' in result) importing?.reject(new Error(result.error));
           else importing?.resolve(result);
+        }
+        for (const id of message.recorded) {
+          this.waiting.get(id)?.resolve(RECORDED);
+          this.waiting.delete(id);
         }
         for (const [id, result] of message.results) {
           const waiting = this.waiting.get(id);

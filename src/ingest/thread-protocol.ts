@@ -65,6 +65,9 @@ export type FromThread =
   | { t: 'ready' }
   | {
       t: 'done';
+      /** Hits recorded, by id: the usual answer, sent as bare numbers (a result object each cost ten times as much to clone). */
+      recorded: number[];
+      /** Every other answer (dropped, invalid, failed). */
       results: [id: number, result: Result][];
       imports: [id: number, result: ImportResult | { error: string }][];
       /** Hits to write, in log order, with their hit-log sequence numbers (0: not logged). */
