@@ -4,9 +4,9 @@
 // differ only in what they make of a cut. A row may hold several records (a hit-log group's bytes).
 
 export interface GatherOptions {
-  /** Cut once this many rows wait. */
+  /** Cut once this many records wait. */
   maxRecords?: number;
-  /** Cut at the latest this long after the first row. */
+  /** Cut at the latest this long after the first record. */
   maxWaitMs?: number;
 }
 
@@ -32,7 +32,7 @@ export class Gatherer<Row> {
     return this.records;
   }
 
-  /** Adds a row of `records` records (one unless the row is a group of them), the highest of sequence number `seq`. */
+  /** Adds a row of `records` records (one, unless the row is a group of them) whose highest sequence number is `seq`. */
   add(row: Row, seq: number, records = 1): void {
     this.rows.push(row);
     this.records += records;
