@@ -10,6 +10,7 @@ import type { DropReason } from '../metrics.js';
 import { agentCsv, attributionCsv, csvText, hitCsvLineOf, pageCsv, placeCsv, propsCsv } from '../store/event-csv.js';
 import type { Site } from '../store/types.js';
 import { campaignFields, type CampaignFields } from './enrich/campaign.js';
+import { hitsOf, type ChunkColumns } from './chunk-columns.js';
 import type { GeoLookup } from './enrich/geo.js';
 import { parseReferrer, type ReferrerFields } from './enrich/referrer.js';
 import { normalizePage } from './enrich/url.js';
@@ -92,15 +93,17 @@ interface Candidate {
 
 /**
  * A chunk's lines as they are read, each parsed at once (its text is not kept) or its error noted, numbered from
- * the chunk's first line; blank lines are skipped but counted.
+ * the chunk's first line; blank lines are skipped but counted. Or the lines the reader thread parsed (`read`).
  */
 export class ChunkLines {
-  readonly parsed: { line: number; hit: IncomingHit }[] = [];
-  readonly errors: ImportError[] = [];
+  readonly parsed: { line: number; hit: IncomingHit }[];
+  readonly errors: ImportError[];
   private next: number;
 
-  constructor(firstLine: number) {
+  constructor(firstLine: number, read?: ChunkColumns) {
     this.next = firstLine;
+    this.parsed = read ? hitsOf(read) : [];
+    this.errors = read ? read.errors : [];
   }
 
   add(text: string): void {

@@ -1,12 +1,13 @@
 // The import thread: set-based NDJSON imports (src/ingest/batch-import.ts) off the event loop that serves HTTP and
-// off the ingest thread that serves live hits. Each chunk arrives as a file of the request's body, read here line
-// by line, and comes back as CSV files of its rows, which the main thread has its store load in one statement each.
+// off the ingest thread that serves live hits. Each chunk arrives as a file of the request's body, parsed by the
+// reader thread (src/ingest/chunk-reader.ts) while this one works on the chunk before, and comes back as CSV files of
+// its rows, which the main thread has its store load in one statement each.
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { BatchImport, ChunkLines, type ImportLookups, type RowsSink } from './batch-import.js';
+import { ChunkReader } from './chunk-reader.js';
 import { CsvLoad, StoredVisits } from './csv-load.js';
 import { GeoLookup } from './enrich/geo.js';
-import { eachLine } from './import-body.js';
 import { IMPORT_SESSION_MS, type FromImportThread, type ImportThreadConfig, type ToImportThread } from './import-protocol.js';
 import { EphemeralSalts } from './salts.js';
 
@@ -14,6 +15,7 @@ const port = parentPort!;
 const config = workerData as ImportThreadConfig;
 const send = (message: FromImportThread) => port.postMessage(message);
 const geo = await GeoLookup.open();
+const reader = new ChunkReader();
 
 const sessions = new Map<string, { batch: BatchImport; stored: StoredVisits; at: number; queue: Promise<void> }>();
 
@@ -99,8 +101,8 @@ async function sendLoad(id: number, load: CsvLoad): Promise<void> {
 }
 
 /**
- * Imports a chunk (NDJSON in `file`, read line by line) once the import's earlier chunks are done, sending its
- * rows as files of at least LOAD_HITS hits (a chunk's last load may be smaller).
+ * Imports a chunk (NDJSON in `file`, parsed by the reader thread at once) once the import's earlier chunks are done,
+ * sending its rows as files of at least LOAD_HITS hits (a chunk's last load may be smaller).
  */
 function chunk(id: number, key: string | undefined, file: string, firstLine: number): void {
   const state = session(key);
@@ -108,6 +110,9 @@ function chunk(id: number, key: string | undefined, file: string, firstLine: num
     sites: (ids) => ask(id, { t: 'sites', id, ids }),
     goals: (names) => ask(id, { t: 'goals', id, names }),
   };
+  // Read now, beside the work on the import's earlier chunks; a failure is the chunk's, reported in its turn.
+  const read = reader.read(file, firstLine);
+  read.catch(() => undefined);
   let load = new CsvLoad(config.dir, String(++loads), state.stored);
   const sink: RowsSink = async (hits, visits) => {
     await load.add(hits, visits);
@@ -118,8 +123,7 @@ function chunk(id: number, key: string | undefined, file: string, firstLine: num
   };
   state.queue = state.queue.then(async () => {
     try {
-      const lines = new ChunkLines(firstLine);
-      await eachLine(file, (text) => lines.add(text));
+      const lines = new ChunkLines(firstLine, await read);
       const { result, counts } = await state.batch.chunk(lines, firstLine, lookups, sink, SLICE_HITS);
       if (load.size > 0) await sendLoad(id, load);
       send({ t: 'done', id, result, counters: counts });

@@ -4,12 +4,13 @@
 // stored hit and visit, every answer and the goals made must be the same.
 
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { StoredHit, VisitRecord } from '../../src/domain/hits.js';
-import { BatchImport, type ImportLookups } from '../../src/ingest/batch-import.js';
+import { BatchImport, ChunkLines, type ImportLookups } from '../../src/ingest/batch-import.js';
+import { readColumns } from '../../src/ingest/chunk-columns.js';
 import { directoryLookups } from '../../src/ingest/bulk-importer.js';
 import { CsvLoad, StoredVisits } from '../../src/ingest/csv-load.js';
 import { demoTraffic } from '../../src/ingest/demo-traffic.js';
@@ -122,9 +123,10 @@ async function canonical(events: DuckEventStore, siteId: string): Promise<{ hits
 const LOAD_HITS = 300;
 
 /**
- * One import as the import thread runs it (src/ingest/import-thread.ts): its chunks in order, each chunk's rows in
- * slices gathered into loads of LOAD_HITS hits or more (a chunk's last load may be smaller), each load stored by
- * writeCsv before the chunk is answered. Every load's counts are kept in `loads`.
+ * One import as the import thread runs it (src/ingest/import-thread.ts): its chunks in order, each written to a file
+ * and parsed into columns as the reader thread parses it (or, `lines`, parsed line by line by BatchImport itself),
+ * each chunk's rows in slices gathered into loads of LOAD_HITS hits or more (a chunk's last load may be smaller),
+ * each load stored by writeCsv before the chunk is answered. Every load's counts are kept in `loads`.
  */
 class ThreadLikeImport {
   readonly batch: BatchImport;
@@ -138,6 +140,7 @@ class ThreadLikeImport {
     private readonly events: DuckEventStore,
     private readonly lookups: ImportLookups,
     private readonly dir: string,
+    private readonly read: 'columns' | 'lines' = 'columns',
   ) {
     this.batch = new BatchImport({ geo, salts: new EphemeralSalts(fixedSalt), excludedHosts: EXCLUDED });
   }
@@ -150,7 +153,13 @@ class ThreadLikeImport {
     };
     const newLoad = () => new CsvLoad(this.dir, `${this.name}-${++this.loadsMade}`, this.stored);
     let load = newLoad();
-    const { result } = await this.batch.chunk(lines, first, this.lookups, async (hits, visits) => {
+    let chunk: string[] | ChunkLines = lines;
+    if (this.read === 'columns') {
+      const file = join(this.dir, `${this.name}-body-${this.loadsMade}.ndjson`);
+      await writeFile(file, lines.join('\n'));
+      chunk = new ChunkLines(first, await readColumns(file, first));
+    }
+    const { result } = await this.batch.chunk(chunk, first, this.lookups, async (hits, visits) => {
       await load.add(hits, visits);
       if (load.size >= LOAD_HITS) {
         await store(load);
@@ -260,7 +269,12 @@ describe('set-based import (BatchImport) against the live pipeline', () => {
     try {
       const lookups = directoryLookups(new SiteDirectory(meta));
       const geo = await GeoLookup.open();
-      const imports = apart.map((lines) => ({ importer: new ThreadLikeImport(geo, both.events, lookups, dir), chunks: chunks(lines, 300), first: 1 }));
+      // One parsed by the reader's columns, one line by line by BatchImport: both ways give the live pipeline's rows.
+      const imports = apart.map((lines, i) => ({
+        importer: new ThreadLikeImport(geo, both.events, lookups, dir, i === 0 ? 'columns' : 'lines'),
+        chunks: chunks(lines, 300),
+        first: 1,
+      }));
       for (let i = 0; i < Math.max(...imports.map((x) => x.chunks.length)); i++) {
         for (const x of imports) {
           const lines = x.chunks[i];

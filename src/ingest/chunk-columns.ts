@@ -1,0 +1,162 @@
+// A chunk's NDJSON lines parsed into columns: numbers in typed arrays and each distinct text once in a table. The
+// import's reader thread (src/ingest/import-reader-thread.ts) makes them and the import thread turns them back into
+// hits; typed arrays cross threads without a copy and a text is cloned once per chunk, not once per hit.
+
+import type { IncomingHit } from '../domain/hits.js';
+import { parseImportLine, type ImportError } from './import.js';
+import { eachLine } from './import-body.js';
+
+/** A hit's texts, as indices into ChunkColumns.texts, in this order (no event name: -1). */
+const SITE = 0;
+const URL = 1;
+const REFERRER = 2;
+const AGENT = 3;
+const IP = 4;
+const EVENT = 5;
+const FIELDS = 6;
+
+export interface ChunkColumns {
+  /** Hits parsed, in the order of their lines. */
+  count: number;
+  /** Each hit's line number. */
+  lines: Float64Array;
+  /** Each hit's time, ms since the epoch. */
+  times: Float64Array;
+  /** 1 for an event, 0 for a pageview. */
+  events: Uint8Array;
+  /** FIELDS indices into `texts` a hit. */
+  fields: Int32Array;
+  /** An event's value in cents; NaN when it has none. */
+  values: Float64Array;
+  texts: string[];
+  /** Lines that are not hits, with what is wrong with them (blank lines are skipped, but numbered). */
+  errors: ImportError[];
+}
+
+/** The buffers a ChunkColumns is moved with (postMessage's transfer list). */
+export function transferList(c: ChunkColumns): ArrayBuffer[] {
+  return [c.lines.buffer, c.times.buffer, c.events.buffer, c.fields.buffer, c.values.buffer] as ArrayBuffer[];
+}
+
+/** Columns built a line at a time, growing by doubling. */
+class ColumnsBuilder {
+  private size = 4096;
+  private count = 0;
+  private lines = new Float64Array(this.size);
+  private times = new Float64Array(this.size);
+  private events = new Uint8Array(this.size);
+  private fields = new Int32Array(this.size * FIELDS);
+  private values = new Float64Array(this.size);
+  private readonly texts: string[] = [];
+  private readonly index = new Map<string, number>();
+  private readonly errors: ImportError[] = [];
+  private next: number;
+
+  constructor(firstLine: number) {
+    this.next = firstLine;
+  }
+
+  /** A line as ChunkLines.add takes it (src/ingest/batch-import.ts): the same hits, the same errors. */
+  add(text: string): void {
+    const line = this.next++;
+    if (text.trim() === '') return;
+    let hit: IncomingHit;
+    try {
+      hit = parseImportLine(text);
+    } catch (err) {
+      this.errors.push({ line, message: (err as Error).message });
+      return;
+    }
+    if (this.count === this.size) this.grow();
+    const i = this.count++;
+    this.lines[i] = line;
+    this.times[i] = hit.timestamp.getTime();
+    this.events[i] = hit.type === 'event' ? 1 : 0;
+    const f = i * FIELDS;
+    this.fields[f + SITE] = this.text(hit.siteId);
+    this.fields[f + URL] = this.text(hit.url);
+    this.fields[f + REFERRER] = this.text(hit.referrer);
+    this.fields[f + AGENT] = this.text(hit.userAgent);
+    this.fields[f + IP] = this.text(hit.ip);
+    this.fields[f + EVENT] = hit.eventName === undefined ? -1 : this.text(hit.eventName);
+    this.values[i] = hit.value ?? NaN;
+  }
+
+  columns(): ChunkColumns {
+    const n = this.count;
+    // Copies of the used part: what crosses threads is the chunk's size, not the last doubling's.
+    return {
+      count: n,
+      lines: this.lines.slice(0, n),
+      times: this.times.slice(0, n),
+      events: this.events.slice(0, n),
+      fields: this.fields.slice(0, n * FIELDS),
+      values: this.values.slice(0, n),
+      texts: this.texts,
+      errors: this.errors,
+    };
+  }
+
+  private text(value: string): number {
+    let i = this.index.get(value);
+    if (i === undefined) {
+      i = this.texts.push(value) - 1;
+      this.index.set(value, i);
+    }
+    return i;
+  }
+
+  private grow(): void {
+    this.size *= 2;
+    const more = <T extends Float64Array | Int32Array | Uint8Array>(a: T, make: (n: number) => T, per = 1): T => {
+      const b = make(this.size * per);
+      b.set(a);
+      return b;
+    };
+    this.lines = more(this.lines, (n) => new Float64Array(n));
+    this.times = more(this.times, (n) => new Float64Array(n));
+    this.events = more(this.events, (n) => new Uint8Array(n));
+    this.fields = more(this.fields, (n) => new Int32Array(n), FIELDS);
+    this.values = more(this.values, (n) => new Float64Array(n));
+  }
+}
+
+/** Lines as columns; `firstLine` is the number of the first. */
+export function columnsOf(lines: Iterable<string>, firstLine: number): ChunkColumns {
+  const builder = new ColumnsBuilder(firstLine);
+  for (const text of lines) builder.add(text);
+  return builder.columns();
+}
+
+/** An NDJSON file's lines as columns, read line by line (import-body.ts, eachLine). */
+export async function readColumns(file: string, firstLine: number): Promise<ChunkColumns> {
+  const builder = new ColumnsBuilder(firstLine);
+  await eachLine(file, (text) => builder.add(text));
+  return builder.columns();
+}
+
+/** The hits of `c` in line order, each as parseImportLine made it. */
+export function hitsOf(c: ChunkColumns): { line: number; hit: IncomingHit }[] {
+  const { texts, fields } = c;
+  const hits: { line: number; hit: IncomingHit }[] = new Array(c.count);
+  for (let i = 0; i < c.count; i++) {
+    const f = i * FIELDS;
+    const event = c.events[i] === 1;
+    const hit: IncomingHit = {
+      type: event ? 'event' : 'pageview',
+      siteId: texts[fields[f + SITE]!]!,
+      timestamp: new Date(c.times[i]!),
+      url: texts[fields[f + URL]!]!,
+      referrer: texts[fields[f + REFERRER]!]!,
+      userAgent: texts[fields[f + AGENT]!]!,
+      ip: texts[fields[f + IP]!]!,
+    };
+    if (event) {
+      hit.eventName = texts[fields[f + EVENT]!]!;
+      const value = c.values[i]!;
+      if (!Number.isNaN(value)) hit.value = value;
+    }
+    hits[i] = { line: c.lines[i]!, hit };
+  }
+  return hits;
+}

@@ -1,0 +1,104 @@
+// A chunk's lines as the reader thread parses them (columns) against ChunkLines parsing them one by one: the same
+// hits with the same line numbers, the same errors, for good lines, bad ones, blank ones and empty chunks; and the
+// reader thread itself (src/ingest/chunk-reader.ts), including a file it cannot read.
+
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ChunkLines } from '../../src/ingest/batch-import.js';
+import { columnsOf, hitsOf, readColumns } from '../../src/ingest/chunk-columns.js';
+import { ChunkReader } from '../../src/ingest/chunk-reader.js';
+
+const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
+const line = (o: Record<string, unknown>) => JSON.stringify(o);
+const pv = (i: number, more: Record<string, unknown> = {}) =>
+  line({ type: 'pageview', site_id: 'SITEAAAA', timestamp: `2026-01-01 10:${String(i % 60).padStart(2, '0')}:00`, url: `https://ex.test/p${i % 7}`, referrer: '', user_agent: UA, ip: `81.2.69.${i % 5}`, ...more });
+
+/** Good lines of every shape, bad lines of every kind, blank lines. */
+const mixed = [
+  pv(1),
+  line({ type: 'event', site_id: 'SITEAAAA', timestamp: '2026-01-01 10:00:01', url: 'https://ex.test/', name: 'Signup', user_agent: UA, ip: '2001:db8::1' }),
+  line({ type: 'event', site_id: 'SITEAAAA', timestamp: '2026-01-01T10:00:02Z', url: 'https://ex.test/', name: 'Buy', value: 1299 }),
+  line({ type: 'event', site_id: 'SITEAAAA', timestamp: '2026-01-01 10:00:03', url: 'https://ex.test/', name: '', value: null }),
+  line({ type: 'event', site_id: 'SITEAAAA', timestamp: '2026-01-01 10:00:04', url: 'https://ex.test/', name: 'x', value: -1.5 }),
+  pv(2, { referrer: 'https://t.co/a,"b"', url: 'https://ex.test/caf%C3%A9?utm_source=x' }),
+  pv(3, { user_agent: null, ip: null, referrer: null }),
+  '',
+  '   ',
+  '{not json',
+  '[]',
+  'null',
+  line({ type: 'click', site_id: 'SITEAAAA', timestamp: '2026-01-01 10:00:00', url: 'https://ex.test/' }),
+  line({ type: 'pageview', site_id: 'SITEAAAA', timestamp: 'yesterday', url: 'https://ex.test/' }),
+  line({ type: 'pageview', timestamp: '2026-01-01 10:00:00', url: 'https://ex.test/' }),
+  pv(4, { user_agent: 5 }),
+  line({ type: 'event', site_id: 'SITEAAAA', timestamp: '2026-01-01 10:00:00', url: 'https://ex.test/' }),
+  line({ type: 'event', site_id: 'SITEAAAA', timestamp: '2026-01-01 10:00:00', url: 'https://ex.test/', name: 'x', value: '5' }),
+  pv(5),
+];
+
+/** What ChunkLines makes of the same lines, one by one. */
+function oneByOne(lines: readonly string[], first: number): ChunkLines {
+  const parsed = new ChunkLines(first);
+  for (const text of lines) parsed.add(text);
+  return parsed;
+}
+
+describe('chunk columns', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'plumb-chunk-columns-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('give the hits and errors ChunkLines gives, line numbers included', () => {
+    const expected = oneByOne(mixed, 41);
+    const columns = columnsOf(mixed, 41);
+    assert.ok(expected.parsed.length >= 8 && expected.errors.length >= 9, 'the lines hold good and bad ones');
+    assert.deepEqual(hitsOf(columns), expected.parsed);
+    assert.deepEqual(columns.errors, expected.errors);
+    assert.deepEqual(new ChunkLines(41, columns).parsed, expected.parsed);
+  });
+
+  it('keep each distinct text once, past the first growth of the columns', () => {
+    const lines = Array.from({ length: 10_000 }, (_, i) => pv(i));
+    const columns = columnsOf(lines, 1);
+    assert.equal(columns.count, 10_000);
+    // The site, 7 pages, '' (the referrer), the agent, 5 addresses.
+    assert.equal(columns.texts.length, 15);
+    assert.deepEqual(hitsOf(columns), oneByOne(lines, 1).parsed);
+  });
+
+  it('read a file as the lines of its text, an empty file and a file of blank lines as no hits', async () => {
+    const file = join(dir, 'mixed.ndjson');
+    await writeFile(file, `${mixed.join('\r\n')}\n`);
+    // A carriage return before a line feed stays on the line, as JSON ignores it (blank lines are still blank).
+    const expected = oneByOne([...mixed.map((l) => `${l}\r`), ''], 1);
+    const read = await readColumns(file, 1);
+    assert.deepEqual(hitsOf(read), expected.parsed);
+    assert.deepEqual(read.errors, expected.errors);
+
+    for (const text of ['', '\n\n  \n']) {
+      await writeFile(file, text);
+      const empty = await readColumns(file, 7);
+      assert.equal(empty.count, 0);
+      assert.deepEqual(empty.errors, []);
+      assert.deepEqual(new ChunkLines(7, empty).parsed, []);
+    }
+  });
+
+  it('are read on the reader thread, which reports a file it cannot read and reads the next', async () => {
+    const reader = new ChunkReader();
+    const file = join(dir, 'chunk.ndjson');
+    await writeFile(file, mixed.join('\n'));
+    const [a, b] = await Promise.all([reader.read(file, 1), reader.read(file, 1001)]);
+    assert.deepEqual(hitsOf(a), oneByOne(mixed, 1).parsed);
+    assert.deepEqual(b.errors, oneByOne(mixed, 1001).errors);
+    await assert.rejects(reader.read(join(dir, 'missing.ndjson'), 1), /ENOENT/);
+    assert.equal((await reader.read(file, 1)).count, a.count);
+  });
+});
