@@ -10,7 +10,7 @@ import type { DropReason } from '../metrics.js';
 import { agentCsv, attributionCsv, csvText, hitCsvLineOf, pageCsv, placeCsv, propsCsv } from '../store/event-csv.js';
 import type { Site } from '../store/types.js';
 import { campaignFields, type CampaignFields } from './enrich/campaign.js';
-import { hitsOf, type ChunkColumns } from './chunk-columns.js';
+import { hitsOf, type ChunkColumns, type ParsedLine } from './chunk-columns.js';
 import type { GeoLookup } from './enrich/geo.js';
 import { parseReferrer, type ReferrerFields } from './enrich/referrer.js';
 import { normalizePage } from './enrich/url.js';
@@ -89,6 +89,8 @@ interface Candidate {
   site: Site;
   page: Page;
   referrer: ReferrerFields;
+  /** The address's place as CSV fields, when the reader thread worked it out. */
+  place: string | undefined;
 }
 
 /**
@@ -96,7 +98,7 @@ interface Candidate {
  * the chunk's first line; blank lines are skipped but counted. Or the lines the reader thread parsed (`read`).
  */
 export class ChunkLines {
-  readonly parsed: { line: number; hit: IncomingHit }[];
+  readonly parsed: ParsedLine[];
   readonly errors: ImportError[];
   private next: number;
 
@@ -198,10 +200,10 @@ export class BatchImport {
     const sites = await lookups.sites([...new Set(parsed.map((p) => p.hit.siteId))]);
     const candidates: Candidate[] = [];
     const goalKeys = new Map<string, [string, string]>();
-    for (const { line, hit } of parsed) {
+    for (const { line, hit, place } of parsed) {
       try {
         counts.received[hit.type]++;
-        const candidate = this.check(line, hit, sites.get(hit.siteId));
+        const candidate = this.check(line, hit, sites.get(hit.siteId), place);
         if (typeof candidate === 'string') {
           errors.push({ line, message: dropped(counts, candidate) });
           continue;
@@ -249,7 +251,7 @@ export class BatchImport {
   }
 
   /** HitPipeline.process up to the goal: the checks and drops in its order; a candidate or a drop reason. */
-  private check(line: number, hit: IncomingHit, site: Site | undefined): Candidate | DropReason {
+  private check(line: number, hit: IncomingHit, site: Site | undefined, place: string | undefined): Candidate | DropReason {
     if (hit.type === 'event' && (!hit.eventName || hit.eventName.length > MAX_EVENT_NAME)) {
       throw new InvalidHit(`event name must be 1 to ${MAX_EVENT_NAME} characters`);
     }
@@ -267,7 +269,7 @@ export class BatchImport {
     if (!site) return 'unknown-site';
     if (hosts && hit.type === 'pageview' && hosts.size < MAX_SITE_HOSTS) hosts.add(page.hostname);
     if (this.excluded(bareHost(page.hostname))) return 'excluded-host';
-    return { line, hit, site, page, referrer };
+    return { line, hit, site, page, referrer, place };
   }
 
   /**
@@ -278,7 +280,7 @@ export class BatchImport {
     const { hit, site, page, referrer: r } = c;
     const { campaign: k } = page;
     const agent = remembered(this.agents, hit.userAgent, () => agentCsv(parseUserAgent(hit.userAgent)));
-    const place = remembered(this.places, hit.ip, () => placeCsv(this.deps.geo.lookup(hit.ip)));
+    const place = c.place ?? remembered(this.places, hit.ip, () => placeCsv(this.deps.geo.lookup(hit.ip)));
     const known = this.visitor(hit, site, page);
     const visit = this.visits.recordLive(site.id, known.current, known.previous, {
       type: hit.type,

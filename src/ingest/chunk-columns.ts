@@ -3,6 +3,8 @@
 // hits; typed arrays cross threads without a copy and a text is cloned once per chunk, not once per hit.
 
 import type { IncomingHit } from '../domain/hits.js';
+import { placeCsv } from '../store/event-csv.js';
+import type { GeoLookup } from './enrich/geo.js';
 import { parseImportLine, type ImportError } from './import.js';
 import { eachLine } from './import-body.js';
 
@@ -29,6 +31,8 @@ export interface ChunkColumns {
   /** An event's value in cents; NaN when it has none. */
   values: Float64Array;
   texts: string[];
+  /** For each text that is a hit's address, its place as a hit's CSV fields (placeCsv) if the reader placed it. */
+  places: (string | null)[];
   /** Lines that are not hits, with what is wrong with them (blank lines are skipped, but numbered). */
   errors: ImportError[];
 }
@@ -36,6 +40,22 @@ export interface ChunkColumns {
 /** The buffers a ChunkColumns is moved with (postMessage's transfer list). */
 export function transferList(c: ChunkColumns): ArrayBuffer[] {
   return [c.lines.buffer, c.times.buffer, c.events.buffer, c.fields.buffer, c.values.buffer] as ArrayBuffer[];
+}
+
+/** Addresses placed before a placer's cache starts afresh (as BatchImport's own caches). */
+const PLACES = 200_000;
+
+/** Places addresses as the import thread does (placeCsv of a geo look-up), each once while it is remembered. */
+export function placer(geo: GeoLookup): (ip: string) => string {
+  const places = new Map<string, string>();
+  return (ip) => {
+    let found = places.get(ip);
+    if (found === undefined) {
+      if (places.size >= PLACES) places.clear();
+      places.set(ip, (found = placeCsv(geo.lookup(ip))));
+    }
+    return found;
+  };
 }
 
 /** Columns built a line at a time, growing by doubling. */
@@ -48,11 +68,16 @@ class ColumnsBuilder {
   private fields = new Int32Array(this.size * FIELDS);
   private values = new Float64Array(this.size);
   private readonly texts: string[] = [];
+  private readonly places: (string | null)[] = [];
   private readonly index = new Map<string, number>();
   private readonly errors: ImportError[] = [];
   private next: number;
 
-  constructor(firstLine: number) {
+  /** `place`: an address's place as CSV fields, worked out here rather than on the import thread. */
+  constructor(
+    firstLine: number,
+    private readonly place?: (ip: string) => string,
+  ) {
     this.next = firstLine;
   }
 
@@ -77,7 +102,8 @@ class ColumnsBuilder {
     this.fields[f + URL] = this.text(hit.url);
     this.fields[f + REFERRER] = this.text(hit.referrer);
     this.fields[f + AGENT] = this.text(hit.userAgent);
-    this.fields[f + IP] = this.text(hit.ip);
+    const ip = (this.fields[f + IP] = this.text(hit.ip));
+    if (this.place && this.places[ip] === null) this.places[ip] = this.place(hit.ip);
     this.fields[f + EVENT] = hit.eventName === undefined ? -1 : this.text(hit.eventName);
     this.values[i] = hit.value ?? NaN;
   }
@@ -93,6 +119,7 @@ class ColumnsBuilder {
       fields: this.fields.slice(0, n * FIELDS),
       values: this.values.slice(0, n),
       texts: this.texts,
+      places: this.places,
       errors: this.errors,
     };
   }
@@ -101,6 +128,7 @@ class ColumnsBuilder {
     let i = this.index.get(value);
     if (i === undefined) {
       i = this.texts.push(value) - 1;
+      this.places.push(null);
       this.index.set(value, i);
     }
     return i;
@@ -121,24 +149,31 @@ class ColumnsBuilder {
   }
 }
 
-/** Lines as columns; `firstLine` is the number of the first. */
-export function columnsOf(lines: Iterable<string>, firstLine: number): ChunkColumns {
-  const builder = new ColumnsBuilder(firstLine);
+/** Lines as columns; `firstLine` is the number of the first; `place` places addresses (placeCsv of a GeoLookup). */
+export function columnsOf(lines: Iterable<string>, firstLine: number, place?: (ip: string) => string): ChunkColumns {
+  const builder = new ColumnsBuilder(firstLine, place);
   for (const text of lines) builder.add(text);
   return builder.columns();
 }
 
 /** An NDJSON file's lines as columns, read line by line (import-body.ts, eachLine). */
-export async function readColumns(file: string, firstLine: number): Promise<ChunkColumns> {
-  const builder = new ColumnsBuilder(firstLine);
+export async function readColumns(file: string, firstLine: number, place?: (ip: string) => string): Promise<ChunkColumns> {
+  const builder = new ColumnsBuilder(firstLine, place);
   await eachLine(file, (text) => builder.add(text));
   return builder.columns();
 }
 
-/** The hits of `c` in line order, each as parseImportLine made it. */
-export function hitsOf(c: ChunkColumns): { line: number; hit: IncomingHit }[] {
-  const { texts, fields } = c;
-  const hits: { line: number; hit: IncomingHit }[] = new Array(c.count);
+/** A parsed line: its number, its hit as parseImportLine makes it, and the place of its address if known. */
+export interface ParsedLine {
+  line: number;
+  hit: IncomingHit;
+  place?: string;
+}
+
+/** The hits of `c` in line order. */
+export function hitsOf(c: ChunkColumns): ParsedLine[] {
+  const { texts, fields, places } = c;
+  const hits: ParsedLine[] = new Array(c.count);
   for (let i = 0; i < c.count; i++) {
     const f = i * FIELDS;
     const event = c.events[i] === 1;
@@ -156,7 +191,8 @@ export function hitsOf(c: ChunkColumns): { line: number; hit: IncomingHit }[] {
       const value = c.values[i]!;
       if (!Number.isNaN(value)) hit.value = value;
     }
-    hits[i] = { line: c.lines[i]!, hit };
+    const place = places[fields[f + IP]!];
+    hits[i] = place === null || place === undefined ? { line: c.lines[i]!, hit } : { line: c.lines[i]!, hit, place };
   }
   return hits;
 }

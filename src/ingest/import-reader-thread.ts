@@ -1,14 +1,18 @@
 // The import thread's reader: parses each chunk's NDJSON file into columns (src/ingest/chunk-columns.ts) as soon as
-// the chunk arrives, so that reading and parsing the next chunk run beside the import thread's work on this one.
+// the chunk arrives, and places its new addresses, so that this part of a chunk's work runs beside the import
+// thread's work on the chunk before.
 
 import { parentPort } from 'node:worker_threads';
-import { readColumns, transferList } from './chunk-columns.js';
+import { placer, readColumns, transferList } from './chunk-columns.js';
 import type { FromReader, ToReader } from './chunk-reader.js';
+import { GeoLookup } from './enrich/geo.js';
 
 const port = parentPort!;
+// With the process's shared copy of the geo databases (GeoLookup.share), as the import thread has.
+const place = placer(await GeoLookup.open());
 
 port.on('message', (message: ToReader) => {
-  readColumns(message.file, message.firstLine).then(
+  readColumns(message.file, message.firstLine, place).then(
     (columns) => port.postMessage({ id: message.id, columns } satisfies FromReader, transferList(columns)),
     (err: unknown) => port.postMessage({ id: message.id, error: (err as Error)?.message ?? String(err) } satisfies FromReader),
   );

@@ -25,7 +25,7 @@ import { Metrics } from '../../src/metrics.js';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
 import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
 import { migrate } from '../../src/store/duckdb/migrations.js';
-import type { CsvRows } from '../../src/store/event-csv.js';
+import { placeCsv, type CsvRows } from '../../src/store/event-csv.js';
 import { SqlMetaStore } from '../../src/store/sql-meta-store.js';
 import type { Site } from '../../src/store/types.js';
 
@@ -136,7 +136,7 @@ class ThreadLikeImport {
   readonly loads: CsvRows[] = [];
 
   constructor(
-    geo: GeoLookup,
+    private readonly geo: GeoLookup,
     private readonly events: DuckEventStore,
     private readonly lookups: ImportLookups,
     private readonly dir: string,
@@ -157,7 +157,8 @@ class ThreadLikeImport {
     if (this.read === 'columns') {
       const file = join(this.dir, `${this.name}-body-${this.loadsMade}.ndjson`);
       await writeFile(file, lines.join('\n'));
-      chunk = new ChunkLines(first, await readColumns(file, first));
+      // Addresses placed as the reader thread places them.
+      chunk = new ChunkLines(first, await readColumns(file, first, (ip) => placeCsv(this.geo.lookup(ip))));
     }
     const { result } = await this.batch.chunk(chunk, first, this.lookups, async (hits, visits) => {
       await load.add(hits, visits);

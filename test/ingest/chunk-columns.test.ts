@@ -1,6 +1,6 @@
 // A chunk's lines as the reader thread parses them (columns) against ChunkLines parsing them one by one: the same
-// hits with the same line numbers, the same errors, for good lines, bad ones, blank ones and empty chunks; and the
-// reader thread itself (src/ingest/chunk-reader.ts), including a file it cannot read.
+// hits with the same line numbers, the same errors, for good lines, bad ones, blank ones and empty chunks, and each
+// address's place; and the reader thread itself (src/ingest/chunk-reader.ts), including a file it cannot read.
 
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -10,6 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { ChunkLines } from '../../src/ingest/batch-import.js';
 import { columnsOf, hitsOf, readColumns } from '../../src/ingest/chunk-columns.js';
 import { ChunkReader } from '../../src/ingest/chunk-reader.js';
+import { GeoLookup } from '../../src/ingest/enrich/geo.js';
+import { placeCsv } from '../../src/store/event-csv.js';
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
 const line = (o: Record<string, unknown>) => JSON.stringify(o);
@@ -64,6 +66,18 @@ describe('chunk columns', () => {
     assert.deepEqual(new ChunkLines(41, columns).parsed, expected.parsed);
   });
 
+  it('carry each address\'s place when given a way to place addresses, worked out once per address', async () => {
+    const geo = await GeoLookup.open();
+    const asked: string[] = [];
+    const place = (ip: string) => (asked.push(ip), placeCsv(geo.lookup(ip)));
+    const columns = columnsOf([...mixed, pv(6, { ip: '81.2.69.142' }), pv(7, { ip: '81.2.69.142' })], 1, place);
+    const parsed = hitsOf(columns);
+    assert.deepEqual(parsed.map(({ line, hit }) => ({ line, hit })), oneByOne(mixed, 1).parsed.concat(oneByOne([pv(6, { ip: '81.2.69.142' }), pv(7, { ip: '81.2.69.142' })], mixed.length + 1).parsed));
+    assert.deepEqual(parsed.map((p) => p.place), parsed.map((p) => placeCsv(geo.lookup(p.hit.ip))));
+    assert.equal(asked.length, new Set(asked).size);
+    assert.ok(parsed.some((p) => p.place !== placeCsv(geo.lookup(''))), 'an address with a place');
+  });
+
   it('keep each distinct text once, past the first growth of the columns', () => {
     const lines = Array.from({ length: 10_000 }, (_, i) => pv(i));
     const columns = columnsOf(lines, 1);
@@ -96,7 +110,8 @@ describe('chunk columns', () => {
     const file = join(dir, 'chunk.ndjson');
     await writeFile(file, mixed.join('\n'));
     const [a, b] = await Promise.all([reader.read(file, 1), reader.read(file, 1001)]);
-    assert.deepEqual(hitsOf(a), oneByOne(mixed, 1).parsed);
+    const geo = await GeoLookup.open();
+    assert.deepEqual(hitsOf(a), oneByOne(mixed, 1).parsed.map((p) => ({ ...p, place: placeCsv(geo.lookup(p.hit.ip)) })));
     assert.deepEqual(b.errors, oneByOne(mixed, 1001).errors);
     await assert.rejects(reader.read(join(dir, 'missing.ndjson'), 1), /ENOENT/);
     assert.equal((await reader.read(file, 1)).count, a.count);
