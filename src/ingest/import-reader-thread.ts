@@ -11,9 +11,14 @@ const port = parentPort!;
 // With the process's shared copy of the geo databases (GeoLookup.share), as the import thread has.
 const place = placer(await GeoLookup.open());
 
+/** Chunks are read one after another, in the order they came: the thread holds one chunk's columns at a time. */
+let reading = Promise.resolve();
+
 port.on('message', (message: ToReader) => {
-  readColumns(message.file, message.firstLine, place).then(
-    (columns) => port.postMessage({ id: message.id, columns } satisfies FromReader, transferList(columns)),
-    (err: unknown) => port.postMessage({ id: message.id, error: (err as Error)?.message ?? String(err) } satisfies FromReader),
+  reading = reading.then(() =>
+    readColumns(message.file, message.firstLine, place).then(
+      (columns) => port.postMessage({ id: message.id, columns } satisfies FromReader, transferList(columns)),
+      (err: unknown) => port.postMessage({ id: message.id, error: (err as Error)?.message ?? String(err) } satisfies FromReader),
+    ),
   );
 });
