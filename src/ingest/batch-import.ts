@@ -17,6 +17,7 @@ import { normalizePage } from './enrich/url.js';
 import { isBotUserAgent, parseUserAgent } from './enrich/user-agent.js';
 import { DROP_MESSAGES, MAX_REPORTED_ERRORS, parseImportLine, type ImportError, type ImportResult } from './import.js';
 import { bareHost, excludedHostTest, InvalidHit, MAX_EVENT_NAME, MAX_SITE_HOSTS } from './pipeline.js';
+import { CACHE_ENTRIES, remembered } from './remembered.js';
 import { utcDay, type DaySalts, type EphemeralSalts } from './salts.js';
 import type { CounterDeltas } from './thread-protocol.js';
 import { visitorHash } from './visitor.js';
@@ -127,18 +128,6 @@ function dropped(counts: CounterDeltas, reason: DropReason): string {
 
 const DAY_MS = 86_400_000;
 
-/** Entries a per-value cache holds before it starts afresh (each entry is a few hundred bytes). */
-const CACHE_ENTRIES = 200_000;
-
-/** A value worked out once per distinct key (up to CACHE_ENTRIES keys at a time). */
-function remembered<V>(map: Map<string, V>, key: string, work: () => V): V {
-  let value = map.get(key);
-  if (value === undefined) {
-    if (map.size >= CACHE_ENTRIES) map.clear();
-    map.set(key, (value = work()));
-  }
-  return value;
-}
 
 /** One import's chunks, in the order they arrive: its visits continue from chunk to chunk. */
 export class BatchImport {

@@ -7,6 +7,7 @@ import { placeCsv } from '../store/event-csv.js';
 import type { GeoLookup } from './enrich/geo.js';
 import { parseImportLine, type ImportError } from './import.js';
 import { eachLine } from './import-body.js';
+import { remembered } from './remembered.js';
 
 /** A hit's texts, as indices into ChunkColumns.texts, in this order (no event name: -1). */
 const SITE = 0;
@@ -42,20 +43,10 @@ export function transferList(c: ChunkColumns): ArrayBuffer[] {
   return [c.lines.buffer, c.times.buffer, c.events.buffer, c.fields.buffer, c.values.buffer] as ArrayBuffer[];
 }
 
-/** Addresses placed before a placer's cache starts afresh (as BatchImport's own caches). */
-const PLACES = 200_000;
-
 /** Places addresses as the import thread does (placeCsv of a geo look-up), each once while it is remembered. */
 export function placer(geo: GeoLookup): (ip: string) => string {
   const places = new Map<string, string>();
-  return (ip) => {
-    let found = places.get(ip);
-    if (found === undefined) {
-      if (places.size >= PLACES) places.clear();
-      places.set(ip, (found = placeCsv(geo.lookup(ip))));
-    }
-    return found;
-  };
+  return (ip) => remembered(places, ip, () => placeCsv(geo.lookup(ip)));
 }
 
 /** Columns built a line at a time, growing by doubling. */
