@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BatchImport, ChunkLines, type ImportLookups } from '../src/ingest/batch-import.js';
+import { BatchImport, type ImportLookups } from '../src/ingest/batch-import.js';
 import { placer, readColumns, type ChunkColumns } from '../src/ingest/chunk-columns.js';
 import { CsvLoad, StoredVisits } from '../src/ingest/csv-load.js';
 import { GeoLookup } from '../src/ingest/enrich/geo.js';
@@ -70,9 +70,8 @@ export async function benchImportWork(hits = 1_000_000): Promise<void> {
       let csv = new CsvLoad(dir, String(files.length), storedVisits);
       for (const [i, columns] of read.entries()) {
         const first = i * CHUNK_LINES;
-        const chunk = new ChunkLines(first + 1, columns);
         read[i] = undefined!;
-        await batch.chunk(chunk, first + 1, lookups, async (rows, visits) => {
+        await batch.chunk(columns, first + 1, lookups, async (rows, visits) => {
           stored += rows.length;
           await csv.add(rows, visits);
           if (csv.size >= LOAD_HITS) {

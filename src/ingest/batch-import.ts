@@ -10,12 +10,12 @@ import type { DropReason } from '../metrics.js';
 import { agentCsv, attributionCsv, csvText, hitCsvLineOf, pageCsv, placeCsv, propsCsv } from '../store/event-csv.js';
 import type { Site } from '../store/types.js';
 import { campaignFields, type CampaignFields } from './enrich/campaign.js';
-import { hitsOf, type ChunkColumns, type ParsedLine } from './chunk-columns.js';
+import { columnsOf, hitsOf, type ChunkColumns } from './chunk-columns.js';
 import type { GeoLookup } from './enrich/geo.js';
 import { parseReferrer, type ReferrerFields } from './enrich/referrer.js';
 import { normalizePage } from './enrich/url.js';
 import { isBotUserAgent, parseUserAgent } from './enrich/user-agent.js';
-import { DROP_MESSAGES, MAX_REPORTED_ERRORS, parseImportLine, type ImportError, type ImportResult } from './import.js';
+import { DROP_MESSAGES, MAX_REPORTED_ERRORS, type ImportResult } from './import.js';
 import { bareHost, excludedHostTest, InvalidHit, MAX_EVENT_NAME, MAX_SITE_HOSTS } from './pipeline.js';
 import { CACHE_ENTRIES, remembered } from './remembered.js';
 import { utcDay, type DaySalts, type EphemeralSalts } from './salts.js';
@@ -94,32 +94,6 @@ interface Candidate {
   place: string | undefined;
 }
 
-/**
- * A chunk's lines as they are read, each parsed at once (its text is not kept) or its error noted, numbered from
- * the chunk's first line; blank lines are skipped but counted. Or the lines the reader thread parsed (`read`).
- */
-export class ChunkLines {
-  readonly parsed: ParsedLine[];
-  readonly errors: ImportError[];
-  private next: number;
-
-  constructor(firstLine: number, read?: ChunkColumns) {
-    this.next = firstLine;
-    this.parsed = read ? hitsOf(read) : [];
-    this.errors = read ? read.errors : [];
-  }
-
-  add(text: string): void {
-    const line = this.next++;
-    if (text.trim() === '') return;
-    try {
-      this.parsed.push({ line, hit: parseImportLine(text) });
-    } catch (err) {
-      this.errors.push({ line, message: (err as Error).message });
-    }
-  }
-}
-
 /** Counts a dropped hit; the message its line gets. */
 function dropped(counts: CounterDeltas, reason: DropReason): string {
   counts.dropped[reason] = (counts.dropped[reason] ?? 0) + 1;
@@ -168,17 +142,14 @@ export class BatchImport {
   }
 
   /**
-   * Imports `lines` (the first has number `firstLine`), handing the rows to `sink` a slice at a time; invalid
-   * lines and dropped hits are reported by line.
+   * Imports `lines` (the first has number `firstLine`), or the same lines as the reader thread parsed them
+   * (columns), handing the rows to `sink` a slice at a time; invalid lines and dropped hits are reported by line.
    */
-  async chunk(lines: readonly string[] | ChunkLines, firstLine: number, lookups: ImportLookups, sink: RowsSink, sliceHits = SLICE_HITS): Promise<BatchResult> {
+  async chunk(lines: readonly string[] | ChunkColumns, firstLine: number, lookups: ImportLookups, sink: RowsSink, sliceHits = SLICE_HITS): Promise<BatchResult> {
     const counts: CounterDeltas = { received: { pageview: 0, event: 0 }, recorded: { pageview: 0, event: 0 }, dropped: {} };
-    let read = lines;
-    if (!(read instanceof ChunkLines)) {
-      read = new ChunkLines(firstLine);
-      for (const text of lines as readonly string[]) read.add(text);
-    }
-    const { parsed, errors } = read;
+    const columns = 'texts' in lines ? lines : columnsOf(lines, firstLine);
+    const parsed = hitsOf(columns);
+    const errors = columns.errors;
     // Oldest first; a stable sort keeps equal timestamps in file order (as importLines does).
     parsed.sort((a, b) => a.hit.timestamp.getTime() - b.hit.timestamp.getTime());
     // Chunks come oldest first (the CLI sorts the whole file): no hit of this chunk or a later one can continue a

@@ -72,7 +72,7 @@ class ColumnsBuilder {
     this.next = firstLine;
   }
 
-  /** A line as ChunkLines.add takes it (src/ingest/batch-import.ts): the same hits, the same errors. */
+  /** A line of the chunk: its hit (parseImportLine) or its error, numbered; a blank line is skipped but counted. */
   add(text: string): void {
     const line = this.next++;
     if (text.trim() === '') return;

@@ -4,7 +4,7 @@
 // its rows, which the main thread has its store load in one statement each.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { BatchImport, ChunkLines, type ImportLookups, type RowsSink } from './batch-import.js';
+import { BatchImport, type ImportLookups, type RowsSink } from './batch-import.js';
 import { ChunkReader } from './chunk-reader.js';
 import { CsvLoad, StoredVisits } from './csv-load.js';
 import { GeoLookup } from './enrich/geo.js';
@@ -123,8 +123,7 @@ function chunk(id: number, key: string | undefined, file: string, firstLine: num
   };
   state.queue = state.queue.then(async () => {
     try {
-      const lines = new ChunkLines(firstLine, await read);
-      const { result, counts } = await state.batch.chunk(lines, firstLine, lookups, sink, SLICE_HITS);
+      const { result, counts } = await state.batch.chunk(await read, firstLine, lookups, sink, SLICE_HITS);
       if (load.size > 0) await sendLoad(id, load);
       send({ t: 'done', id, result, counters: counts });
     } catch (err) {

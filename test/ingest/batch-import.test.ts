@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { StoredHit, VisitRecord } from '../../src/domain/hits.js';
-import { BatchImport, ChunkLines, type ImportLookups } from '../../src/ingest/batch-import.js';
-import { readColumns } from '../../src/ingest/chunk-columns.js';
+import { BatchImport, type ImportLookups } from '../../src/ingest/batch-import.js';
+import { readColumns, type ChunkColumns } from '../../src/ingest/chunk-columns.js';
 import { directoryLookups } from '../../src/ingest/bulk-importer.js';
 import { CsvLoad, StoredVisits } from '../../src/ingest/csv-load.js';
 import { demoTraffic } from '../../src/ingest/demo-traffic.js';
@@ -153,12 +153,12 @@ class ThreadLikeImport {
     };
     const newLoad = () => new CsvLoad(this.dir, `${this.name}-${++this.loadsMade}`, this.stored);
     let load = newLoad();
-    let chunk: string[] | ChunkLines = lines;
+    let chunk: string[] | ChunkColumns = lines;
     if (this.read === 'columns') {
       const file = join(this.dir, `${this.name}-body-${this.loadsMade}.ndjson`);
       await writeFile(file, lines.join('\n'));
       // Addresses placed as the reader thread places them.
-      chunk = new ChunkLines(first, await readColumns(file, first, (ip) => placeCsv(this.geo.lookup(ip))));
+      chunk = await readColumns(file, first, (ip) => placeCsv(this.geo.lookup(ip)));
     }
     const { result } = await this.batch.chunk(chunk, first, this.lookups, async (hits, visits) => {
       await load.add(hits, visits);

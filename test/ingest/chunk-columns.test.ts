@@ -1,4 +1,4 @@
-// A chunk's lines as the reader thread parses them (columns) against ChunkLines parsing them one by one: the same
+// A chunk's lines as the reader thread parses them (columns) against the import's line parser on each: the same
 // hits with the same line numbers, the same errors, for good lines, bad ones, blank ones and empty chunks, and each
 // address's place; and the reader thread itself (src/ingest/chunk-reader.ts), including a file it cannot read.
 
@@ -7,10 +7,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ChunkLines } from '../../src/ingest/batch-import.js';
 import { columnsOf, hitsOf, readColumns } from '../../src/ingest/chunk-columns.js';
 import { ChunkReader } from '../../src/ingest/chunk-reader.js';
 import { GeoLookup } from '../../src/ingest/enrich/geo.js';
+import { parseImportLine, type ImportError } from '../../src/ingest/import.js';
+import type { IncomingHit } from '../../src/domain/hits.js';
 import { placeCsv } from '../../src/store/event-csv.js';
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
@@ -41,11 +42,19 @@ const mixed = [
   pv(5),
 ];
 
-/** What ChunkLines makes of the same lines, one by one. */
-function oneByOne(lines: readonly string[], first: number): ChunkLines {
-  const parsed = new ChunkLines(first);
-  for (const text of lines) parsed.add(text);
-  return parsed;
+/** The same lines parsed one by one (parseImportLine), numbered from `first`: blank lines skipped but counted. */
+function oneByOne(lines: readonly string[], first: number): { parsed: { line: number; hit: IncomingHit }[]; errors: ImportError[] } {
+  const parsed: { line: number; hit: IncomingHit }[] = [];
+  const errors: ImportError[] = [];
+  lines.forEach((text, i) => {
+    if (text.trim() === '') return;
+    try {
+      parsed.push({ line: first + i, hit: parseImportLine(text) });
+    } catch (err) {
+      errors.push({ line: first + i, message: (err as Error).message });
+    }
+  });
+  return { parsed, errors };
 }
 
 describe('chunk columns', () => {
@@ -57,13 +66,12 @@ describe('chunk columns', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('give the hits and errors ChunkLines gives, line numbers included', () => {
+  it('give the hits and errors of the lines parsed one by one, line numbers included', () => {
     const expected = oneByOne(mixed, 41);
     const columns = columnsOf(mixed, 41);
     assert.ok(expected.parsed.length >= 8 && expected.errors.length >= 9, 'the lines hold good and bad ones');
     assert.deepEqual(hitsOf(columns), expected.parsed);
     assert.deepEqual(columns.errors, expected.errors);
-    assert.deepEqual(new ChunkLines(41, columns).parsed, expected.parsed);
   });
 
   it('carry each address\'s place when given a way to place addresses, worked out once per address', async () => {
@@ -101,7 +109,7 @@ describe('chunk columns', () => {
       const empty = await readColumns(file, 7);
       assert.equal(empty.count, 0);
       assert.deepEqual(empty.errors, []);
-      assert.deepEqual(new ChunkLines(7, empty).parsed, []);
+      assert.deepEqual(hitsOf(empty), []);
     }
   });
 
