@@ -196,35 +196,42 @@ export class DuckEventStore implements EventStore {
   }
 
   /**
-   * Loads an import's rows in one transaction, on one DuckDB thread: its parallel CSV reading and insert took
-   * about 1.5 times the CPU for the same rows (docs/benchmarks.md, "Import in session 8"), CPU that the import
-   * thread needs, and a load keeps up with the thread on one. The setting is the whole database's: reports asked
-   * during a load run on one thread too.
+   * Runs a bulk load in one transaction on one DuckDB thread. Loading in parallel took far more CPU for the same
+   * rows: about 1.5 times for an import's CSV files (docs/benchmarks.md, "Import in session 8") and 1.6 times for
+   * the collector's record files ("Collector in session 11"), CPU that the import and ingest threads need on a
+   * machine whose cores they already keep busy. The setting is the whole database's: reports asked during a load run
+   * on one thread too.
    */
-  writeCsv(rows: CsvRows): Promise<void> {
-    const insert = (table: string, file: string, columns: readonly CsvColumn[]) =>
-      `INSERT INTO ${table} (${columnList(columns)}) ${selectCsv(file, columns)}`;
+  private loadOnOneThread(load: (q: Querier) => Promise<void>): Promise<void> {
     return this.conn.serial(async (q) => {
       await q.exec('SET threads = 1');
       try {
-        await inTransaction(q, async () => {
-          if (rows.hits > 0) await q.exec(insert('hits', rows.hitsFile, HIT_CSV_COLUMNS));
-          if (rows.visits > 0) {
-            await q.exec('DELETE FROM visit_updates');
-            await q.exec(insert('visit_updates', rows.visitsFile, VISIT_CSV_COLUMNS));
-            await this.replaceVisits(q);
-          }
-          // Visits that no earlier load stored: appended, with no staging and no look for an old row.
-          if (rows.newVisits > 0) await q.exec(insert('visits', rows.newVisitsFile, VISIT_CSV_COLUMNS));
-        });
+        await inTransaction(q, load);
       } finally {
         await q.exec(`SET threads = ${this.threads}`);
       }
     });
   }
 
+  /** Loads an import's rows (loadOnOneThread). */
+  writeCsv(rows: CsvRows): Promise<void> {
+    const insert = (table: string, file: string, columns: readonly CsvColumn[]) =>
+      `INSERT INTO ${table} (${columnList(columns)}) ${selectCsv(file, columns)}`;
+    return this.loadOnOneThread(async (q) => {
+      if (rows.hits > 0) await q.exec(insert('hits', rows.hitsFile, HIT_CSV_COLUMNS));
+      if (rows.visits > 0) {
+        await q.exec('DELETE FROM visit_updates');
+        await q.exec(insert('visit_updates', rows.visitsFile, VISIT_CSV_COLUMNS));
+        await this.replaceVisits(q);
+      }
+      // Visits that no earlier load stored: appended, with no staging and no look for an old row.
+      if (rows.newVisits > 0) await q.exec(insert('visits', rows.newVisitsFile, VISIT_CSV_COLUMNS));
+    });
+  }
+
+  /** Loads a file of hit records, with the hit log confirmed up to `logSeq` (loadOnOneThread). */
   loadRecords(file: string, logSeq?: number): Promise<void> {
-    return this.conn.transaction(async (q) => {
+    return this.loadOnOneThread(async (q) => {
       if (logSeq !== undefined) await confirmLog(q, logSeq);
       await q.exec(STAGE_RECORDS, [file]);
       await q.exec(INSERT_HITS);
