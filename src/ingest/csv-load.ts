@@ -2,7 +2,7 @@
 // holds one slice of rows, not the whole load), the newest state of each visit written once the load is complete,
 // apart for visits an earlier load of the import stored (their rows are replaced) and new ones (appended).
 
-import { open, writeFile, type FileHandle } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import type { VisitRecord } from '../domain/hits.js';
 import { csvFiles, removeCsvFiles, visitCsvLine, type CsvRows } from '../store/event-csv.js';
 import { keepNewest } from './visits.js';
@@ -30,10 +30,37 @@ export class StoredVisits {
   }
 }
 
+/**
+ * Writes lines to a file through one buffer that grows as needed: joining a slice's 8,192 lines into one string
+ * before writing it cost about 1.1 µs a line (the import thread's busiest work after its own), encoding each line
+ * into the buffer about 0.15 µs.
+ */
+export class LineWriter {
+  private buffer = Buffer.alloc(0);
+
+  /** Writes `lines` one per line at the file's position, after a line break when `more` (the file has lines). */
+  async write(file: FileHandle, lines: readonly string[], more: boolean): Promise<void> {
+    let units = lines.length;
+    for (const line of lines) units += line.length;
+    // UTF-8 needs at most 3 bytes for each UTF-16 unit (a surrogate pair's 4 bytes are 2 units).
+    if (this.buffer.length < units * 3) this.buffer = Buffer.allocUnsafe(units * 3);
+    const buffer = this.buffer;
+    let at = 0;
+    for (const line of lines) {
+      if (at > 0 || more) buffer[at++] = NEWLINE;
+      at += buffer.write(line, at);
+    }
+    await file.write(buffer, 0, at);
+  }
+}
+
+const NEWLINE = 0x0a;
+
 export class CsvLoad {
   private hitsFile: FileHandle | undefined;
   private hits = 0;
   private readonly visits = new Map<bigint, VisitRecord>();
+  private readonly lines = new LineWriter();
   readonly rows: CsvRows;
 
   /** `stored`: the import's visits stored by its earlier loads (shared by the import's loads, in order). */
@@ -50,7 +77,7 @@ export class CsvLoad {
   async add(hits: readonly string[], visits: readonly VisitRecord[]): Promise<void> {
     if (hits.length > 0) {
       this.hitsFile ??= await open(this.rows.hitsFile, 'w');
-      await this.hitsFile.write(`${this.hits > 0 ? '\n' : ''}${hits.join('\n')}`);
+      await this.lines.write(this.hitsFile, hits, this.hits > 0);
       this.hits += hits.length;
     }
     for (const visit of visits) keepNewest(this.visits, visit);
@@ -64,9 +91,18 @@ export class CsvLoad {
     await this.hitsFile?.close();
     this.hitsFile = undefined;
     const { stored, fresh } = this.stored.split(this.visits.values());
-    await writeFile(this.rows.visitsFile, stored.map(visitCsvLine).join('\n'));
-    await writeFile(this.rows.newVisitsFile, fresh.map(visitCsvLine).join('\n'));
+    await this.writeFile(this.rows.visitsFile, stored.map(visitCsvLine));
+    await this.writeFile(this.rows.newVisitsFile, fresh.map(visitCsvLine));
     return { ...this.rows, hits: this.hits, visits: stored.length, newVisits: fresh.length };
+  }
+
+  private async writeFile(path: string, lines: readonly string[]): Promise<void> {
+    const file = await open(path, 'w');
+    try {
+      await this.lines.write(file, lines, false);
+    } finally {
+      await file.close();
+    }
   }
 
   /** Closes and deletes what was written, after a failure (also one while finish() wrote the visits). */
