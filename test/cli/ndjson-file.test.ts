@@ -33,6 +33,9 @@ describe('NdjsonFile', () => {
       // Out of file order (a file sorted by the CLI): each line where it is.
       assert.equal((await file.read(Uint32Array.of(2, 4, 1, 0))).toString(), [lines[4], lines[6], long, lines[0]].join('\n'));
       assert.equal((await file.read(Uint32Array.of(3))).toString(), 'not json');
+      // Lines next to each other in the file (read in one piece), and the same lines with a gap between them.
+      assert.equal((await file.read(Uint32Array.of(2, 3, 4))).toString(), [lines[4], lines[5], lines[6]].join('\n'));
+      assert.equal((await file.read(Uint32Array.of(0, 1))).toString(), [lines[0], long].join('\n'));
       assert.equal((await file.read(new Uint32Array(0))).length, 0);
     } finally {
       await file.close();
