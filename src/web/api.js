@@ -1,5 +1,6 @@
 // Talks to /v1 and the dashboard's JSON routes with the page's session: the anti-CSRF header on every call, a
-// few calls in flight at a time, and waits (as Retry-After says) when the server answers 429 or 503.
+// few calls in flight at a time, and waits (as Retry-After says) when the server answers 429 or 503. A call whose
+// answer is no longer wanted (its signal aborted: the viewer chose another range) leaves the queue unsent.
 
 const csrf = document.querySelector('meta[name="plumb-csrf"]')?.getAttribute('content') || '';
 // An embedded share page gets no cookies inside another site's frame: it sends its share session itself.
@@ -10,12 +11,25 @@ const MAX_RETRIES = 5;
 let inFlight = 0;
 const queue = [];
 
-function acquire() {
+function acquire(signal) {
   if (inFlight < MAX_IN_FLIGHT) {
     inFlight++;
     return Promise.resolve();
   }
-  return new Promise((resolve) => queue.push(resolve));
+  return new Promise((resolve, reject) => {
+    const take = () => {
+      signal?.removeEventListener('abort', drop);
+      resolve();
+    };
+    // Dropped from the queue, or a new range's calls would wait behind every call of the one before.
+    const drop = () => {
+      const at = queue.indexOf(take);
+      if (at !== -1) queue.splice(at, 1);
+      reject(signal.reason);
+    };
+    signal?.addEventListener('abort', drop, { once: true });
+    queue.push(take);
+  });
 }
 
 function release() {
@@ -54,9 +68,11 @@ export function whenLoggedOut(handler) {
   onUnauthenticated = handler;
 }
 
-export async function api(method, path, body) {
+/** `signal`: aborting it drops the call (queued or in flight) and rejects with the signal's reason. */
+export async function api(method, path, body, { signal } = {}) {
   for (let attempt = 0; ; attempt++) {
-    await acquire();
+    signal?.throwIfAborted();
+    await acquire(signal);
     let res;
     try {
       res = await fetch(path, {
@@ -69,6 +85,7 @@ export async function api(method, path, body) {
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
       });
     } finally {
       release();

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { strFromU8, unzipSync } from 'fflate';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Route } from 'playwright-core';
 import { hashPassword } from '../../src/domain/secrets.js';
 import { formatTimestamp } from '../../src/domain/time.js';
 import { demoTraffic } from '../../src/ingest/demo-traffic.js';
@@ -425,6 +425,44 @@ describe('report page in Chromium', { skip }, () => {
     assert.match(page.url(), /chart=bar/);
     await page.locator('.chart canvas').first().waitFor();
     await shot(page, 'report-months-bars');
+  });
+
+  it('drops the calls of a chart it no longer shows: a year of weeks does not hold up the months asked next', async () => {
+    // Every aggregation call waits here until `open`: meanwhile the page has its four calls in flight and the rest
+    // (a hundred and more for a year of weeks and its comparison) queued in the page.
+    let open = false;
+    let sent = 0;
+    const held: (() => void)[] = [];
+    const hold = async (route: Route) => {
+      sent++;
+      if (!open) await new Promise<void>((resolve) => held.push(resolve));
+      // A call the page aborted meanwhile has nothing left to continue.
+      await route.continue().catch(() => undefined);
+    };
+    await page.route('**/v1/aggregations?*', hold);
+    try {
+      await page.goto(`/sites/${siteId}?range=12mo&interval=week`);
+      await eventually(async () => held.length, 4, 'four calls in flight');
+      await page.getByLabel('Per', { exact: true }).selectOption('month');
+      open = true;
+      for (const release of held.splice(0)) release();
+
+      const [year, month] = TODAY.split('-').map(Number);
+      const monthStart = (i: number) => new Date(Date.UTC(year!, month! - 1 - 11 + i, 1)).toISOString().slice(0, 10);
+      const monthly = await v1({ aggregates: 'visitors', date_grouping: 'month' }, { from: monthStart(0), to: TODAY });
+      const byMonth = new Map(monthly.map((r) => [r.timestamp!, r.visitors!]));
+      await eventually(
+        () => page.locator('[data-chart-table] tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-bucket'), tr.querySelector('[data-value]')?.textContent?.trim()])),
+        Array.from({ length: 12 }, (_, i) => [`${monthStart(i)} 00:00:00`, fmtInt(byMonth.get(`${monthStart(i)} 00:00:00`) ?? '0')]),
+        'visitors per month, after a year of weeks',
+      );
+      // A year of weeks is 52 or 53 calls for the period and as many for the one it is compared with; dropped, they
+      // never reached the server. What did: the four in flight, the other panels' calls and the months.
+      assert.ok(sent < 52, `${sent} aggregation calls were sent`);
+      assert.deepEqual(page.errors, []);
+    } finally {
+      await page.unroute('**/v1/aggregations?*', hold);
+    }
   });
 
   it('shows every breakdown as /v1 answers it, and filters the page by a clicked row', async () => {

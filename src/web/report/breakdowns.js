@@ -34,7 +34,7 @@ export function columnsOf(goal) {
 }
 
 /** One breakdown query: `field` grouped, sorted, limited, with the page's filters (and an extra search filter). */
-export function breakdownQuery(site, state, period, field, { limit = TOP, sort, extraFilters = [] } = {}) {
+export function breakdownQuery(site, state, period, field, { limit = TOP, sort, extraFilters = [], signal } = {}) {
   const goal = goalOf(site, state);
   const columns = columnsOf(goal);
   return aggregate({
@@ -43,7 +43,7 @@ export function breakdownQuery(site, state, period, field, { limit = TOP, sort, 
     field_grouping: field,
     sort_by: sort ?? `${columns[0][0]}:desc`,
     limit,
-  });
+  }, signal);
 }
 
 function csvName(site, field, period) {
@@ -89,8 +89,8 @@ function Details({ field, label, onClose }) {
   // (countries, browsers: few values) are searched among the rows.
   const serverSearch = PROPERTIES.get(field)?.operators.includes('is like');
   const { loading, error, data, period } = usePanel(
-    (p) => breakdownQuery(site, state, p, field, {
-      limit: DETAILS_LIMIT, sort, extraFilters: serverSearch && search ? [{ property: field, operator: 'is like', value: search }] : [],
+    (p, signal) => breakdownQuery(site, state, p, field, {
+      limit: DETAILS_LIMIT, sort, extraFilters: serverSearch && search ? [{ property: field, operator: 'is like', value: search }] : [], signal,
     }),
     [field, sort, search],
     { compare: false },
@@ -147,7 +147,7 @@ function BreakdownCard({ group }) {
   const label = group.tabs.find(([f]) => f === tab)[1];
   const goal = goalOf(site, state);
   const columns = columnsOf(goal);
-  const { loading, error, data, period } = usePanel((p) => breakdownQuery(site, state, p, tab), [tab], { compare: false });
+  const { loading, error, data, period } = usePanel((p, signal) => breakdownQuery(site, state, p, tab, { signal }), [tab], { compare: false });
   const tabs = useRef(null);
   const onKey = (e) => {
     const i = group.tabs.findIndex(([f]) => f === tab);

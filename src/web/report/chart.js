@@ -239,10 +239,10 @@ export function Chart() {
   const keys = metricKeys(site, state);
   const metric = keys.includes(state.metric) ? state.metric : keys[0];
   const result = usePanel(
-    async (p) => {
+    async (p, signal) => {
       const allowed = intervalsFor(p);
       const interval = state.interval !== 'auto' && allowed.includes(state.interval) ? state.interval : autoInterval(p);
-      return { interval, metric, series: await fetchSeries(site, state, p, interval, metric) };
+      return { interval, metric, series: await fetchSeries(site, state, p, interval, metric, signal) };
     },
     [state.interval, metric],
   );

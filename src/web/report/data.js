@@ -16,16 +16,16 @@ export const useSite = () => useContext(SiteContext);
  * /v1/aggregations, or, when the page filters on custom properties (which SPEC.md has no words for), the same
  * report from the dashboard's own API with the property filters as `props`.
  */
-export const aggregate = (params) =>
-  api('GET', `${params.props ? '/dashboard/api/report/aggregations' : '/v1/aggregations'}?${query(params)}`);
+export const aggregate = (params, signal) =>
+  api('GET', `${params.props ? '/dashboard/api/report/aggregations' : '/v1/aggregations'}?${query(params)}`, undefined, { signal });
 
 /**
  * A goal's completions by one custom property (the most used when `key` is '' or not carried): { keys, key, total,
  * rows: [{ value, conversions, unique_conversions }] }, with the page's range and filters.
  */
-export const fetchGoalProperties = (site, period, filters, goalName, key, limit) => {
+export const fetchGoalProperties = (site, period, filters, goalName, key, limit, signal) => {
   const { entity: _entity, ...params } = baseParams(site, period, filters, goalName);
-  return api('GET', `/dashboard/api/report/goal-properties?${query({ ...params, key: key || undefined, limit })}`);
+  return api('GET', `/dashboard/api/report/goal-properties?${query({ ...params, key: key || undefined, limit })}`, undefined, { signal });
 };
 
 /** The calendar dates the state's range covers, in the site's time zone. */
@@ -68,7 +68,7 @@ function derive(row) {
  * Without a goal: visitors, visits, pageviews, bounce rate, duration, and conversions summed over the site's goals.
  * With one: its conversions, unique conversions and value, and the visitors they are a rate of.
  */
-async function metricRows(site, state, period, grouping, metric) {
+async function metricRows(site, state, period, grouping, metric, signal) {
   const extra = grouping ? { date_grouping: grouping, sort_by: 'timestamp:asc' } : {};
   const out = new Map();
   const add = (rows, fields, sum = false) => {
@@ -82,17 +82,17 @@ async function metricRows(site, state, period, grouping, metric) {
   const goal = goalOf(site, state);
   if (goal) {
     const [events, pages] = await Promise.all([
-      aggregate({ ...baseParams(site, period, state.filters, goal.name), aggregates: 'conversions,unique_conversions,value', ...extra }),
-      aggregate({ ...baseParams(site, period, state.filters), aggregates: 'visitors', ...extra }),
+      aggregate({ ...baseParams(site, period, state.filters, goal.name), aggregates: 'conversions,unique_conversions,value', ...extra }, signal),
+      aggregate({ ...baseParams(site, period, state.filters), aggregates: 'visitors', ...extra }, signal),
     ]);
     add(events, ['conversions', 'unique_conversions', 'value']);
     add(pages, ['visitors']);
   } else {
     const [pages, ...perGoal] = await Promise.all([
-      aggregate({ ...baseParams(site, period, state.filters), aggregates: 'visitors,visits,pageviews,bounce_rate,avg_duration', ...extra }),
+      aggregate({ ...baseParams(site, period, state.filters), aggregates: 'visitors,visits,pageviews,bounce_rate,avg_duration', ...extra }, signal),
       // Conversions are one query per goal: asked only when they are shown.
       ...(metric === undefined || metric === 'conversions' ? site.goals : []).map((g) =>
-        aggregate({ ...baseParams(site, period, state.filters, g.name), aggregates: 'conversions', ...extra })),
+        aggregate({ ...baseParams(site, period, state.filters, g.name), aggregates: 'conversions', ...extra }, signal)),
     ]);
     add(pages, ['visitors', 'visits', 'pageviews', 'bounce_rate', 'avg_duration']);
     for (const rows of perGoal) add(rows, ['conversions'], true);
@@ -108,9 +108,9 @@ export function metricKeys(site, state) {
 
 const zeros = (site, state) => derive(Object.fromEntries([...metricKeys(site, state), 'visitors', 'visits', 'pageviews', 'unique_conversions'].map((k) => [k, 0])));
 
-/** The headline totals of a period (`metric`: only what that one metric needs). */
-export async function fetchTotals(site, state, period, metric) {
-  const rows = await metricRows(site, state, period, undefined, metric);
+/** The headline totals of a period (`metric`: only what that one metric needs; `signal` drops the calls, api()). */
+export async function fetchTotals(site, state, period, metric, signal) {
+  const rows = await metricRows(site, state, period, undefined, metric, signal);
   return derive({ ...zeros(site, state), ...rows.get('total') });
 }
 
@@ -118,19 +118,21 @@ export async function fetchTotals(site, state, period, metric) {
  * The headline metrics (or those `metric` needs) per chart bucket: [{ start, from, to, values }]. Hours, days and months are one query
  * (`date_grouping`); the API has no weeks, so a week is a query of its own over its days.
  */
-export async function fetchSeries(site, state, period, interval, metric) {
+export async function fetchSeries(site, state, period, interval, metric, signal) {
   const list = buckets(period, interval);
   if (interval === 'week') {
-    const totals = await Promise.all(list.map((b) => fetchTotals(site, state, { from: b.from, to: b.to }, metric)));
+    const totals = await Promise.all(list.map((b) => fetchTotals(site, state, { from: b.from, to: b.to }, metric, signal)));
     return list.map((b, i) => ({ ...b, values: totals[i] }));
   }
-  const rows = await metricRows(site, state, period, interval, metric);
+  const rows = await metricRows(site, state, period, interval, metric, signal);
   return list.map((b) => ({ ...b, values: derive({ ...zeros(site, state), ...rows.get(b.start) }) }));
 }
 
 /**
- * Runs `load(period)` for the report's period and, unless `compare` is false or the viewer compares with
- * nothing, for the comparison period too; again whenever `deps` change.
+ * Runs `load(period, signal)` for the report's period and, unless `compare` is false or the viewer compares with
+ * nothing, for the comparison period too; again whenever `deps` change. The signal aborts when the answers are no
+ * longer wanted (the state changed again): a year of weeks is a hundred calls, which the next range must not wait
+ * behind.
  * Returns { loading, error, data, previous, period, previousPeriod }.
  */
 export function usePanel(load, deps, { compare = true } = {}) {
@@ -139,15 +141,17 @@ export function usePanel(load, deps, { compare = true } = {}) {
   const [result, setResult] = useState({ loading: true });
   useEffect(() => {
     let live = true;
+    const calls = new AbortController();
     const period = periodOf(state, site.timeZone);
     const previousPeriod = compare ? comparisonDates(period, state.compare, state.range) : null;
     setResult((r) => ({ ...r, loading: true }));
-    Promise.all([load(period), previousPeriod ? load(previousPeriod) : null]).then(
+    Promise.all([load(period, calls.signal), previousPeriod ? load(previousPeriod, calls.signal) : null]).then(
       ([data, previous]) => live && setResult({ loading: false, data, previous, period, previousPeriod }),
       (error) => live && setResult({ loading: false, error }),
     );
     return () => {
       live = false;
+      calls.abort();
     };
   }, [state.range, state.from, state.to, state.compare, state.goal, JSON.stringify(state.filters), compare, ...deps]);
   return result;

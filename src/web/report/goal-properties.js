@@ -15,9 +15,9 @@ const TOP = 10;
 export const VALUES_LIMIT = 1000;
 
 /** The panel's rows with their share (completions of the value / every completion of the goal, with or without the key). */
-export async function fetchPropertyRows(site, state, period) {
+export async function fetchPropertyRows(site, state, period, signal) {
   const goal = goalOf(site, state);
-  const result = await fetchGoalProperties(site, period, state.filters, goal.name, state.propKey, VALUES_LIMIT);
+  const result = await fetchGoalProperties(site, period, state.filters, goal.name, state.propKey, VALUES_LIMIT, signal);
   return { ...result, rows: result.rows.map((r) => ({ ...r, share: result.total ? r.conversions / result.total : 0 })) };
 }
 
@@ -26,7 +26,7 @@ export function GoalPropertiesPanel() {
   const state = useReportState();
   const goal = goalOf(site, state);
   const [all, setAll] = useState(false);
-  const { loading, error, data, period } = usePanel((p) => (goal ? fetchPropertyRows(site, state, p) : null), [state.propKey], { compare: false });
+  const { loading, error, data, period } = usePanel((p, signal) => (goal ? fetchPropertyRows(site, state, p, signal) : null), [state.propKey], { compare: false });
   if (!goal) return null;
   const rows = data?.rows ?? [];
   const shown = all ? rows : rows.slice(0, TOP);

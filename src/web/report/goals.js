@@ -7,10 +7,10 @@ import { aggregate, baseParams, explainError, usePanel, useSite } from './data.j
 import { setReport, useReportState } from './state.js';
 
 /** The rows of the goals panel for a period: [{ goal, conversions, unique_conversions, value, conversion_rate }]. */
-export async function fetchGoals(site, state, period) {
+export async function fetchGoals(site, state, period, signal) {
   const [[pages], ...perGoal] = await Promise.all([
-    aggregate({ ...baseParams(site, period, state.filters), aggregates: 'visitors' }),
-    ...site.goals.map((g) => aggregate({ ...baseParams(site, period, state.filters, g.name), aggregates: 'conversions,unique_conversions,value' })),
+    aggregate({ ...baseParams(site, period, state.filters), aggregates: 'visitors' }, signal),
+    ...site.goals.map((g) => aggregate({ ...baseParams(site, period, state.filters, g.name), aggregates: 'conversions,unique_conversions,value' }, signal)),
   ]);
   const visitors = Number(pages?.visitors) || 0;
   return {
@@ -26,7 +26,7 @@ export async function fetchGoals(site, state, period) {
 export function GoalsPanel() {
   const site = useSite();
   const state = useReportState();
-  const { loading, error, data } = usePanel((p) => fetchGoals(site, state, p), [], { compare: false });
+  const { loading, error, data } = usePanel((p, signal) => fetchGoals(site, state, p, signal), [], { compare: false });
   if (site.goals.length === 0) {
     return html`<section class="card goals-panel" aria-labelledby="goals-h"><h2 id="goals-h">Goals</h2>
       <p class="muted">No goals yet.${site.owner ? html` <a href=${`/sites/${site.id}/goals`}>Add a goal</a> to count conversions.` : null}</p></section>`;

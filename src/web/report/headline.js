@@ -14,7 +14,7 @@ export function Headline() {
   const site = useSite();
   const state = useReportState();
   const goal = goalOf(site, state);
-  const { loading, error, data, previous, previousPeriod } = usePanel((period) => fetchTotals(site, state, period), []);
+  const { loading, error, data, previous, previousPeriod } = usePanel((period, signal) => fetchTotals(site, state, period, undefined, signal), []);
   const keys = metricKeys(site, state);
   const selected = keys.includes(state.metric) ? state.metric : keys[0];
   if (error) return html`<p class="status error" role="alert">${explainError(error)}</p>`;
