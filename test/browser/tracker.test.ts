@@ -67,8 +67,8 @@ class TestSite {
   hits: Hit[] = [];
   /** HTML by pathname, whatever the host. */
   pages = new Map<string, string>();
-  /** Delay before /script.js answers, to make calls happen before the tracker has loaded. */
-  scriptDelayMs = 0;
+  /** Held until this settles before /script.js answers, so that calls happen before the tracker has loaded. */
+  scriptGate: Promise<void> | undefined;
   tracker = '';
   client = '';
 
@@ -112,7 +112,7 @@ class TestSite {
       return;
     }
     if (url.pathname === '/script.js') {
-      if (this.scriptDelayMs > 0) await sleep(this.scriptDelayMs);
+      await this.scriptGate;
       res.writeHead(200, { 'content-type': 'application/javascript' }).end(this.tracker);
       return;
     }
@@ -504,7 +504,9 @@ describe('tracker (script.js) in Chromium against a recording collector', { skip
 
   test('fathom-client: load() with spa auto, and calls made before the script loaded all arrive', async () => {
     const sid = newSiteId();
-    site.scriptDelayMs = 500;
+    // The tracker is held back until the queued calls have been seen (a fixed delay was too short on a busy machine).
+    let release = () => {};
+    site.scriptGate = new Promise<void>((resolve) => (release = resolve));
     try {
       const html =
         `<!doctype html><html><head><script>window.SITE_ID = '${sid}'; window.SCRIPT_URL = '${site.scriptUrl}';</script>` +
@@ -521,6 +523,7 @@ describe('tracker (script.js) in Chromium against a recording collector', { skip
         `(() => { const s = document.getElementById('fathom-script'); return [s.getAttribute('data-site'), s.getAttribute('data-spa'), s.src]; })()`,
       );
       assert.deepEqual(tag, [sid, 'auto', site.scriptUrl]);
+      release();
       const queued = await hitsFor(sid, 3);
       assert.equal(queued.length, 3, 'one pageview (the automatic one is a duplicate), one event, one goal');
       // Sent at once, so they may reach the collector in any order.
@@ -540,7 +543,8 @@ describe('tracker (script.js) in Chromium against a recording collector', { skip
       assert.deepEqual(await page.evaluate('window.__fathomClientQueue.length'), 0);
       assert.deepEqual((page as Page & { errors: string[] }).errors, []);
     } finally {
-      site.scriptDelayMs = 0;
+      release();
+      site.scriptGate = undefined;
     }
   });
 
