@@ -28,7 +28,7 @@ describe('account security', () => {
     await mailbox.close();
   });
 
-  /** Turns two-factor authentication on for a logged-in browser; returns the secret and recovery codes. */
+  /** Turns two-factor authentication on for a logged-in browser; returns the secret, the code used and recovery codes. */
   async function enableTwoFactor(b: Browser, csrf: string) {
     assert.equal((await b.api('POST', '/dashboard/api/account/two-factor/setup', csrf, { current_password: 'wrong password' })).status, 400);
     const setup = await b.api('POST', '/dashboard/api/account/two-factor/setup', csrf, { current_password: PASSWORD });
@@ -36,17 +36,18 @@ describe('account security', () => {
     assert.match(setup.body.otpauth_uri, /^otpauth:\/\/totp\/Plumb:/);
     const secret = setup.body.secret as string;
     assert.equal((await b.api('POST', '/dashboard/api/account/two-factor/enable', csrf, { code: '000000' === codeFor(secret) ? '111111' : '000000' })).status, 400);
-    const enabled = await b.api('POST', '/dashboard/api/account/two-factor/enable', csrf, { code: codeFor(secret) });
+    const used = codeFor(secret);
+    const enabled = await b.api('POST', '/dashboard/api/account/two-factor/enable', csrf, { code: used });
     assert.equal(enabled.status, 200, JSON.stringify(enabled.body));
     assert.equal(enabled.body.recovery_codes.length, 10);
-    return { secret, recovery: enabled.body.recovery_codes as string[] };
+    return { secret, used, recovery: enabled.body.recovery_codes as string[] };
   }
 
   it('asks for the code after the password, never takes a code twice, and takes each recovery code once', async () => {
     const { email } = await newLogin(t.meta);
     const b = new Browser(t.app);
     const csrf = await logIn(b, email);
-    const { secret, recovery } = await enableTwoFactor(b, csrf);
+    const { secret, used, recovery } = await enableTwoFactor(b, csrf);
     assert.deepEqual((await b.api('GET', '/dashboard/api/account/two-factor', csrf)).body, { object: 'two_factor', enabled: true, recovery_codes_left: 10 });
 
     const fresh = new Browser(t.app);
@@ -59,8 +60,9 @@ describe('account security', () => {
     assert.equal(codePage.statusCode, 200);
     const wrong = await fresh.post('/login/code', { csrf: formField(codePage.body), code: '12345x', next: '/sites' });
     assert.equal(wrong.statusCode, 401);
-    // The code of the step used when enabling is spent: the app's next code works.
-    const replay = await fresh.post('/login/code', { csrf: formField(codePage.body), code: codeFor(secret), next: '/sites' });
+    // The code used when enabling is spent (replayed as it was: the clock may have reached the next step since),
+    // and the app's next code works.
+    const replay = await fresh.post('/login/code', { csrf: formField(codePage.body), code: used, next: '/sites' });
     assert.equal(replay.statusCode, 401, 'a code used once is refused');
     const ok = await fresh.post('/login/code', { csrf: formField(codePage.body), code: codeFor(secret, 1), next: '/sites' });
     assert.equal(ok.statusCode, 303);
