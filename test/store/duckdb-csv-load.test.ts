@@ -14,18 +14,33 @@ import { migrate } from '../../src/store/duckdb/migrations.js';
 import { writeCsvRows } from '../../src/store/event-csv.js';
 import { storedHit } from '../helpers/stored-hits.js';
 
-describe('DuckDB bulk loads', () => {
-  it('an import\'s load gives the database its thread count back after a load, stored or failed', async () => {
-    const db = await DuckDatabase.open(':memory:');
-    const dir = await mkdtemp(join(tmpdir(), 'plumb-csv-load-'));
-    try {
-      await migrate(db);
-      // Not the machine's core count, so that a count reset to DuckDB's default would show.
-      await db.serial((q) => q.exec('SET threads = 3'));
-      const store = await DuckEventStore.open(db);
-      const threads = async () => Number((await store.query("SELECT current_setting('threads') AS n", []))[0]!.n);
-      const count = async () => Number((await store.query("SELECT count(*) AS n FROM hits WHERE site_id = 'SITETHRD'", []))[0]!.n);
+/**
+ * A store on a fresh in-memory database whose thread count is 3 (not the machine's core count, so that a count reset
+ * to DuckDB's default would show), with its thread count and `site`'s stored hits at hand.
+ */
+async function withStore(
+  site: string,
+  work: (t: { store: DuckEventStore; dir: string; threads: () => Promise<number>; count: () => Promise<number> }) => Promise<void>,
+): Promise<void> {
+  const db = await DuckDatabase.open(':memory:');
+  const dir = await mkdtemp(join(tmpdir(), 'plumb-bulk-load-'));
+  try {
+    await migrate(db);
+    await db.serial((q) => q.exec('SET threads = 3'));
+    const store = await DuckEventStore.open(db);
+    const threads = async () => Number((await store.query("SELECT current_setting('threads') AS n", []))[0]!.n);
+    const count = async () => Number((await store.query('SELECT count(*) AS n FROM hits WHERE site_id = ?', [site]))[0]!.n);
+    await work({ store, dir, threads, count });
+    await store.close();
+  } finally {
+    await db.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 
+describe('DuckDB bulk loads', () => {
+  it('an import\'s load gives the database its thread count back after a load, stored or failed', () =>
+    withStore('SITETHRD', async ({ store, dir, threads, count }) => {
       await store.writeCsv(await writeCsvRows(dir, 'a', [storedHit('SITETHRD', '2026-03-01T10:00:00Z')], []));
       assert.equal(await count(), 1);
       assert.equal(await threads(), 3);
@@ -35,22 +50,10 @@ describe('DuckDB bulk loads', () => {
       await assert.rejects(store.writeCsv(missing));
       assert.equal(await count(), 1);
       assert.equal(await threads(), 3);
-      await store.close();
-    } finally {
-      await db.close();
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('a record file\'s load gives the database its thread count back, stored or failed', async () => {
-    const db = await DuckDatabase.open(':memory:');
-    const dir = await mkdtemp(join(tmpdir(), 'plumb-record-threads-'));
-    try {
-      await migrate(db);
-      await db.serial((q) => q.exec('SET threads = 3'));
-      const store = await DuckEventStore.open(db);
-      const threads = async () => Number((await store.query("SELECT current_setting('threads') AS n", []))[0]!.n);
-      const count = async () => Number((await store.query("SELECT count(*) AS n FROM hits WHERE site_id = 'SITERECT'", []))[0]!.n);
+  it('a record file\'s load gives the database its thread count back, stored or failed', () =>
+    withStore('SITERECT', async ({ store, dir, threads, count }) => {
       const hit = storedHit('SITERECT', '2026-03-01T10:00:00Z');
       const visit = {
         siteId: hit.siteId, visitId: hit.visitId, visitorId: hit.visitorId, startedAt: hit.timestamp, lastSeenAt: hit.timestamp,
@@ -69,10 +72,5 @@ describe('DuckDB bulk loads', () => {
       assert.equal(await count(), 1);
       assert.equal(await store.logWatermark(), 1);
       assert.equal(await threads(), 3);
-      await store.close();
-    } finally {
-      await db.close();
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 });
