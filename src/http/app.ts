@@ -96,7 +96,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cookie);
   // Security headers on every answer. Resources may be loaded cross-origin (sites embed /script.js and send to
   // the collector from anywhere), so CORP is cross-origin; nothing here is meant to be framed or sniffed.
-  addSecurityHeaders(app, {
+  const documentHeaders = addSecurityHeaders(app, {
     crossOriginResourcePolicy: { policy: 'cross-origin' },
     crossOriginEmbedderPolicy: false,
     contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
@@ -151,7 +151,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await events.deleteSite(siteId);
     },
   };
-  await app.register(collector, { ingest, metrics });
+  await app.register(collector, { ingest, metrics, documentHeaders });
   await app.register(trackerScriptRoute, deps.trackerScript);
   // Plausible's and Umami's trackers and collection endpoints (switching without re-tagging; docs/collection.md).
   await app.register(peerScriptRoutes);

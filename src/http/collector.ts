@@ -8,12 +8,15 @@ import { GeneralError } from '../domain/errors.js';
 import { InvalidHit } from '../ingest/pipeline.js';
 import type { Ingest } from '../ingest/live.js';
 import type { Metrics } from '../metrics.js';
+import { BEACON_ROUTE } from './security-headers.js';
 
 // A transparent 1x1 GIF: what an <img> beacon expects back.
 const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 
-const CORS = {
-  'access-control-allow-origin': '*',
+/** Any page may send hits and read the answer; the rest of CORS is the preflight's (PREFLIGHT). */
+const ANY_ORIGIN = 'access-control-allow-origin';
+const PREFLIGHT = {
+  [ANY_ORIGIN]: '*',
   'access-control-allow-methods': 'GET, POST, OPTIONS',
   'access-control-allow-headers': 'Content-Type',
   'access-control-max-age': '86400',
@@ -105,9 +108,11 @@ function pageUrl(h: string | undefined, p: string | undefined, qs: URLSearchPara
 export interface CollectorDeps {
   ingest: Ingest;
   metrics: Metrics;
+  /** The security headers of answers that are not a beacon's (addSecurityHeaders). */
+  documentHeaders: Readonly<Record<string, string>>;
 }
 
-export async function collector(app: FastifyInstance, { ingest, metrics }: CollectorDeps): Promise<void> {
+export async function collector(app: FastifyInstance, { ingest, metrics, documentHeaders }: CollectorDeps): Promise<void> {
   // Beacons send whatever body type the browser picks (often none, sometimes text/plain): parameters may come
   // as a query-string-style body, anything else in the body is ignored.
   app.addContentTypeParser(['text/plain', '*'], { parseAs: 'string', bodyLimit: 16 * 1024 }, (_request, body, done) => {
@@ -116,12 +121,13 @@ export async function collector(app: FastifyInstance, { ingest, metrics }: Colle
   });
 
   const collect = async (request: FastifyRequest, reply: FastifyReply) => {
-    void reply.headers(CORS);
+    void reply.header(ANY_ORIGIN, '*');
     try {
       const params = readParams(request);
       if (request.method === 'GET' && Object.keys(params).length === 0) {
         // Not a hit: someone opened the server's root. A browser goes to the dashboard, anything else learns
-        // where the API is.
+        // where the API is, with the headers of any other page (security scanners look here first).
+        void reply.headers(documentHeaders);
         if (/\btext\/html\b/.test(request.headers.accept ?? '')) return reply.redirect('/sites', 302);
         return reply.send({ name: 'Plumb', api: '/v1', openapi: '/openapi.json', script: '/script.js', dashboard: '/sites' });
       }
@@ -172,11 +178,11 @@ export async function collector(app: FastifyInstance, { ingest, metrics }: Colle
   };
 
   // Hits are counted on /metrics, not logged one by one: at thousands a second, a log line each would cost
-  // more than the hit (warnings and errors are still logged).
-  const quiet = { logLevel: 'warn' } as const;
-  app.get('/', quiet, collect);
-  app.post('/', quiet, collect);
-  app.options('/', quiet, async (_request, reply) => reply.code(204).headers(CORS).send());
+  // more than the hit (warnings and errors are still logged). Answers carry a beacon's security headers.
+  const beacon = { ...BEACON_ROUTE, logLevel: 'warn' } as const;
+  app.get('/', beacon, collect);
+  app.post('/', beacon, collect);
+  app.options('/', beacon, async (_request, reply) => reply.code(204).headers(PREFLIGHT).send());
 }
 
 /** Dropped and recorded hits get the same answer: a client cannot tell which (and need not). */

@@ -8,6 +8,7 @@ import { readProps, type PropList } from '../domain/props.js';
 import type { Ingest } from '../ingest/live.js';
 import type { SiteKeyDirectory } from '../ingest/site-directory.js';
 import type { Metrics } from '../metrics.js';
+import { BEACON_ROUTE } from './security-headers.js';
 import { busy, centsOf, countUnknownSite, field, jsonObject, keepBodiesAsText, PeerHitRefused, sendHits } from './peer-hits.js';
 
 const CORS = {
@@ -109,12 +110,12 @@ export interface PlausibleEventsDeps {
 
 export async function plausibleEvents(app: FastifyInstance, { ingest, metrics, siteKeys }: PlausibleEventsDeps): Promise<void> {
   keepBodiesAsText(app);
-  // Counted on /metrics like the collector's hits, not logged one by one.
-  const quiet = { logLevel: 'warn' } as const;
+  // Counted on /metrics like the collector's hits, not logged one by one; a beacon's security headers.
+  const beacon = { ...BEACON_ROUTE, logLevel: 'warn' } as const;
 
-  app.options('/api/event', quiet, async (_request, reply) => reply.code(204).headers(CORS).send());
+  app.options('/api/event', beacon, async (_request, reply) => reply.code(204).headers(CORS).send());
 
-  app.post('/api/event', quiet, async (request: FastifyRequest, reply) => {
+  app.post('/api/event', beacon, async (request: FastifyRequest, reply) => {
     void reply.headers(CORS);
     let event: PlausibleEvent;
     try {

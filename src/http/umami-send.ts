@@ -11,6 +11,7 @@ import type { Ingest } from '../ingest/live.js';
 import type { SiteKeyDirectory } from '../ingest/site-directory.js';
 import type { Metrics } from '../metrics.js';
 import type { Site } from '../store/types.js';
+import { BEACON_ROUTE } from './security-headers.js';
 import { busy, centsOf, countUnknownSite, field, jsonObject, keepBodiesAsText, PeerHitRefused, sendHits } from './peer-hits.js';
 
 const CORS = {
@@ -104,15 +105,15 @@ export interface UmamiSendDeps {
 
 export async function umamiSend(app: FastifyInstance, { ingest, metrics, siteKeys }: UmamiSendDeps): Promise<void> {
   keepBodiesAsText(app);
-  const quiet = { logLevel: 'warn' } as const;
+  const beacon = { ...BEACON_ROUTE, logLevel: 'warn' } as const;
 
   /** The site an Umami website id was given to, or (for new tags) the site with this Plumb id. */
   const siteOf = (website: string): Promise<Site | undefined> =>
     TRACKING_CODE_RE.test(website) ? ingest.sites.site(website) : siteKeys.siteByUmamiId(website);
 
-  app.options('/api/send', quiet, async (_request, reply) => reply.code(204).headers(CORS).send());
+  app.options('/api/send', beacon, async (_request, reply) => reply.code(204).headers(CORS).send());
 
-  app.post('/api/send', quiet, async (request, reply) => {
+  app.post('/api/send', beacon, async (request, reply) => {
     void reply.headers(CORS);
     let hit: UmamiHit | undefined;
     try {

@@ -1,4 +1,4 @@
-// HTTP hardening: security headers everywhere, CORS only on the collector and the script, metrics that count
+// HTTP hardening: security headers everywhere (a beacon's few on the collectors' answers), CORS only on the collector and the script, metrics that count
 // requests, oversized headers and regular-expression bombs bounded, and no token in any log line.
 
 import assert from 'node:assert/strict';
@@ -21,14 +21,39 @@ describe('HTTP hardening', () => {
   });
   after(() => t.close());
 
-  it('sends security headers on API, error and collector answers', async () => {
-    for (const url of ['/v1/token', '/v1/nope', '/openapi.json', '/script.js', '/?sid=ABCDEFGH&h=https%3A%2F%2Fex.test&p=%2F']) {
-      const res = await fetch(`http://127.0.0.1:${port}${url}`, { headers: { authorization: `Bearer ${OWNER_TOKEN}` } });
+  it('sends the full set of security headers on pages, API and error answers, the server\'s root among them', async () => {
+    for (const url of ['/v1/token', '/v1/nope', '/openapi.json', '/script.js', '/']) {
+      const res = await fetch(`http://127.0.0.1:${port}${url}`, { headers: { authorization: `Bearer ${OWNER_TOKEN}` }, redirect: 'manual' });
       assert.equal(res.headers.get('x-content-type-options'), 'nosniff', url);
       assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'none'/, url);
       assert.match(res.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/, url);
+      assert.equal(res.headers.get('x-frame-options'), 'SAMEORIGIN', url);
       assert.equal(res.headers.get('cross-origin-resource-policy'), 'cross-origin', url);
       assert.ok(res.headers.get('strict-transport-security'), url);
+    }
+    const page = await fetch(`http://127.0.0.1:${port}/`, { headers: { accept: 'text/html' }, redirect: 'manual' });
+    assert.equal(page.status, 302);
+    assert.ok(page.headers.get('strict-transport-security'), 'the root\'s redirect to the dashboard');
+  });
+
+  it('answers beacons (hits, their preflights and refusals) with the security headers that apply to them only', async () => {
+    const beacons: [string, RequestInit][] = [
+      ['/?sid=ABCDEFGH&h=https%3A%2F%2Fex.test&p=%2F', {}],
+      ['/?sid=ABCDEFGH&h=https%3A%2F%2Fex.test&p=nope', {}],
+      ['/?sid=ABCDEFGH&h=https%3A%2F%2Fex.test&p=%2F&name=signup', { method: 'POST' }],
+      ['/', { method: 'OPTIONS', headers: { origin: 'https://site.example', 'access-control-request-method': 'POST' } }],
+      ['/api/event', { method: 'POST', body: JSON.stringify({ name: 'pageview', url: 'https://ex.test/', domain: 'ex.test' }) }],
+      ['/api/send', { method: 'POST', body: '{}' }],
+    ];
+    for (const [url, init] of beacons) {
+      const res = await fetch(`http://127.0.0.1:${port}${url}`, init);
+      const what = `${init.method ?? 'GET'} ${url} (${res.status})`;
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff', what);
+      assert.equal(res.headers.get('cross-origin-resource-policy'), 'cross-origin', what);
+      assert.equal(res.headers.get('access-control-allow-origin'), '*', what);
+      for (const document of ['content-security-policy', 'strict-transport-security', 'x-frame-options', 'referrer-policy']) {
+        assert.equal(res.headers.get(document), null, `${what}: ${document}`);
+      }
     }
   });
 
