@@ -2,7 +2,7 @@
 // header values per call, which cost the collector about 16 µs a hit; the values never change, so every request
 // gets the same precomputed headers. A route may still override one (the dashboard sets its own CSP). Beacon
 // routes (the collectors, which answer a GIF, a 204 or a JSON error to a page's script) get the two of them that
-// apply to such answers: the rest govern documents, and setting them cost a hit about 11 µs of the HTTP thread
+// apply to such answers: the rest govern documents, and setting them cost a hit 6-11 µs of the HTTP thread
 // (docs/benchmarks.md, "Collector in session 12").
 
 import type { FastifyInstance } from 'fastify';

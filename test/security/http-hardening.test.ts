@@ -1,5 +1,6 @@
-// HTTP hardening: security headers everywhere (a beacon's few on the collectors' answers), CORS only on the collector and the script, metrics that count
-// requests, oversized headers and regular-expression bombs bounded, and no token in any log line.
+// HTTP hardening: security headers everywhere (a beacon's few on the collectors' answers), CORS only on the
+// collector and the script, metrics that count requests, oversized headers and regular-expression bombs bounded,
+// and no token in any log line.
 
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
