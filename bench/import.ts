@@ -15,7 +15,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { AdminClient } from '../src/cli/admin-client.js';
 import { demoTraffic } from '../src/ingest/demo-traffic.js';
 import { DuckDatabase } from '../src/store/duckdb/database.js';
-import { DuckEventStore } from '../src/store/duckdb/event-store.js';
+import { DuckEventStore, sqlText } from '../src/store/duckdb/event-store.js';
 import { migrate } from '../src/store/duckdb/migrations.js';
 import { HIT_CSV_COLUMNS, VISIT_CSV_COLUMNS, csvFiles, type CsvColumn } from '../src/store/event-csv.js';
 import { startServer } from '../test/helpers/process.js';
@@ -72,7 +72,7 @@ async function copyOut(db: DuckDatabase, table: string, columns: readonly CsvCol
     c.type === 'EPOCH_MS' ? `epoch_ms(${c.name})` : c.type === 'TEXT_LIST' ? `coalesce(CAST(to_json(${c.name}) AS VARCHAR), '[]')` : c.name;
   const select = `SELECT ${columns.map(value).join(', ')} FROM ${table} WHERE site_id = ?`;
   // DuckDB writes empty texts as "" and quotes what needs it, as csvText does.
-  const rows = await db.serial((q) => q.rows<{ Count: bigint }>(`COPY (${select}) TO '${file.replaceAll("'", "''")}' (HEADER false)`, [site]));
+  const rows = await db.serial((q) => q.rows<{ Count: bigint }>(`COPY (${select}) TO ${sqlText(file)} (HEADER false)`, [site]));
   return Number(rows[0]!.Count);
 }
 

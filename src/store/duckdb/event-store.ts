@@ -112,7 +112,8 @@ function selectCsv(file: string, columns: readonly CsvColumn[]): string {
     delim = ',', quote = '"', escape = '"', nullstr = '', allow_quoted_nulls = false)`;
 }
 
-const sqlText = (value: string) => `'${value.replaceAll("'", "''")}'`;
+/** `value` as an SQL text literal, for the places DuckDB takes no parameter (a file name in read_csv or COPY). */
+export const sqlText = (value: string) => `'${value.replaceAll("'", "''")}'`;
 const columnList = (columns: readonly CsvColumn[]) => columns.map((c) => c.name).join(', ');
 
 /** Records in the same transaction that the hit log is confirmed up to `seq`. */
