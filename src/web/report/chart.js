@@ -12,14 +12,14 @@ import { html, useEffect, useRef } from '../ui.js';
 import { explainError, fetchSeries, goalOf, metricKeys, periodOf, usePanel, useSite } from './data.js';
 import { METRICS, metricLabel } from './metrics.js';
 import { setReport, useReportState } from './state.js';
+import { bucketTicks } from './ticks.js';
 
 const HOUR = 3600;
 const DAY = 86_400;
+/** Tick spacings for hours and days; weeks and months are labelled at their buckets' starts (ticks.js). */
 const INCREMENTS = {
   hour: [HOUR, 2 * HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY],
   day: [DAY, 2 * DAY, 7 * DAY, 14 * DAY, 28 * DAY],
-  week: [7 * DAY, 14 * DAY, 28 * DAY, 91 * DAY],
-  month: [28 * DAY, 91 * DAY, 182 * DAY, 365 * DAY],
 };
 const COUNT_INCREMENTS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1e3, 2e3, 2.5e3, 5e3, 1e4, 2e4, 2.5e4, 5e4, 1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7, 1e8, 1e9];
 const INTERVAL_WORDS = { hour: 'Hour', day: 'Day', week: 'Week', month: 'Month' };
@@ -157,7 +157,8 @@ function Plot({ series, previous, metric, goal, interval, type, milestones, time
         axes: [
           {
             stroke: muted, font, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid },
-            incrs: INCREMENTS[interval], values: (_u, splits) => splits.map((s) => tickLabel(s, interval)),
+            ...(interval in INCREMENTS ? { incrs: INCREMENTS[interval] } : { splits: (u) => bucketTicks(xs, u.bbox.width / devicePixelRatio) }),
+            values: (_u, splits) => splits.map((s) => tickLabel(s, interval)),
           },
           {
             stroke: muted, font, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid },
