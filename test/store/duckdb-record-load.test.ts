@@ -3,7 +3,7 @@
 // records go both ways into two fresh databases, and every column of every row is compared.
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -13,6 +13,7 @@ import { keepNewest } from '../../src/ingest/visits.js';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
 import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
 import { migrate } from '../../src/store/duckdb/migrations.js';
+import { ROW_GROUP_ROWS } from '../../src/store/duckdb/row-group-checkpoints.js';
 import { storedHit } from '../helpers/stored-hits.js';
 
 const HOSTILE = ["/it's", '/back\\slash\\', '/nul\u0000byte', '/new\nline\ttab\r', '/ünïcödé ✓ 😀', '/re.*+?()[]{}|^$', "'); DROP TABLE hits; --", '"quoted"'];
@@ -20,8 +21,8 @@ const HOSTILE = ["/it's", '/back\\slash\\', '/nul\u0000byte', '/new\nline\ttab\r
 const dir = mkdtempSync(join(tmpdir(), 'plumb-record-load-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-async function freshStore() {
-  const db = await DuckDatabase.open(':memory:');
+async function freshStore(path = ':memory:') {
+  const db = await DuckDatabase.open(path);
   await migrate(db);
   const store = await DuckEventStore.open(db);
   return { db, store, done: async () => (await store.close(), await db.close()) };
@@ -133,6 +134,43 @@ describe('DuckDB record files (the collector path) against the appender', () => 
     await assert.rejects(store.loadRecords!(file, 2));
     assert.equal((await rowsOf(db, 'hits', 'ts')).length, 0);
     assert.equal(await store.logWatermark(), 0);
+    await done();
+  });
+
+  it('writes the hits out once a row group of them has been loaded, not before (DuckDB\'s own checkpoints wait)', async () => {
+    const path = join(dir, 'row-groups.duckdb');
+    const { store, db, done } = await freshStore(path);
+    const [sample] = batch('GROUPS');
+    const FILE_HITS = 20_000;
+    const files = Math.ceil(ROW_GROUP_ROWS / FILE_HITS);
+    const groups = () =>
+      rowsOf(db, "(SELECT row_group_id, sum(count) AS n, bool_and(persistent) AS written FROM pragma_storage_info('hits') WHERE column_path = '[0]' GROUP BY row_group_id)", 'row_group_id');
+    let seq = 0;
+    for (let f = 0; f < files; f++) {
+      const lines: string[] = [];
+      for (let i = 0; i < FILE_HITS; i++) {
+        seq++;
+        const hit = { ...sample!.hit, visitId: BigInt(seq), timestamp: new Date(Date.parse('2026-03-02T00:00:00Z') + seq) };
+        lines.push(encodeRecord(seq, hit, { ...sample!.visit, visitId: hit.visitId, startedAt: hit.timestamp, lastSeenAt: hit.timestamp }));
+      }
+      const file = join(dir, `group-${f}.ndjson`);
+      writeFileSync(file, lines.join(''));
+      await store.loadRecords!(file, seq);
+      const written = (await groups()).filter((g) => g.written);
+      if (f < files - 1) {
+        // Fewer hits than a row group: all still in the write-ahead log (16 MB of it used to be a checkpoint).
+        assert.deepEqual(written, [], `row groups written after file ${f}`);
+        assert.ok(statSync(`${path}.wal`).size > 16 * 2 ** 20 || f < 3, `the log holds file ${f}`);
+      }
+    }
+    // A row group's worth: every row written to the file (how DuckDB splits them into groups is its own), the log
+    // emptied.
+    const written = await groups();
+    assert.equal(written.reduce((n, g) => n + Number(g.n), 0), seq);
+    assert.ok(written.every((g) => g.written));
+    assert.ok(!existsSync(`${path}.wal`) || statSync(`${path}.wal`).size < 2 ** 20);
+    assert.equal(store.checkpoints.taken, 1);
+    assert.equal((await rowsOf(db, 'hits', 'ts')).length, seq);
     await done();
   });
 });

@@ -9,6 +9,7 @@ import { ImportedSites } from '../imported-sites.js';
 import type { EventStore, ImportedDay, QueryParam } from '../types.js';
 import { inTransaction, timestampValue, type DuckDatabase, type Querier, type SerialConnection } from './database.js';
 import { INSERT_HITS, STAGE_RECORDS, STAGE_VISITS } from './record-load.js';
+import { CHECKPOINT_THRESHOLD, RowGroupCheckpoints } from './row-group-checkpoints.js';
 
 type Row = Record<string, unknown>;
 
@@ -137,6 +138,8 @@ export class DuckEventStore implements EventStore {
   private readonly importedSites = new ImportedSites();
   private estimate: { hits: number; at: number } | undefined;
   private estimating: Promise<number> | undefined;
+  /** Checkpoints as the hits table's row groups fill (the database's own threshold raised in open()). */
+  readonly checkpoints = new RowGroupCheckpoints();
 
   private constructor(
     private readonly conn: SerialConnection,
@@ -153,6 +156,7 @@ export class DuckEventStore implements EventStore {
     const conn = await db.connection();
     const threads = await conn.serial(async (q) => {
       await q.exec('CREATE TEMP TABLE IF NOT EXISTS visit_updates AS SELECT * FROM visits LIMIT 0');
+      await q.exec(`SET GLOBAL checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`);
       return Number((await q.rows<{ n: bigint }>("SELECT current_setting('threads') AS n"))[0]!.n);
     });
     const pool = await Promise.all(Array.from({ length: readers }, () => db.connection()));
@@ -166,22 +170,28 @@ export class DuckEventStore implements EventStore {
 
   write(hits: readonly StoredHit[], visits: readonly VisitRecord[], logSeq?: number): Promise<void> {
     if (hits.length === 0 && visits.length === 0 && logSeq === undefined) return Promise.resolve();
-    return this.conn.transaction(async (q) => {
-      if (logSeq !== undefined) await confirmLog(q, logSeq);
-      if (hits.length > 0) {
-        const a = await q.appender('hits');
-        await appendAll(a, hits, appendHit);
-        a.closeSync();
-      }
-      if (visits.length > 0) {
-        // Appending to a staging table and upserting from it is far faster than one statement per visit.
-        await q.exec('DELETE FROM visit_updates');
-        const a = await q.appender('visit_updates');
-        await appendAll(a, visits, appendVisit);
-        a.closeSync();
-        await this.replaceVisits(q);
-      }
+    return this.conn.serial(async (q) => {
+      await inTransaction(q, (q) => this.append(q, hits, visits, logSeq));
+      await this.checkpoints.appended(q, hits.length);
     });
+  }
+
+  private async append(q: Querier, hits: readonly StoredHit[], visits: readonly VisitRecord[], logSeq?: number): Promise<void> {
+    // write()'s rows, in its transaction.
+    if (logSeq !== undefined) await confirmLog(q, logSeq);
+    if (hits.length > 0) {
+      const a = await q.appender('hits');
+      await appendAll(a, hits, appendHit);
+      a.closeSync();
+    }
+    if (visits.length > 0) {
+      // Appending to a staging table and upserting from it is far faster than one statement per visit.
+      await q.exec('DELETE FROM visit_updates');
+      const a = await q.appender('visit_updates');
+      await appendAll(a, visits, appendVisit);
+      a.closeSync();
+      await this.replaceVisits(q);
+    }
   }
 
   /**
@@ -201,13 +211,15 @@ export class DuckEventStore implements EventStore {
    * rows: about 1.5 times for an import's CSV files (docs/benchmarks.md, "Import in session 8") and 1.6 times for
    * the collector's record files ("Collector in session 11"), CPU that the import and ingest threads need on a
    * machine whose cores they already keep busy. The setting is the whole database's: reports asked during a load run
-   * on one thread too.
+   * on one thread too, and so does the checkpoint that may follow (RowGroupCheckpoints). `load` answers how many
+   * hits it appended.
    */
-  private loadOnOneThread(load: (q: Querier) => Promise<void>): Promise<void> {
+  private loadOnOneThread(load: (q: Querier) => Promise<number>): Promise<void> {
     return this.conn.serial(async (q) => {
       await q.exec('SET threads = 1');
       try {
-        await inTransaction(q, load);
+        const hits = await inTransaction(q, load);
+        await this.checkpoints.appended(q, hits);
       } finally {
         await q.exec(`SET threads = ${this.threads}`);
       }
@@ -227,6 +239,7 @@ export class DuckEventStore implements EventStore {
       }
       // Visits that no earlier load stored: appended, with no staging and no look for an old row.
       if (rows.newVisits > 0) await q.exec(insert('visits', rows.newVisitsFile, VISIT_CSV_COLUMNS));
+      return rows.hits;
     });
   }
 
@@ -235,11 +248,12 @@ export class DuckEventStore implements EventStore {
     return this.loadOnOneThread(async (q) => {
       if (logSeq !== undefined) await confirmLog(q, logSeq);
       await q.exec(STAGE_RECORDS, [file]);
-      await q.exec(INSERT_HITS);
+      const [inserted] = await q.rows<{ Count: bigint }>(INSERT_HITS);
       await q.exec('DELETE FROM visit_updates');
       await q.exec(STAGE_VISITS);
       await this.replaceVisits(q);
       await q.exec('DROP TABLE record_batch');
+      return Number(inserted?.Count ?? 0);
     });
   }
 
