@@ -11,7 +11,8 @@ import type { Metrics } from '../metrics.js';
 import { BEACON_ROUTE } from './security-headers.js';
 import { busy, centsOf, countUnknownSite, field, jsonObject, keepBodiesAsText, PeerHitRefused, sendHits } from './peer-hits.js';
 
-const CORS = {
+/** The preflight's CORS; other answers need only `access-control-allow-origin` (the collector's rule). */
+const PREFLIGHT = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'POST, OPTIONS',
   'access-control-allow-headers': 'Content-Type',
@@ -113,10 +114,10 @@ export async function plausibleEvents(app: FastifyInstance, { ingest, metrics, s
   // Counted on /metrics like the collector's hits, not logged one by one; a beacon's security headers.
   const beacon = { ...BEACON_ROUTE, logLevel: 'warn' } as const;
 
-  app.options('/api/event', beacon, async (_request, reply) => reply.code(204).headers(CORS).send());
+  app.options('/api/event', beacon, async (_request, reply) => reply.code(204).headers(PREFLIGHT).send());
 
   app.post('/api/event', beacon, async (request: FastifyRequest, reply) => {
-    void reply.headers(CORS);
+    void reply.header('access-control-allow-origin', '*');
     let event: PlausibleEvent;
     try {
       event = parsePlausibleEvent(request.body);

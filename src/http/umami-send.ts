@@ -14,7 +14,8 @@ import type { Site } from '../store/types.js';
 import { BEACON_ROUTE } from './security-headers.js';
 import { busy, centsOf, countUnknownSite, field, jsonObject, keepBodiesAsText, PeerHitRefused, sendHits } from './peer-hits.js';
 
-const CORS = {
+/** The preflight's CORS; other answers need only `access-control-allow-origin` (the collector's rule). */
+const PREFLIGHT = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'POST, OPTIONS',
   // Umami's script sends its cache token back in this header; Plumb needs none but must let it through.
@@ -111,10 +112,10 @@ export async function umamiSend(app: FastifyInstance, { ingest, metrics, siteKey
   const siteOf = (website: string): Promise<Site | undefined> =>
     TRACKING_CODE_RE.test(website) ? ingest.sites.site(website) : siteKeys.siteByUmamiId(website);
 
-  app.options('/api/send', beacon, async (_request, reply) => reply.code(204).headers(CORS).send());
+  app.options('/api/send', beacon, async (_request, reply) => reply.code(204).headers(PREFLIGHT).send());
 
   app.post('/api/send', beacon, async (request, reply) => {
-    void reply.headers(CORS);
+    void reply.header('access-control-allow-origin', '*');
     let hit: UmamiHit | undefined;
     try {
       hit = parseUmamiSend(request.body);
