@@ -176,8 +176,8 @@ export class DuckEventStore implements EventStore {
     });
   }
 
+  /** write()'s rows, inside its transaction. */
   private async append(q: Querier, hits: readonly StoredHit[], visits: readonly VisitRecord[], logSeq?: number): Promise<void> {
-    // write()'s rows, in its transaction.
     if (logSeq !== undefined) await confirmLog(q, logSeq);
     if (hits.length > 0) {
       const a = await q.appender('hits');
