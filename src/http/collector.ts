@@ -8,15 +8,14 @@ import { GeneralError } from '../domain/errors.js';
 import { InvalidHit } from '../ingest/pipeline.js';
 import type { Ingest } from '../ingest/live.js';
 import type { Metrics } from '../metrics.js';
-import { BEACON_ROUTE } from './security-headers.js';
+import { ANY_ORIGIN, BEACON_ROUTE } from './security-headers.js';
 
 // A transparent 1x1 GIF: what an <img> beacon expects back.
 const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 
-/** Any page may send hits and read the answer; the rest of CORS is the preflight's (PREFLIGHT). */
-const ANY_ORIGIN = 'access-control-allow-origin';
+/** CORS preflights: answers to hits carry only ANY_ORIGIN. */
 const PREFLIGHT = {
-  [ANY_ORIGIN]: '*',
+  ...ANY_ORIGIN,
   'access-control-allow-methods': 'GET, POST, OPTIONS',
   'access-control-allow-headers': 'Content-Type',
   'access-control-max-age': '86400',
@@ -121,7 +120,7 @@ export async function collector(app: FastifyInstance, { ingest, metrics, documen
   });
 
   const collect = async (request: FastifyRequest, reply: FastifyReply) => {
-    void reply.header(ANY_ORIGIN, '*');
+    void reply.headers(ANY_ORIGIN);
     try {
       const params = readParams(request);
       if (request.method === 'GET' && Object.keys(params).length === 0) {

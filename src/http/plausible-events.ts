@@ -8,12 +8,12 @@ import { readProps, type PropList } from '../domain/props.js';
 import type { Ingest } from '../ingest/live.js';
 import type { SiteKeyDirectory } from '../ingest/site-directory.js';
 import type { Metrics } from '../metrics.js';
-import { BEACON_ROUTE } from './security-headers.js';
+import { ANY_ORIGIN, BEACON_ROUTE } from './security-headers.js';
 import { busy, centsOf, countUnknownSite, field, jsonObject, keepBodiesAsText, PeerHitRefused, sendHits } from './peer-hits.js';
 
-/** The preflight's CORS; other answers need only `access-control-allow-origin` (the collector's rule). */
+/** CORS preflights: answers to hits carry only ANY_ORIGIN (as the collector's). */
 const PREFLIGHT = {
-  'access-control-allow-origin': '*',
+  ...ANY_ORIGIN,
   'access-control-allow-methods': 'POST, OPTIONS',
   'access-control-allow-headers': 'Content-Type',
   'access-control-max-age': '86400',
@@ -117,7 +117,7 @@ export async function plausibleEvents(app: FastifyInstance, { ingest, metrics, s
   app.options('/api/event', beacon, async (_request, reply) => reply.code(204).headers(PREFLIGHT).send());
 
   app.post('/api/event', beacon, async (request: FastifyRequest, reply) => {
-    void reply.header('access-control-allow-origin', '*');
+    void reply.headers(ANY_ORIGIN);
     let event: PlausibleEvent;
     try {
       event = parsePlausibleEvent(request.body);

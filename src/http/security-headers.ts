@@ -20,6 +20,12 @@ declare module 'fastify' {
 export const BEACON_ROUTE = { config: { beacon: true } } as const;
 
 /**
+ * The CORS a beacon's answer carries: any page may send it and read the answer. The rest of CORS (methods, headers,
+ * max-age) is each collector's preflight's.
+ */
+export const ANY_ORIGIN = { 'access-control-allow-origin': '*' } as const;
+
+/**
  * What of the set a beacon's answer carries: never sniffed into something else, and readable by pages that require
  * cross-origin resources to opt in. Framing, CSP, HSTS and the like govern documents; a site's visitors get them
  * with /script.js, which keeps the full set.

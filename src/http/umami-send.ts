@@ -11,12 +11,12 @@ import type { Ingest } from '../ingest/live.js';
 import type { SiteKeyDirectory } from '../ingest/site-directory.js';
 import type { Metrics } from '../metrics.js';
 import type { Site } from '../store/types.js';
-import { BEACON_ROUTE } from './security-headers.js';
+import { ANY_ORIGIN, BEACON_ROUTE } from './security-headers.js';
 import { busy, centsOf, countUnknownSite, field, jsonObject, keepBodiesAsText, PeerHitRefused, sendHits } from './peer-hits.js';
 
-/** The preflight's CORS; other answers need only `access-control-allow-origin` (the collector's rule). */
+/** CORS preflights: answers to hits carry only ANY_ORIGIN (as the collector's). */
 const PREFLIGHT = {
-  'access-control-allow-origin': '*',
+  ...ANY_ORIGIN,
   'access-control-allow-methods': 'POST, OPTIONS',
   // Umami's script sends its cache token back in this header; Plumb needs none but must let it through.
   'access-control-allow-headers': 'Content-Type, x-umami-cache',
@@ -115,7 +115,7 @@ export async function umamiSend(app: FastifyInstance, { ingest, metrics, siteKey
   app.options('/api/send', beacon, async (_request, reply) => reply.code(204).headers(PREFLIGHT).send());
 
   app.post('/api/send', beacon, async (request, reply) => {
-    void reply.header('access-control-allow-origin', '*');
+    void reply.headers(ANY_ORIGIN);
     let hit: UmamiHit | undefined;
     try {
       hit = parseUmamiSend(request.body);
