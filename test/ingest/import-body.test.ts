@@ -34,6 +34,30 @@ describe('import bodies', () => {
     assert.deepEqual(await linesOf(''), ['']);
   });
 
+  it('reads ASCII pieces and pieces with other characters alike, as decoding the whole file would', async () => {
+    const MiB = 1024 * 1024;
+    const bytesOf = async (bytes: Buffer) => {
+      const file = join(dir, 'bytes.ndjson');
+      await writeFile(file, bytes);
+      const lines: string[] = [];
+      await eachLine(file, (line) => lines.push(line));
+      assert.deepEqual(lines, bytes.toString('utf8').split('\n'));
+      return lines;
+    };
+    const ascii = (n: number, fill = 'a') => Buffer.alloc(n, fill);
+    // All ASCII, a line running across three pieces.
+    await bytesOf(Buffer.concat([ascii(10), Buffer.from('\n'), ascii(2 * MiB + 5, 'b'), Buffer.from('\nend')]));
+    // A 3-byte character split across pieces, then ASCII pieces again.
+    const euro = Buffer.from('€');
+    const split = await bytesOf(Buffer.concat([ascii(MiB - 1), euro, ascii(MiB), Buffer.from('\nü\n'), ascii(MiB)]));
+    assert.equal(split[0]!.at(-1 - MiB), '€');
+    // A character cut short at a piece's end, before an ASCII piece: one U+FFFD there, as decoding straight through.
+    const cut = await bytesOf(Buffer.concat([ascii(MiB - 2), euro.subarray(0, 2), ascii(10, 'c'), Buffer.from('\n'), ascii(MiB)]));
+    assert.equal(cut[0], `${'a'.repeat(MiB - 2)}\ufffd${'c'.repeat(10)}`);
+    // And cut short at the file's end.
+    assert.equal((await bytesOf(Buffer.concat([ascii(5), euro.subarray(0, 1)])))[0], 'aaaaa\ufffd');
+  });
+
   it('spools a body byte for byte and reads one as text', async () => {
     const text = 'line one\nzwei ü\n€';
     const file = join(dir, 'body.ndjson');
