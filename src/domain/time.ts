@@ -1,6 +1,5 @@
 // Timestamps and time zones as the API writes and reads them: UTC `YYYY-MM-DD HH:MM:SS`, IANA zone names.
 
-const TIMESTAMP_RE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const INSTANT_RE = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}:\d{2})(\.\d{1,9})?(?:[Zz]|([+\- ])(\d{2}):?(\d{2}))$/;
 // IANA names are letters, digits, `_`, `-`, `+` and `/`; this rejects offsets like "+05:00" that Intl also accepts.
@@ -21,19 +20,37 @@ export function formatDateAsTimestamp(date: string): string {
   return `${date} 00:00:00`;
 }
 
-/** Parses `YYYY-MM-DD HH:MM:SS` as UTC; undefined when malformed or not a real calendar time. */
+/** The number written in `width` ASCII digits of `text` from `at`; -1 if any is not a digit. */
+function digits(text: string, at: number, width: number): number {
+  let n = 0;
+  for (let i = at; i < at + width; i++) {
+    const d = text.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+}
+
+const isLeapYear = (y: number) => y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * Parses `YYYY-MM-DD HH:MM:SS` as UTC; undefined when malformed or not a real calendar time (2024-02-30,
+ * 25:00:00). Read character by character: imports parse a million of these, and a regular expression, six numbers
+ * and a Date checked part by part cost about 1 µs a line.
+ */
 export function parseTimestamp(text: string): Date | undefined {
-  const m = TIMESTAMP_RE.exec(text);
-  if (!m) return undefined;
-  const y = Number(m[1]), mo = Number(m[2]), d = Number(m[3]), h = Number(m[4]), mi = Number(m[5]), s = Number(m[6]);
-  const date = new Date(Date.UTC(2000, mo - 1, d, h, mi, s));
-  date.setUTCFullYear(y, mo - 1, d); // Date.UTC reads years 0 to 99 as 1900 to 1999
-  // A time that does not exist (2024-02-30, 25:00:00) rolls over into another: its parts differ from the text's.
-  // (Compared part by part, not by formatting the date again: imports parse a million of these.)
-  const real =
-    date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d &&
-    date.getUTCHours() === h && date.getUTCMinutes() === mi && date.getUTCSeconds() === s;
-  return real ? date : undefined;
+  if (text.length !== 19) return undefined;
+  const dash = 45, space = 32, colon = 58;
+  if (text.charCodeAt(4) !== dash || text.charCodeAt(7) !== dash || text.charCodeAt(10) !== space) return undefined;
+  if (text.charCodeAt(13) !== colon || text.charCodeAt(16) !== colon) return undefined;
+  const y = digits(text, 0, 4), mo = digits(text, 5, 2), d = digits(text, 8, 2);
+  const h = digits(text, 11, 2), mi = digits(text, 14, 2), s = digits(text, 17, 2);
+  if (y < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 59) return undefined;
+  if (d > (mo === 2 && isLeapYear(y) ? 29 : MONTH_DAYS[mo - 1]!)) return undefined;
+  const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  if (y < 100) date.setUTCFullYear(y, mo - 1, d); // Date.UTC reads years 0 to 99 as 1900 to 1999
+  return date;
 }
 
 /**

@@ -24,6 +24,46 @@ describe('time', () => {
     assert.equal(parseTimestamp('0001-02-29 00:00:00'), undefined);
   });
 
+  it('reads timestamps as a regular expression and a Date checked part by part would', () => {
+    // The reference: what parseTimestamp was before it read the text character by character.
+    const reference = (text: string): Date | undefined => {
+      const m = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/.exec(text);
+      if (!m) return undefined;
+      const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+      const date = new Date(Date.UTC(2000, mo - 1, d, h, mi, s));
+      date.setUTCFullYear(y, mo - 1, d);
+      const real = date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d &&
+        date.getUTCHours() === h && date.getUTCMinutes() === mi && date.getUTCSeconds() === s;
+      return real ? date : undefined;
+    };
+    // Deterministic pseudo-random texts: digits around every limit, and characters that are not digits.
+    let seed = 7;
+    const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const two = () => String(next(40)).padStart(2, '0');
+    const texts: string[] = [];
+    for (const y of ['0000', '0001', '0099', '0100', '1900', '2000', '2023', '2024', '9999']) {
+      // Every month's last days and the times around each limit, then random ones.
+      for (let mo = 0; mo <= 13; mo++) {
+        for (const d of ['00', '01', '28', '29', '30', '31', '32']) texts.push(`${y}-${String(mo).padStart(2, '0')}-${d} 12:00:00`);
+      }
+      for (const time of ['23:59:59', '24:00:00', '00:60:00', '00:00:60', '00:00:00']) texts.push(`${y}-02-28 ${time}`);
+      for (let i = 0; i < 400; i++) texts.push(`${y}-${String(next(14)).padStart(2, '0')}-${two()} ${String(next(26)).padStart(2, '0')}:${two()}:${two()}`);
+    }
+    const odd = ['٣', '+', ' ', '/', ':', '-', 'T', 'a', '\u0000', '５'];
+    for (let i = 0; i < 2000; i++) {
+      const base = texts[next(texts.length)]!;
+      const at = next(base.length);
+      texts.push(base.slice(0, at) + odd[next(odd.length)]! + base.slice(at + 1), base.slice(0, at) + base.slice(at + 1), `${base} `);
+    }
+    let real = 0;
+    for (const text of texts) {
+      const want = reference(text);
+      assert.equal(parseTimestamp(text)?.getTime(), want?.getTime(), text);
+      if (want) real++;
+    }
+    assert.ok(real > 1000 && real < texts.length / 2, `${real} of ${texts.length} real`);
+  });
+
   it('parses ISO 8601 instants with an offset, to the whole second', () => {
     const cases: [string, string, number][] = [
       ['2026-10-01T00:00:00.000Z', '2026-10-01T00:00:00.000Z', 2026],
