@@ -10,7 +10,7 @@ import type { DropReason } from '../metrics.js';
 import { agentCsv, attributionCsv, csvText, hitCsvLineOf, pageCsv, placeCsv, propsCsv } from '../store/event-csv.js';
 import type { Site } from '../store/types.js';
 import { campaignFields, type CampaignFields } from './enrich/campaign.js';
-import { columnsOf, hitsOf, type ChunkColumns } from './chunk-columns.js';
+import { columnsOf, hitAt, placeAt, siteIdAt, timeOrder, type ChunkColumns } from './chunk-columns.js';
 import type { GeoLookup } from './enrich/geo.js';
 import { parseReferrer, type ReferrerFields } from './enrich/referrer.js';
 import { normalizePage } from './enrich/url.js';
@@ -83,15 +83,11 @@ function inner<K, V>(map: Map<K, Map<string, V>>, key: K): Map<string, V> {
   return found;
 }
 
-/** A hit past the checks that need no goal: what pass 3 stores. */
-interface Candidate {
-  line: number;
-  hit: IncomingHit;
+/** What the checks that need no goal found out about a hit that passed them, for pass 3. */
+interface Checked {
   site: Site;
   page: Page;
   referrer: ReferrerFields;
-  /** The address's place as CSV fields, when the reader thread worked it out. */
-  place: string | undefined;
 }
 
 /** Counts a dropped hit; the message its line gets. */
@@ -148,31 +144,38 @@ export class BatchImport {
   async chunk(lines: readonly string[] | ChunkColumns, firstLine: number, lookups: ImportLookups, sink: RowsSink, sliceHits = SLICE_HITS): Promise<BatchResult> {
     const counts: CounterDeltas = { received: { pageview: 0, event: 0 }, recorded: { pageview: 0, event: 0 }, dropped: {} };
     const columns = 'texts' in lines ? lines : columnsOf(lines, firstLine);
-    const parsed = hitsOf(columns);
     const errors = columns.errors;
-    // Oldest first; a stable sort keeps equal timestamps in file order (as importLines does).
-    parsed.sort((a, b) => a.hit.timestamp.getTime() - b.hit.timestamp.getTime());
+    // Oldest first; equal timestamps in file order (as importLines does). The chunk's hits stay in its columns, each
+    // made as an object when a pass needs it: kept as objects, they outlived young-generation collections, each of
+    // which copied them.
+    const order = timeOrder(columns);
     // Chunks come oldest first (the CLI sorts the whole file): no hit of this chunk or a later one can continue a
     // visit idle for longer than the timeout before this chunk's first hit. Forgetting those keeps the import's
     // memory to the visits of about half an hour instead of every visit it made (about 1 GB for a million hits).
-    if (parsed.length > 0) this.visits.sweep(parsed[0]!.hit.timestamp);
+    if (order.length > 0) this.visits.sweep(new Date(columns.times[order[0]!]!));
 
-    const sites = await lookups.sites([...new Set(parsed.map((p) => p.hit.siteId))]);
-    const candidates: Candidate[] = [];
+    const siteIds = new Set<string>();
+    for (const i of order) siteIds.add(siteIdAt(columns, i));
+    const sites = await lookups.sites([...siteIds]);
+    // The rows that passed the checks, in time order, and what the checks found for each.
+    const passed = new Uint32Array(order.length);
+    const checked: Checked[] = [];
     const goalKeys = new Map<string, [string, string]>();
-    for (const { line, hit, place } of parsed) {
+    for (const i of order) {
+      const hit = hitAt(columns, i);
       try {
         counts.received[hit.type]++;
-        const candidate = this.check(line, hit, sites.get(hit.siteId), place);
-        if (typeof candidate === 'string') {
-          errors.push({ line, message: dropped(counts, candidate) });
+        const found = this.check(hit, sites.get(hit.siteId));
+        if (typeof found === 'string') {
+          errors.push({ line: columns.lines[i]!, message: dropped(counts, found) });
           continue;
         }
-        candidates.push(candidate);
+        passed[checked.length] = i;
+        checked.push(found);
         if (hit.type === 'event') goalKeys.set(`${hit.siteId}\0${hit.eventName}`, [hit.siteId, hit.eventName!]);
       } catch (err) {
         if (!(err instanceof InvalidHit)) throw err;
-        errors.push({ line, message: err.message });
+        errors.push({ line: columns.lines[i]!, message: err.message });
       }
     }
 
@@ -184,20 +187,22 @@ export class BatchImport {
     let imported = 0;
     let hits: string[] = [];
     let visits = new Map<bigint, VisitRecord>();
-    for (const c of candidates) {
+    for (const [k, found] of checked.entries()) {
+      const i = passed[k]!;
+      const hit = hitAt(columns, i);
       let eventName = '';
-      if (c.hit.type === 'event') {
-        const goal = goalNames.get(`${c.hit.siteId}\0${c.hit.eventName}`);
+      if (hit.type === 'event') {
+        const goal = goalNames.get(`${hit.siteId}\0${hit.eventName}`);
         if (goal === undefined) {
-          errors.push({ line: c.line, message: dropped(counts, 'goal-limit') });
+          errors.push({ line: columns.lines[i]!, message: dropped(counts, 'goal-limit') });
           continue;
         }
         eventName = goal;
       }
-      const hit = this.stored(c, eventName);
-      hits.push(hit.line);
-      keepNewest(visits, hit.visit);
-      counts.recorded[c.hit.type]++;
+      const stored = this.stored(hit, found, placeAt(columns, i), eventName);
+      hits.push(stored.line);
+      keepNewest(visits, stored.visit);
+      counts.recorded[hit.type]++;
       imported++;
       if (hits.length >= sliceHits) {
         await sink(hits, [...visits.values()]);
@@ -210,8 +215,8 @@ export class BatchImport {
     return { result: { imported, rejected: errors.length, errors: errors.slice(0, MAX_REPORTED_ERRORS) }, counts };
   }
 
-  /** HitPipeline.process up to the goal: the checks and drops in its order; a candidate or a drop reason. */
-  private check(line: number, hit: IncomingHit, site: Site | undefined, place: string | undefined): Candidate | DropReason {
+  /** HitPipeline.process up to the goal: the checks and drops in its order; what they found or a drop reason. */
+  private check(hit: IncomingHit, site: Site | undefined): Checked | DropReason {
     if (hit.type === 'event' && (!hit.eventName || hit.eventName.length > MAX_EVENT_NAME)) {
       throw new InvalidHit(`event name must be 1 to ${MAX_EVENT_NAME} characters`);
     }
@@ -229,18 +234,17 @@ export class BatchImport {
     if (!site) return 'unknown-site';
     if (hosts && hit.type === 'pageview' && hosts.size < MAX_SITE_HOSTS) hosts.add(page.hostname);
     if (this.excluded(bareHost(page.hostname))) return 'excluded-host';
-    return { line, hit, site, page, referrer, place };
+    return { site, page, referrer };
   }
 
   /**
    * The rest of HitPipeline.process: the hit's salts, visitor hash and visit, and its stored row as a CSV line. The
    * objects are written out field by field: spreading five objects into one took V8 over 20 µs a hit.
    */
-  private stored(c: Candidate, eventName: string): { line: string; visit: VisitRecord } {
-    const { hit, site, page, referrer: r } = c;
+  private stored(hit: IncomingHit, { site, page, referrer: r }: Checked, place: string | undefined, eventName: string): { line: string; visit: VisitRecord } {
     const { campaign: k } = page;
     const agent = remembered(this.agents, hit.userAgent, () => agentCsv(parseUserAgent(hit.userAgent)));
-    const place = c.place ?? remembered(this.places, hit.ip, () => placeCsv(this.deps.geo.lookup(hit.ip)));
+    place ??= remembered(this.places, hit.ip, () => placeCsv(this.deps.geo.lookup(hit.ip)));
     const known = this.visitor(hit, site, page);
     const visit = this.visits.recordLive(site.id, known.current, known.previous, {
       type: hit.type,

@@ -161,29 +161,56 @@ export interface ParsedLine {
   place?: string;
 }
 
+/**
+ * The hit on row `i` of `c`, as parseImportLine made it, made anew each time it is asked for: the import thread
+ * keeps a chunk's rows as these columns rather than as a hundred thousand objects that outlive many young-generation
+ * collections, each of which copied them (docs/benchmarks.md, "Import in session 14").
+ */
+export function hitAt(c: ChunkColumns, i: number): IncomingHit {
+  const { texts, fields } = c;
+  const f = i * FIELDS;
+  const hit: IncomingHit = {
+    type: c.events[i] === 1 ? 'event' : 'pageview',
+    siteId: texts[fields[f + SITE]!]!,
+    timestamp: new Date(c.times[i]!),
+    url: texts[fields[f + URL]!]!,
+    referrer: texts[fields[f + REFERRER]!]!,
+    userAgent: texts[fields[f + AGENT]!]!,
+    ip: texts[fields[f + IP]!]!,
+  };
+  if (hit.type === 'event') {
+    hit.eventName = texts[fields[f + EVENT]!]!;
+    const value = c.values[i]!;
+    if (!Number.isNaN(value)) hit.value = value;
+  }
+  return hit;
+}
+
+/** Row `i`'s site id. */
+export function siteIdAt(c: ChunkColumns, i: number): string {
+  return c.texts[c.fields[i * FIELDS + SITE]!]!;
+}
+
+/** The place the reader worked out for row `i`'s address, if it did. */
+export function placeAt(c: ChunkColumns, i: number): string | undefined {
+  return c.places[c.fields[i * FIELDS + IP]!] ?? undefined;
+}
+
+/** The rows of `c` oldest first; rows of the same time in line order. */
+export function timeOrder(c: ChunkColumns): Uint32Array {
+  const order = new Uint32Array(c.count);
+  for (let i = 0; i < order.length; i++) order[i] = i;
+  const { times } = c;
+  return order.sort((a, b) => times[a]! - times[b]! || a - b);
+}
+
 /** The hits of `c` in line order. */
 export function hitsOf(c: ChunkColumns): ParsedLine[] {
-  const { texts, fields, places } = c;
   const hits: ParsedLine[] = new Array(c.count);
   for (let i = 0; i < c.count; i++) {
-    const f = i * FIELDS;
-    const event = c.events[i] === 1;
-    const hit: IncomingHit = {
-      type: event ? 'event' : 'pageview',
-      siteId: texts[fields[f + SITE]!]!,
-      timestamp: new Date(c.times[i]!),
-      url: texts[fields[f + URL]!]!,
-      referrer: texts[fields[f + REFERRER]!]!,
-      userAgent: texts[fields[f + AGENT]!]!,
-      ip: texts[fields[f + IP]!]!,
-    };
-    if (event) {
-      hit.eventName = texts[fields[f + EVENT]!]!;
-      const value = c.values[i]!;
-      if (!Number.isNaN(value)) hit.value = value;
-    }
-    const place = places[fields[f + IP]!];
-    hits[i] = place === null || place === undefined ? { line: c.lines[i]!, hit } : { line: c.lines[i]!, hit, place };
+    const hit = hitAt(c, i);
+    const place = placeAt(c, i);
+    hits[i] = place === undefined ? { line: c.lines[i]!, hit } : { line: c.lines[i]!, hit, place };
   }
   return hits;
 }

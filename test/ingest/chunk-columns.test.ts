@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { columnsOf, hitsOf, readColumns } from '../../src/ingest/chunk-columns.js';
+import { columnsOf, hitAt, hitsOf, readColumns, timeOrder } from '../../src/ingest/chunk-columns.js';
 import { ChunkReader } from '../../src/ingest/chunk-reader.js';
 import { GeoLookup } from '../../src/ingest/enrich/geo.js';
 import { parseImportLine, type ImportError } from '../../src/ingest/import.js';
@@ -84,6 +84,15 @@ describe('chunk columns', () => {
     assert.deepEqual(parsed.map((p) => p.place), parsed.map((p) => placeCsv(geo.lookup(p.hit.ip))));
     assert.equal(asked.length, new Set(asked).size);
     assert.ok(parsed.some((p) => p.place !== placeCsv(geo.lookup(''))), 'an address with a place');
+  });
+
+  it('put the rows in time order, rows of the same time in line order', () => {
+    const times = [5, 3, 5, 1, 3, 5, 0];
+    const lines = times.map((t, i) => pv(i, { timestamp: `2026-01-01 10:00:0${t}` }));
+    const columns = columnsOf(lines, 1);
+    const order = [...timeOrder(columns)];
+    assert.deepEqual(order, [6, 3, 1, 4, 0, 2, 5]);
+    assert.deepEqual(order.map((i) => hitAt(columns, i)), oneByOne(lines, 1).parsed.map((p) => p.hit).sort((a, b) => a.timestamp.getTime() - b.timestamp.getTime()));
   });
 
   it('keep each distinct text once, past the first growth of the columns', () => {
