@@ -140,8 +140,10 @@ export class BatchImport {
   /**
    * Imports `lines` (the first has number `firstLine`), or the same lines as the reader thread parsed them
    * (columns), handing the rows to `sink` a slice at a time; invalid lines and dropped hits are reported by line.
+   * `sliceHits` is a slice's size, or asked before each slice (so that a sink can end its slices where its loads end).
    */
-  async chunk(lines: readonly string[] | ChunkColumns, firstLine: number, lookups: ImportLookups, sink: RowsSink, sliceHits = SLICE_HITS): Promise<BatchResult> {
+  async chunk(lines: readonly string[] | ChunkColumns, firstLine: number, lookups: ImportLookups, sink: RowsSink, sliceHits: number | (() => number) = SLICE_HITS): Promise<BatchResult> {
+    const nextSlice = typeof sliceHits === 'number' ? () => sliceHits : sliceHits;
     const counts: CounterDeltas = { received: { pageview: 0, event: 0 }, recorded: { pageview: 0, event: 0 }, dropped: {} };
     const columns = 'texts' in lines ? lines : columnsOf(lines, firstLine);
     const errors = columns.errors;
@@ -185,6 +187,7 @@ export class BatchImport {
     asked.forEach(([key], i) => goalNames.set(key, answers[i]));
 
     let imported = 0;
+    let slice = nextSlice();
     let hits: string[] = [];
     let visits = new Map<bigint, VisitRecord>();
     for (const [k, found] of checked.entries()) {
@@ -204,10 +207,11 @@ export class BatchImport {
       keepNewest(visits, stored.visit);
       counts.recorded[hit.type]++;
       imported++;
-      if (hits.length >= sliceHits) {
+      if (hits.length >= slice) {
         await sink(hits, [...visits.values()]);
         hits = [];
         visits = new Map();
+        slice = nextSlice();
       }
     }
     if (hits.length > 0) await sink(hits, [...visits.values()]);

@@ -47,12 +47,14 @@ export interface BulkImporterDeps {
   excludedHosts: readonly string[];
   /** How long the import thread may sit idle before it is stopped (default: as long as an import's state lives). */
   idleMs?: number;
+  /** Hits per load (default: a DuckDB row group; tests make it small). */
+  loadHits?: number;
 }
 
 interface Chunk {
   resolve: (r: ImportResult) => void;
   reject: (err: Error) => void;
-  /** Its slices' loads, one after another; the first failure, if any. */
+  /** The last load holding its rows (loads are made in order, so the earlier ones are done with it); the first failure, if any. */
   loads: Promise<void>;
   failure?: Error;
 }
@@ -73,6 +75,8 @@ export class BulkImporter {
   private readonly idleMs: number;
   private lastId = 0;
   private readonly chunks = new Map<number, Chunk>();
+  /** The last load: loads are made one after another, in the order the thread sent them. */
+  private loading: Promise<void> = Promise.resolve();
   private readonly lookups: ImportLookups;
 
   constructor(private readonly deps: BulkImporterDeps) {
@@ -140,7 +144,7 @@ export class BulkImporter {
 
   private async start(): Promise<Running> {
     const dir = await mkdtemp(join(tmpdir(), 'plumb-import-'));
-    const config: ImportThreadConfig = { excludedHosts: this.deps.excludedHosts, dir };
+    const config: ImportThreadConfig = { excludedHosts: this.deps.excludedHosts, dir, loadHits: this.deps.loadHits };
     // A bounded heap makes V8 collect sooner and keep the heap near what is live (its default bound, a share of the
     // machine's memory, let the heap grow to about four times that); an import holds a few hundred MB at most.
     const thread = startWorker('import-thread', config, { maxOldGenerationSizeMb: IMPORT_HEAP_MB });
@@ -180,7 +184,7 @@ export class BulkImporter {
           this.post(thread, { t: 'goals', id: message.id, goals: await this.lookups.goals(message.names) });
           return;
         case 'rows':
-          this.load(thread, message.id, message.rows);
+          this.load(thread, message.ids, message.rows);
           return;
         case 'done': {
           const chunk = this.chunks.get(message.id);
@@ -198,25 +202,31 @@ export class BulkImporter {
       }
     } catch (err) {
       if (message.t === 'sites' || message.t === 'goals') this.post(thread, { t: 'failed', id: message.id, error: (err as Error)?.message ?? String(err) });
-      else if (message.t !== 'ready') this.settle(message.id, err as Error);
+      else if (message.t === 'done' || message.t === 'failed') this.settle(message.id, err as Error);
     }
   }
 
-  /** Loads a slice after the chunk's earlier ones, deletes its files, and tells the thread it may send more. */
-  private load(thread: Worker, id: number, rows: CsvRows): void {
-    const chunk = this.chunks.get(id);
+  /**
+   * Loads rows of `ids` after every load sent before (a chunk's answer waits for the last load holding its rows),
+   * deletes their files, and tells the thread it may send more. A load of a chunk that has failed is not made: its
+   * other chunks fail with it.
+   */
+  private load(thread: Worker, ids: readonly number[], rows: CsvRows): void {
+    const chunks = ids.map((id) => this.chunks.get(id)).filter((c) => c !== undefined);
     const load = async () => {
       try {
-        if (chunk && !chunk.failure) await this.deps.load(rows);
+        const failed = chunks.find((c) => c.failure)?.failure;
+        if (failed) for (const c of chunks) c.failure ??= failed;
+        else if (chunks.length > 0) await this.deps.load(rows);
       } catch (err) {
-        if (chunk) chunk.failure = err as Error;
+        for (const c of chunks) c.failure ??= err as Error;
       } finally {
         await removeCsvFiles(rows);
-        this.post(thread, { t: 'loaded', id });
+        this.post(thread, { t: 'loaded' });
       }
     };
-    if (chunk) chunk.loads = chunk.loads.then(load);
-    else void load();
+    const loading = (this.loading = this.loading.then(load));
+    for (const c of chunks) c.loads = loading;
   }
 
   private settle(id: number, outcome: ImportResult | Error): void {

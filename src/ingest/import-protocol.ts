@@ -13,6 +13,8 @@ export interface ImportThreadConfig {
   excludedHosts: readonly string[];
   /** Where request bodies are spooled and the thread writes each chunk's CSV files (the main thread deletes both). */
   dir: string;
+  /** Hits per load (default LOAD_HITS, a DuckDB row group; smaller in tests). */
+  loadHits?: number;
 }
 
 export type ToImportThread =
@@ -24,8 +26,8 @@ export type ToImportThread =
   | { t: 'sites'; id: number; sites: [string, Site | undefined][] }
   | { t: 'goals'; id: number; goals: (string | undefined)[] }
   | { t: 'failed'; id: number; error: string }
-  /** A slice of the chunk's rows is stored (or failed to be): the thread may send another. */
-  | { t: 'loaded'; id: number }
+  /** A load of rows is stored (or failed to be): the thread may send another. */
+  | { t: 'loaded' }
   | { t: 'close' };
 
 export type FromImportThread =
@@ -33,8 +35,11 @@ export type FromImportThread =
   /** The chunk `id` asks for sites, or goal names (ImportLookups). */
   | { t: 'sites'; id: number; ids: readonly string[] }
   | { t: 'goals'; id: number; names: readonly [string, string][] }
-  /** A slice of the chunk's rows, in files to load (in order) before the chunk is answered. */
-  | { t: 'rows'; id: number; rows: CsvRows }
+  /**
+   * Rows of the chunks `ids` (of one import, in order: the last one's first rows after the others' last), in files
+   * to load, in the order sent, before those chunks are answered.
+   */
+  | { t: 'rows'; ids: number[]; rows: CsvRows }
   /** The chunk is worked out: its result and counts (its last rows were sent before). */
   | { t: 'done'; id: number; result: ImportResult; counters: CounterDeltas }
   | { t: 'failed'; id: number; error: string };

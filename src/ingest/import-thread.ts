@@ -8,8 +8,10 @@ import { BatchImport, type ImportLookups, type RowsSink } from './batch-import.j
 import { ChunkReader } from './chunk-reader.js';
 import { CsvLoad, StoredVisits } from './csv-load.js';
 import { GeoLookup } from './enrich/geo.js';
+import type { ImportResult } from './import.js';
 import { IMPORT_SESSION_MS, type FromImportThread, type ImportThreadConfig, type ToImportThread } from './import-protocol.js';
 import { EphemeralSalts } from './salts.js';
+import type { CounterDeltas } from './thread-protocol.js';
 
 const port = parentPort!;
 const config = workerData as ImportThreadConfig;
@@ -17,7 +19,29 @@ const send = (message: FromImportThread) => port.postMessage(message);
 const geo = await GeoLookup.open();
 const reader = new ChunkReader();
 
-const sessions = new Map<string, { batch: BatchImport; stored: StoredVisits; at: number; queue: Promise<void> }>();
+/** A chunk worked out whose answer waits for its last rows to be sent (they are in its import's open load). */
+interface Held {
+  id: number;
+  result: ImportResult;
+  counters: CounterDeltas;
+}
+
+/** One import's state: chunks with the same session key continue each other's visits and loads. */
+interface Session {
+  batch: BatchImport;
+  stored: StoredVisits;
+  at: number;
+  /** The import's chunks, one after another. */
+  queue: Promise<void>;
+  /** Chunks handed over and not yet started: a chunk's last rows wait for the next one's only when it is here. */
+  waiting: number;
+  /** The load being filled, the chunks with rows in it, and the chunks done whose answers wait for it. */
+  load: CsvLoad | undefined;
+  loadChunks: Set<number>;
+  held: Held[];
+}
+
+const sessions = new Map<string, Session>();
 
 /** Lookups a chunk waits for, by chunk id. */
 const asked = new Map<number, { resolve: (value: never) => void; reject: (err: Error) => void }>();
@@ -61,11 +85,15 @@ port.on('message', (message: ToImportThread) => {
 function session(key: string | undefined) {
   const now = Date.now();
   for (const [k, s] of sessions) if (now - s.at > IMPORT_SESSION_MS) sessions.delete(k);
-  const fresh = () => ({
+  const fresh = (): Session => ({
     batch: new BatchImport({ geo, salts: new EphemeralSalts(), excludedHosts: config.excludedHosts }),
     stored: new StoredVisits(),
     at: now,
     queue: Promise.resolve(),
+    waiting: 0,
+    load: undefined,
+    loadChunks: new Set(),
+    held: [],
   });
   if (key === undefined) return fresh();
   const known = sessions.get(key) ?? fresh();
@@ -87,22 +115,42 @@ let loads = 0;
 const SLICE_HITS = 8_192;
 
 /**
- * Hits per load, at least: DuckDB writes an insert of a row group (122,880 rows) or more straight to the table's
- * file, and smaller ones through its write-ahead log and again at a checkpoint, for about 3 times the cost a hit.
+ * Hits per load: one DuckDB row group. DuckDB writes the full row groups of an insert straight to the table's file,
+ * and the rest through its write-ahead log and again at a checkpoint, for about 3 times the cost a hit.
  */
-const LOAD_HITS = 122_880;
+const LOAD_HITS = config.loadHits ?? 122_880;
 
 /** Sends a load's files once there is room, for the main thread to load in order. */
-async function sendLoad(id: number, load: CsvLoad): Promise<void> {
+async function sendLoad(ids: number[], load: CsvLoad): Promise<void> {
   while (ahead >= MAX_AHEAD) await new Promise<void>((resolve) => waitingForRoom.push(resolve));
   const rows = await load.finish();
   ahead++;
-  send({ t: 'rows', id, rows });
+  send({ t: 'rows', ids, rows });
+}
+
+/** Sends the import's open load, then the answers that waited for it, in order (failures, if it cannot be sent). */
+async function release(state: Session): Promise<void> {
+  const { load } = state;
+  const ids = [...state.loadChunks];
+  const held = state.held.splice(0);
+  state.load = undefined;
+  state.loadChunks.clear();
+  try {
+    if (load) await sendLoad(ids, load);
+  } catch (err) {
+    await load?.abandon();
+    for (const { id } of held) send({ t: 'failed', id, error: (err as Error)?.message ?? String(err) });
+    throw err;
+  }
+  for (const answer of held) send({ t: 'done', ...answer });
 }
 
 /**
- * Imports a chunk (NDJSON in `file`, parsed by the reader thread at once) once the import's earlier chunks are done,
- * sending its rows as files of at least LOAD_HITS hits (a chunk's last load may be smaller).
+ * Imports a chunk (NDJSON in `file`, parsed by the reader thread at once) once the import's earlier chunks are done.
+ * Its rows go out in loads of exactly LOAD_HITS hits: a load that the chunk's rows do not fill waits for the
+ * import's next chunk if it is already here (the CLI sends the next while this one is worked on), and so does the
+ * chunk's answer; otherwise it goes as it is. A chunk that fails after some of its rows went into the open load
+ * takes the chunks held for that load with it: their rows are not stored either.
  */
 function chunk(id: number, key: string | undefined, file: string, firstLine: number): void {
   const state = session(key);
@@ -113,22 +161,34 @@ function chunk(id: number, key: string | undefined, file: string, firstLine: num
   // Read now, beside the work on the import's earlier chunks; a failure is the chunk's, reported in its turn.
   const read = reader.read(file, firstLine);
   read.catch(() => undefined);
-  let load = new CsvLoad(config.dir, String(++loads), state.stored);
+  let added = false;
   const sink: RowsSink = async (hits, visits) => {
-    await load.add(hits, visits);
-    if (load.size >= LOAD_HITS) {
-      await sendLoad(id, load);
-      load = new CsvLoad(config.dir, String(++loads), state.stored);
-    }
+    state.load ??= new CsvLoad(config.dir, String(++loads), state.stored);
+    added = true;
+    state.loadChunks.add(id);
+    await state.load.add(hits, visits);
+    if (state.load.size >= LOAD_HITS) await release(state);
   };
+  // Slices end where loads do.
+  const nextSlice = () => Math.min(SLICE_HITS, LOAD_HITS - (state.load?.size ?? 0));
+  state.waiting++;
   state.queue = state.queue.then(async () => {
+    state.waiting--;
     try {
-      const { result, counts } = await state.batch.chunk(await read, firstLine, lookups, sink, SLICE_HITS);
-      if (load.size > 0) await sendLoad(id, load);
-      send({ t: 'done', id, result, counters: counts });
+      const { result, counts } = await state.batch.chunk(await read, firstLine, lookups, sink, nextSlice);
+      state.held.push({ id, result, counters: counts });
+      if (state.waiting === 0) await release(state);
     } catch (err) {
-      await load.abandon();
-      send({ t: 'failed', id, error: (err as Error)?.message ?? String(err) });
+      const error = (err as Error)?.message ?? String(err);
+      if (added && state.load) {
+        await state.load.abandon();
+        state.load = undefined;
+        state.loadChunks.clear();
+        for (const held of state.held.splice(0)) send({ t: 'failed', id: held.id, error });
+      } else {
+        await release(state).catch(() => undefined);
+      }
+      send({ t: 'failed', id, error });
     }
   });
 }
