@@ -21,7 +21,7 @@ import { CACHE_ENTRIES, remembered } from './remembered.js';
 import { utcDay, type DaySalts, type EphemeralSalts } from './salts.js';
 import type { CounterDeltas } from './thread-protocol.js';
 import { visitorHash } from './visitor.js';
-import { keepNewest, VisitTracker } from './visits.js';
+import { VisitTracker } from './visits.js';
 
 /** Sites and goals, asked for once per chunk (the ingest side answers from its cached directory). */
 export interface ImportLookups {
@@ -49,8 +49,8 @@ export interface BatchResult {
 
 /**
  * Takes a slice of a chunk's rows: its hits in time order, each a CSV line (HIT_CSV_COLUMNS, src/store/event-csv.ts),
- * and the newest state of every visit they touched. A chunk's slices come in order; a later slice may hold newer
- * states of the same visits.
+ * and every visit they touched, each as the import's one object for it, which later hits change (a sink that writes
+ * a visit writes its state at that time). A chunk's slices come in order; a later slice may hold the same visits.
  */
 export type RowsSink = (hits: string[], visits: VisitRecord[]) => Promise<void> | void;
 
@@ -189,7 +189,9 @@ export class BatchImport {
     let imported = 0;
     let slice = nextSlice();
     let hits: string[] = [];
-    let visits = new Map<bigint, VisitRecord>();
+    // The visits the slice's hits touched: each is the tracker's one object for the visit, which its later hits
+    // change (VisitTracker.recordLive), so the object is its newest state.
+    let visits = new Set<VisitRecord>();
     for (const [k, found] of checked.entries()) {
       const i = passed[k]!;
       const hit = hitAt(columns, i);
@@ -204,17 +206,17 @@ export class BatchImport {
       }
       const stored = this.stored(hit, found, placeAt(columns, i), eventName);
       hits.push(stored.line);
-      keepNewest(visits, stored.visit);
+      visits.add(stored.visit);
       counts.recorded[hit.type]++;
       imported++;
       if (hits.length >= slice) {
-        await sink(hits, [...visits.values()]);
+        await sink(hits, [...visits]);
         hits = [];
-        visits = new Map();
+        visits = new Set();
         slice = nextSlice();
       }
     }
-    if (hits.length > 0) await sink(hits, [...visits.values()]);
+    if (hits.length > 0) await sink(hits, [...visits]);
     errors.sort((a, b) => a.line - b.line);
     return { result: { imported, rejected: errors.length, errors: errors.slice(0, MAX_REPORTED_ERRORS) }, counts };
   }

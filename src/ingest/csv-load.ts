@@ -5,7 +5,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import type { VisitRecord } from '../domain/hits.js';
 import { csvFiles, removeCsvFiles, visitCsvLine, type CsvRows } from '../store/event-csv.js';
-import { keepNewest } from './visits.js';
 
 /**
  * The visits of one import that a load has stored. A visit's state is one object that its later hits change
@@ -59,7 +58,8 @@ const NEWLINE = 0x0a;
 export class CsvLoad {
   private hitsFile: FileHandle | undefined;
   private hits = 0;
-  private readonly visits = new Map<bigint, VisitRecord>();
+  /** The visits of the load's hits: the import's objects for them, each its newest state (BatchImport). */
+  private readonly visits = new Set<VisitRecord>();
   private readonly lines = new LineWriter();
   readonly rows: CsvRows;
 
@@ -73,14 +73,14 @@ export class CsvLoad {
     return this.hits;
   }
 
-  /** Appends a slice of hits (CSV lines, HIT_CSV_COLUMNS) and keeps the newest state of each visit they touched. */
+  /** Appends a slice of hits (CSV lines, HIT_CSV_COLUMNS) and the visits they touched. */
   async add(hits: readonly string[], visits: readonly VisitRecord[]): Promise<void> {
     if (hits.length > 0) {
       this.hitsFile ??= await open(this.rows.hitsFile, 'w');
       await this.lines.write(this.hitsFile, hits, this.hits > 0);
       this.hits += hits.length;
     }
-    for (const visit of visits) keepNewest(this.visits, visit);
+    for (const visit of visits) this.visits.add(visit);
   }
 
   /**
@@ -90,7 +90,7 @@ export class CsvLoad {
   async finish(): Promise<CsvRows> {
     await this.hitsFile?.close();
     this.hitsFile = undefined;
-    const { stored, fresh } = this.stored.split(this.visits.values());
+    const { stored, fresh } = this.stored.split(this.visits);
     await this.writeFile(this.rows.visitsFile, stored.map(visitCsvLine));
     await this.writeFile(this.rows.newVisitsFile, fresh.map(visitCsvLine));
     return { ...this.rows, hits: this.hits, visits: stored.length, newVisits: fresh.length };
