@@ -90,6 +90,17 @@ interface Checked {
   referrer: ReferrerFields;
 }
 
+/** A page URL's parts (null: not an absolute http(s) URL). */
+function pageOf(url: string): Page | null {
+  const normalized = normalizePage(url);
+  if (!normalized) return null;
+  const { hostname, pathname } = normalized;
+  return { hostname, pathname, campaign: campaignFields(normalized.query), csv: pageCsv(hostname, pathname) };
+}
+
+/** A user agent's fields as a hit's CSV fields. */
+const agentFields = (userAgent: string) => agentCsv(parseUserAgent(userAgent));
+
 /** Counts a dropped hit; the message its line gets. */
 function dropped(counts: CounterDeltas, reason: DropReason): string {
   counts.dropped[reason] = (counts.dropped[reason] ?? 0) + 1;
@@ -128,8 +139,12 @@ export class BatchImport {
   private day = NaN;
   private salts: DaySalts | undefined;
 
+  /** An address's place as a hit's CSV fields. */
+  private readonly place: (ip: string) => string;
+
   constructor(private readonly deps: BatchImportDeps) {
     this.excluded = excludedHostTest(deps.excludedHosts);
+    this.place = (ip) => placeCsv(deps.geo.lookup(ip));
   }
 
   /** Visits the import still holds (those that a later hit may continue). */
@@ -157,13 +172,15 @@ export class BatchImport {
     if (order.length > 0) this.visits.sweep(new Date(columns.times[order[0]!]!));
 
     const siteIds = new Set<string>();
-    for (const i of order) siteIds.add(siteIdAt(columns, i));
+    for (let k = 0; k < order.length; k++) siteIds.add(siteIdAt(columns, order[k]!));
     const sites = await lookups.sites([...siteIds]);
     // The rows that passed the checks, in time order, and what the checks found for each.
     const passed = new Uint32Array(order.length);
     const checked: Checked[] = [];
     const goalKeys = new Map<string, [string, string]>();
-    for (const i of order) {
+    // Indexed loops: iterating the typed array or entries() made an object a step.
+    for (let k = 0; k < order.length; k++) {
+      const i = order[k]!;
       const hit = hitAt(columns, i);
       try {
         counts.received[hit.type]++;
@@ -192,7 +209,8 @@ export class BatchImport {
     // The visits the slice's hits touched: each is the tracker's one object for the visit, which its later hits
     // change (VisitTracker.recordLive), so the object is its newest state.
     let visits = new Set<VisitRecord>();
-    for (const [k, found] of checked.entries()) {
+    for (let k = 0; k < checked.length; k++) {
+      const found = checked[k]!;
       const i = passed[k]!;
       const hit = hitAt(columns, i);
       let eventName = '';
@@ -231,7 +249,7 @@ export class BatchImport {
     }
     const page = this.page(hit.url);
     if (!page) throw new InvalidHit('the page URL must be an absolute http(s) URL');
-    if (remembered(this.bots, hit.userAgent, () => isBotUserAgent(hit.userAgent))) return 'bot';
+    if (remembered(this.bots, hit.userAgent, isBotUserAgent)) return 'bot';
     const hosts = site?.multiDomain ? this.hostsOf(site.id) : undefined;
     // A multi-domain site's hosts grow as its pageviews arrive: its referrers are read against them as they are.
     const referrer = hosts
@@ -249,8 +267,8 @@ export class BatchImport {
    */
   private stored(hit: IncomingHit, { site, page, referrer: r }: Checked, place: string | undefined, eventName: string): { line: string; visit: VisitRecord } {
     const { campaign: k } = page;
-    const agent = remembered(this.agents, hit.userAgent, () => agentCsv(parseUserAgent(hit.userAgent)));
-    place ??= remembered(this.places, hit.ip, () => placeCsv(this.deps.geo.lookup(hit.ip)));
+    const agent = remembered(this.agents, hit.userAgent, agentFields);
+    place ??= remembered(this.places, hit.ip, this.place);
     const known = this.visitor(hit, site, page);
     const visit = this.visits.recordLive(site.id, known.current, known.previous, {
       type: hit.type,
@@ -287,18 +305,13 @@ export class BatchImport {
   }
 
   private page(url: string): Page | undefined {
-    const page = remembered(this.pages, url, () => {
-      const normalized = normalizePage(url);
-      if (!normalized) return null;
-      const { hostname, pathname } = normalized;
-      return { hostname, pathname, campaign: campaignFields(normalized.query), csv: pageCsv(hostname, pathname) };
-    });
-    return page ?? undefined;
+    return remembered(this.pages, url, pageOf) ?? undefined;
   }
 
   /** A referrer as read against a page host, worked out once per pair (up to CACHE_ENTRIES per host). */
   private referrer(referrer: string, hostname: string): ReferrerFields {
-    return remembered(inner(this.referrers, hostname), referrer, () => parseReferrer(referrer, hostname));
+    const known = inner(this.referrers, hostname);
+    return known.get(referrer) ?? remembered(known, referrer, (r) => parseReferrer(r, hostname));
   }
 
   /** The hit's visitor hashes under its day's salt and the day before's, as HitPipeline makes them. */

@@ -4,12 +4,15 @@
 /** Entries a per-value cache holds before it starts afresh (each entry is a few hundred bytes). */
 export const CACHE_ENTRIES = 200_000;
 
-/** A value worked out once per distinct key (up to CACHE_ENTRIES keys at a time). */
-export function remembered<V>(map: Map<string, V>, key: string, work: () => V): V {
+/**
+ * A value worked out once per distinct key (up to CACHE_ENTRIES keys at a time). `work` is given the key, so that a
+ * caller can pass a function made once rather than a closure made at every call (the import asks a million times).
+ */
+export function remembered<V>(map: Map<string, V>, key: string, work: (key: string) => V): V {
   let value = map.get(key);
   if (value === undefined) {
     if (map.size >= CACHE_ENTRIES) map.clear();
-    map.set(key, (value = work()));
+    map.set(key, (value = work(key)));
   }
   return value;
 }
