@@ -46,7 +46,8 @@ export function transferList(c: ChunkColumns): ArrayBuffer[] {
 /** Places addresses as the import thread does (placeCsv of a geo look-up), each once while it is remembered. */
 export function placer(geo: GeoLookup): (ip: string) => string {
   const places = new Map<string, string>();
-  return (ip) => remembered(places, ip, () => placeCsv(geo.lookup(ip)));
+  const place = (ip: string) => placeCsv(geo.lookup(ip));
+  return (ip) => remembered(places, ip, place);
 }
 
 /** Columns built a line at a time, growing by doubling. */
