@@ -42,6 +42,28 @@ describe('NdjsonFile', () => {
     }
   });
 
+  it('gives each line as its text, in blocks that are all ASCII and blocks that are not', async () => {
+    // Lines of 100 KB: the second 1 MiB block is all ASCII, the first and third are not, and a 3-byte character
+    // lies across the third block's start.
+    const fill = (n: number, c: string) => c.repeat(n);
+    const lines = [
+      `{"x":"Zoë ${fill(100_000, 'a')}"}`,
+      ...Array.from({ length: 9 }, (_, i) => `{"x":"${fill(100_000 + i, 'b')}"}`),
+      `{"x":"${fill(1024 * 1024 * 2 - 1_000_000, 'c')}€${fill(50_000, 'c')}"}`,
+      '{"x":"end"}',
+    ];
+    const path = join(dir, 'text.ndjson');
+    writeFileSync(path, lines.join('\n'));
+    const seen: string[] = [];
+    const file = await NdjsonFile.open(path, (line) => (seen.push(line), line.length));
+    try {
+      assert.deepEqual(seen, lines);
+      assert.deepEqual([...file.timestamps], lines.map((l) => l.length));
+    } finally {
+      await file.close();
+    }
+  });
+
   it('reads lines in file order but far apart without reading what lies between', async () => {
     const near = (t: number) => `{"t":${t}}`;
     const far = `{"t":0,"pad":"${'y'.repeat(3_000_000)}"}`;
