@@ -3,7 +3,6 @@
 
 import { randomUUID } from 'node:crypto';
 import { Presets, SingleBar } from 'cli-progress';
-import { parseTimestamp } from '../domain/time.js';
 import type { AdminClient } from './admin-client.js';
 import { isBlankLine, NdjsonFile } from './ndjson-file.js';
 
@@ -71,11 +70,7 @@ function timestampOf(line: string): number {
       return -Infinity; // the server reports the line; sending it first keeps its report early
     }
   }
-  if (typeof t !== 'string') return -Infinity;
-  // The server's own reading of `YYYY-MM-DD HH:MM:SS` first (character by character); anything else as Date reads it.
-  const plain = parseTimestamp(t);
-  if (plain) return plain.getTime();
-  const ms = Date.parse(t.includes('T') ? t : `${t.replace(' ', 'T')}Z`);
+  const ms = typeof t === 'string' ? Date.parse(t.includes('T') ? t : `${t.replace(' ', 'T')}Z`) : NaN;
   return Number.isNaN(ms) ? -Infinity : ms;
 }
 

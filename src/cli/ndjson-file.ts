@@ -2,7 +2,6 @@
 // length, file line number and timestamp, as numbers), then read back chunk by chunk in the order they are sent.
 // A file's text as one string cannot exceed V8's limit (about 512 MiB); an index is 24 bytes a line.
 
-import { isAscii } from 'node:buffer';
 import { open, type FileHandle } from 'node:fs/promises';
 
 const NEWLINE = 0x0a;
@@ -51,11 +50,9 @@ export class NdjsonFile {
       const numbers = new Column(uints(1024), uints);
       const timestamps = new Column(floats(1024), floats);
       let lineNumber = 0;
-      // A block that is all ASCII (most files) is read as Latin-1, the same text, for a copy instead of UTF-8
-      // decoding (about 1 µs a line: docs/benchmarks.md, "Import in session 14").
-      const line = (bytes: Buffer, start: number, end: number, offset: number, ascii: boolean) => {
+      const line = (bytes: Buffer, start: number, end: number, offset: number) => {
         lineNumber++;
-        const text = bytes.toString(ascii ? 'latin1' : 'utf8', start, end);
+        const text = bytes.toString('utf8', start, end);
         if (isBlankLine(text)) return;
         offsets.push(offset);
         lengths.push(end - start);
@@ -67,16 +64,15 @@ export class NdjsonFile {
       let carryOffset = 0;
       for await (const block of file.createReadStream({ autoClose: false, start: 0, highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
         const bytes = carry.length > 0 ? Buffer.concat([carry, block]) : block;
-        const ascii = isAscii(bytes);
         let start = 0;
         for (let nl = bytes.indexOf(NEWLINE); nl !== -1; nl = bytes.indexOf(NEWLINE, start)) {
-          line(bytes, start, nl, carryOffset + start, ascii);
+          line(bytes, start, nl, carryOffset + start);
           start = nl + 1;
         }
         carryOffset += start;
         carry = bytes.subarray(start);
       }
-      line(carry, 0, carry.length, carryOffset, isAscii(carry));
+      line(carry, 0, carry.length, carryOffset);
       return new NdjsonFile(
         file,
         offsets.values.subarray(0, offsets.length),
