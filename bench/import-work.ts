@@ -16,6 +16,7 @@ import { EphemeralSalts } from '../src/ingest/salts.js';
 import { DuckDatabase } from '../src/store/duckdb/database.js';
 import { DuckEventStore } from '../src/store/duckdb/event-store.js';
 import { migrate } from '../src/store/duckdb/migrations.js';
+import { ROW_GROUP_ROWS } from '../src/store/duckdb/row-group-checkpoints.js';
 import type { CsvRows } from '../src/store/event-csv.js';
 import type { Site } from '../src/store/types.js';
 import { generate } from './import.js';
@@ -23,7 +24,7 @@ import { generate } from './import.js';
 /** As the CLI sends them and the import thread loads them (src/cli/import.ts, src/ingest/import-thread.ts). */
 const CHUNK_LINES = 100_000;
 const SLICE_HITS = 8_192;
-const LOAD_HITS = 122_880;
+const LOAD_HITS = ROW_GROUP_ROWS;
 
 /** CPU seconds of this process (all its threads) spent in `work`. */
 async function cpuOf(work: () => Promise<void>): Promise<number> {

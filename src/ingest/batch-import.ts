@@ -311,6 +311,7 @@ export class BatchImport {
   /** A referrer as read against a page host, worked out once per pair (up to CACHE_ENTRIES per host). */
   private referrer(referrer: string, hostname: string): ReferrerFields {
     const known = inner(this.referrers, hostname);
+    // Looked up first so that the closure over the host is made only on a miss.
     return known.get(referrer) ?? remembered(known, referrer, (r) => parseReferrer(r, hostname));
   }
 

@@ -155,13 +155,6 @@ export async function readColumns(file: string, firstLine: number, place?: (ip: 
   return builder.columns();
 }
 
-/** A parsed line: its number, its hit as parseImportLine makes it, and the place of its address if known. */
-export interface ParsedLine {
-  line: number;
-  hit: IncomingHit;
-  place?: string;
-}
-
 /**
  * The hit on row `i` of `c`, as parseImportLine made it, made anew each time it is asked for: the import thread
  * keeps a chunk's rows as these columns rather than as a hundred thousand objects that outlive many young-generation
@@ -203,15 +196,4 @@ export function timeOrder(c: ChunkColumns): Uint32Array {
   for (let i = 0; i < order.length; i++) order[i] = i;
   const { times } = c;
   return order.sort((a, b) => times[a]! - times[b]! || a - b);
-}
-
-/** The hits of `c` in line order. */
-export function hitsOf(c: ChunkColumns): ParsedLine[] {
-  const hits: ParsedLine[] = new Array(c.count);
-  for (let i = 0; i < c.count; i++) {
-    const hit = hitAt(c, i);
-    const place = placeAt(c, i);
-    hits[i] = place === undefined ? { line: c.lines[i]!, hit } : { line: c.lines[i]!, hit, place };
-  }
-  return hits;
 }

@@ -12,6 +12,7 @@ import type { ImportResult } from './import.js';
 import { IMPORT_SESSION_MS, type FromImportThread, type ImportThreadConfig, type ToImportThread } from './import-protocol.js';
 import { EphemeralSalts } from './salts.js';
 import type { CounterDeltas } from './thread-protocol.js';
+import { ROW_GROUP_ROWS } from '../store/duckdb/row-group-checkpoints.js';
 
 const port = parentPort!;
 const config = workerData as ImportThreadConfig;
@@ -118,7 +119,7 @@ const SLICE_HITS = 8_192;
  * Hits per load: one DuckDB row group. DuckDB writes the full row groups of an insert straight to the table's file,
  * and the rest through its write-ahead log and again at a checkpoint, for about 3 times the cost a hit.
  */
-const LOAD_HITS = config.loadHits ?? 122_880;
+const LOAD_HITS = config.loadHits ?? ROW_GROUP_ROWS;
 
 /** Sends a load's files once there is room, for the main thread to load in order. */
 async function sendLoad(ids: number[], load: CsvLoad): Promise<void> {
@@ -161,10 +162,8 @@ function chunk(id: number, key: string | undefined, file: string, firstLine: num
   // Read now, beside the work on the import's earlier chunks; a failure is the chunk's, reported in its turn.
   const read = reader.read(file, firstLine);
   read.catch(() => undefined);
-  let added = false;
   const sink: RowsSink = async (hits, visits) => {
     state.load ??= new CsvLoad(config.dir, String(++loads), state.stored);
-    added = true;
     state.loadChunks.add(id);
     await state.load.add(hits, visits);
     if (state.load.size >= LOAD_HITS) await release(state);
@@ -180,7 +179,8 @@ function chunk(id: number, key: string | undefined, file: string, firstLine: num
       if (state.waiting === 0) await release(state);
     } catch (err) {
       const error = (err as Error)?.message ?? String(err);
-      if (added && state.load) {
+      // The open load holds rows of this chunk: they go with it, and so do the held chunks' rows in it.
+      if (state.load && state.loadChunks.has(id)) {
         await state.load.abandon();
         state.load = undefined;
         state.loadChunks.clear();

@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { columnsOf, hitAt, hitsOf, readColumns, timeOrder } from '../../src/ingest/chunk-columns.js';
+import { columnsOf, hitAt, placeAt, readColumns, timeOrder, type ChunkColumns } from '../../src/ingest/chunk-columns.js';
 import { ChunkReader } from '../../src/ingest/chunk-reader.js';
 import { GeoLookup } from '../../src/ingest/enrich/geo.js';
 import { parseImportLine, type ImportError } from '../../src/ingest/import.js';
@@ -55,6 +55,14 @@ function oneByOne(lines: readonly string[], first: number): { parsed: { line: nu
     }
   });
   return { parsed, errors };
+}
+
+/** The hits of `c` in line order, each with its line number and its address's place if the reader placed it. */
+function hitsOf(c: ChunkColumns): { line: number; hit: IncomingHit; place?: string }[] {
+  return Array.from({ length: c.count }, (_, i) => {
+    const place = placeAt(c, i);
+    return place === undefined ? { line: c.lines[i]!, hit: hitAt(c, i) } : { line: c.lines[i]!, hit: hitAt(c, i), place };
+  });
 }
 
 describe('chunk columns', () => {
