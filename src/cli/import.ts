@@ -1,5 +1,5 @@
 // `plumb import FILE` and the import half of `plumb demo`: NDJSON sent to /admin/import in chunks that share
-// one import id (so visits continue across chunks), numbered, oldest hits first, two at a time, with a progress bar.
+// one import id (so visits continue across chunks), numbered, oldest hits first, four at a time, with a progress bar.
 
 import { randomUUID } from 'node:crypto';
 import { Presets, SingleBar } from 'cli-progress';
@@ -19,8 +19,14 @@ export interface ImportSummary {
 const CHUNK_LINES = 100_000;
 const CHUNK_BYTES = 40 * 1024 * 1024;
 
-/** Chunks sent before the oldest is answered: one being worked on, the next on its way. */
-const CHUNKS_IN_FLIGHT = 2;
+/**
+ * Chunks sent before the oldest is answered. A chunk's answer waits for the load that holds its last rows, which
+ * the next chunk's first rows fill, so with two in flight the chunk after next was only sent (and read) once the
+ * server had worked through most of the next: the import thread waited 1-1.8 s every two chunks, and every other
+ * load went out short of a row group. With four, the next chunks are read while the server works, and the server
+ * takes up to 4 ahead of the one it expects (src/ingest/chunk-order.ts).
+ */
+const CHUNKS_IN_FLIGHT = 4;
 
 /** A one-line progress bar (cli-progress) on a terminal; silent when output is not a terminal. */
 export function progressBar(stream: NodeJS.WriteStream, label: string) {

@@ -8,8 +8,20 @@ const conflict = (message: string) => new GeneralError(409, message);
 /** How far past the next expected chunk a client may send: enough to keep the importer busy, no more. */
 export const MAX_CHUNKS_AHEAD = 4;
 
-/** How long a chunk waits for its predecessor before it is refused (the client that sent both has gone). */
+/**
+ * How long a chunk waits for its predecessor to come before it is refused (the client that sent both has gone).
+ * Only while the predecessor is missing: once it has come, the chunk waits as long as the chunks before it take
+ * (in scale-out mode each is handed over only when it is done, and the CLI sends four at a time).
+ */
 export const CHUNK_WAIT_MS = 120_000;
+
+/** A chunk received out of turn. */
+interface Waiter {
+  go: () => void;
+  refuse: (err: Error) => void;
+  /** Set while its predecessor has not come. */
+  timer: NodeJS.Timeout | undefined;
+}
 
 interface ImportOrder {
   /** The number the next chunk to be handed over must have. */
@@ -17,7 +29,7 @@ interface ImportOrder {
   /** Whether chunk `next` has its turn (is being received or handed over). */
   inTurn: boolean;
   /** Chunks received out of turn, by number. */
-  waiting: Map<number, () => void>;
+  waiting: Map<number, Waiter>;
   /** When a chunk of this import was last seen (orders idle for longer are forgotten). */
   at: number;
 }
@@ -34,14 +46,14 @@ export class ChunkOrder {
   /**
    * Resolves when chunk `seq` (1-based) of import `id` may be handed over: at once for chunk 1 or the next
    * expected one, else once its predecessors were. Rejects with a 400 for a number too far ahead and a 409 for a
-   * number already taken or a predecessor that did not come in time. Every resolved turn must be ended with
-   * `handedOver` (whether the chunk succeeded or not), or its successors wait.
+   * number already taken or a predecessor that did not come in time (CHUNK_WAIT_MS). Every resolved turn must be
+   * ended with `handedOver` (whether the chunk succeeded or not), or its successors wait.
    */
   async turn(id: string, seq: number): Promise<void> {
     const now = Date.now();
     this.forgetIdle(now);
-    let order = this.imports.get(id);
-    if (!order) this.imports.set(id, (order = { next: 1, inTurn: false, waiting: new Map(), at: now }));
+    const order = this.imports.get(id) ?? { next: 1, inTurn: false, waiting: new Map<number, Waiter>(), at: now };
+    this.imports.set(id, order);
     order.at = now;
     if (seq < order.next || (seq === order.next && order.inTurn) || order.waiting.has(seq)) throw conflict(`chunk ${seq} of import ${id} was already received`);
     if (seq > order.next + MAX_CHUNKS_AHEAD) {
@@ -49,19 +61,35 @@ export class ChunkOrder {
     }
     if (seq === order.next) {
       order.inTurn = true;
+      this.arrived(order, seq);
       return;
     }
-    const waiting = order.waiting;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        waiting.delete(seq);
-        reject(conflict(`chunk ${seq} of import ${id} waited ${this.waitMs / 1000} s for chunk ${seq - 1}, which never came`));
-      }, this.waitMs);
-      waiting.set(seq, () => {
-        clearTimeout(timer);
-        resolve();
-      });
+    await new Promise<void>((go, refuse) => {
+      const waiter: Waiter = { go, refuse, timer: undefined };
+      order.waiting.set(seq, waiter);
+      if (!order.waiting.has(seq - 1) && !(seq - 1 === order.next && order.inTurn)) this.time(id, order, seq, waiter);
+      this.arrived(order, seq);
     });
+  }
+
+  /** Chunk `seq` has come: its successor, if waiting, no longer waits for a predecessor that may never come. */
+  private arrived(order: ImportOrder, seq: number): void {
+    const successor = order.waiting.get(seq + 1);
+    clearTimeout(successor?.timer);
+    if (successor) successor.timer = undefined;
+  }
+
+  /**
+   * Refuses waiting chunk `seq` unless its predecessor comes within the wait. A refused chunk is missing again for
+   * its successor, whose own wait then starts.
+   */
+  private time(id: string, order: ImportOrder, seq: number, waiter: Waiter): void {
+    waiter.timer = setTimeout(() => {
+      order.waiting.delete(seq);
+      waiter.refuse(conflict(`chunk ${seq} of import ${id} waited ${this.waitMs / 1000} s for chunk ${seq - 1}, which never came`));
+      const successor = order.waiting.get(seq + 1);
+      if (successor && successor.timer === undefined) this.time(id, order, seq + 1, successor);
+    }, this.waitMs);
   }
 
   /** Chunk `seq` of import `id` was handed over (or failed before): its successor may go. Calls after the first are ignored. */
@@ -74,7 +102,8 @@ export class ChunkOrder {
     order.inTurn = successor !== undefined;
     if (successor) {
       order.waiting.delete(order.next);
-      successor();
+      clearTimeout(successor.timer);
+      successor.go();
     }
   }
 

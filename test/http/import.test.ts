@@ -106,10 +106,23 @@ describe('/admin/import', () => {
     const { lines, totals } = generate(site, 2);
     // A deterministic shuffle: the CLI must restore time order before the server sees the hits.
     const shuffled = lines.map((l, i) => ({ l, k: (i * 7919) % lines.length })).sort((a, b) => a.k - b.k).map((x) => x.l);
-    const client = new AdminClient(address, ADMIN_TOKEN);
+    // Chunks of 100 lines: visits run across them, and the CLI has four numbered chunks in flight at a time (so the
+    // server reads the next ones while it works on the oldest).
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const client = new (class extends AdminClient {
+      override async requestText<T>(path: string, body: string | Uint8Array, headers: Record<string, string>): Promise<T> {
+        mostInFlight = Math.max(mostInFlight, ++inFlight);
+        try {
+          return await super.requestText<T>(path, body, headers);
+        } finally {
+          inFlight--;
+        }
+      }
+    })(address, ADMIN_TOKEN);
     const progress: number[] = [];
-    // Chunks of 100 lines: visits run across them, and the CLI has two numbered chunks in flight at a time.
     const summary = await importNdjson(client, shuffled.join('\n'), (done) => progress.push(done), 100);
+    assert.equal(mostInFlight, 4);
     assert.equal(summary.rejected, totals.bots);
     // Each refused line is named by its number in the shuffled file, whichever chunk it went in.
     assert.equal(summary.errors.length, totals.bots);
