@@ -164,6 +164,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push(`MALLOC_ARENA_MAX must be a whole number of malloc arenas from 1 to 9999, such as 2 (got "${arenaMax}")`);
   }
 
+  // Read by `npm start` before the server starts (scripts/server-node-flags.mjs), which takes any other value as
+  // unset: a typo would quietly bring back the choice it was set to override.
+  const singleThreadedGc = env.PLUMB_SINGLE_THREADED_GC;
+  if (singleThreadedGc !== undefined && singleThreadedGc !== '' && singleThreadedGc !== 'on' && singleThreadedGc !== 'off') {
+    problems.push(`PLUMB_SINGLE_THREADED_GC must be on or off, or unset to decide by the number of cores (got "${singleThreadedGc}")`);
+  }
+
   const config: Config = {
     port,
     host: text('HOST') ?? '0.0.0.0',

@@ -1,10 +1,11 @@
 // `npm start` limits glibc's malloc arenas (MALLOC_ARENA_MAX=2) in the server it starts unless the operator set
-// their own value, and a value glibc would silently ignore stops the server with a message saying so.
+// their own value, and a value glibc would silently ignore stops the server with a message saying so; on two cores
+// or fewer it starts the server with V8's single-threaded garbage collection (PLUMB_SINGLE_THREADED_GC overrides).
 
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 // @ts-expect-error: a plain ES module of the build scripts, without type declarations
@@ -48,6 +49,7 @@ describe('npm start', () => {
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', PLUMB_DATA_DIR: dir, PLUMB_LOG_LEVEL: 'warn', ...extra };
     delete env.NODE_OPTIONS;
     if (!('MALLOC_ARENA_MAX' in extra)) delete env.MALLOC_ARENA_MAX;
+    if (!('PLUMB_SINGLE_THREADED_GC' in extra)) delete env.PLUMB_SINGLE_THREADED_GC;
     const npm = spawn('npm', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     running.push(npm);
     let output = '';
@@ -76,6 +78,22 @@ describe('npm start', () => {
     const environ = environOf(server);
     assert.ok(environ.includes('MALLOC_ARENA_MAX=4'));
     assert.ok(!environ.includes('MALLOC_ARENA_MAX=2'));
+  });
+
+  it('collects garbage on one thread on a machine of two cores or fewer, unless told otherwise', async () => {
+    const argsOf = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const { server, output } = await npmStart({});
+    assert.ok(server, output);
+    assert.equal(argsOf(server).includes('--single-threaded-gc'), availableParallelism() <= 2);
+    const on = await npmStart({ PLUMB_SINGLE_THREADED_GC: 'on' });
+    assert.ok(on.server, on.output);
+    assert.ok(argsOf(on.server).includes('--single-threaded-gc'));
+    const off = await npmStart({ PLUMB_SINGLE_THREADED_GC: 'off' });
+    assert.ok(off.server, off.output);
+    assert.ok(!argsOf(off.server).includes('--single-threaded-gc'));
+    const typo = await npmStart({ PLUMB_SINGLE_THREADED_GC: 'yes' });
+    assert.notEqual(typo.code, 0);
+    assert.match(typo.output, /PLUMB_SINGLE_THREADED_GC must be on or off, or unset to decide by the number of cores \(got "yes"\)/);
   });
 
   it('refuses to start with a value glibc would ignore, saying why', async () => {

@@ -1,6 +1,8 @@
 // Runs the real server (src/main.ts) as a child process, the way `npm start` does, for end-to-end tests.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+// @ts-expect-error: a plain ES module of the build scripts, without type declarations
+import { serverNodeFlags } from '../../scripts/server-node-flags.mjs';
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -17,7 +19,8 @@ export interface ServerProcess {
 export function startServer(env: Record<string, string>, { compiled = false }: { compiled?: boolean } = {}): Promise<ServerProcess> {
   // BENCH_SERVER_NODE_ARGS: extra Node.js flags for the server (`--cpu-prof --cpu-prof-dir=/tmp/p` to profile a
   // benchmark's server: Node refuses --cpu-prof in NODE_OPTIONS).
-  const extra = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  // The flags `npm start` gives the server (PLUMB_SINGLE_THREADED_GC=off in the caller's environment leaves them out).
+  const extra = [...(serverNodeFlags() as string[]), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')];
   const entry = compiled ? ['scripts/start.mjs'] : ['--import', 'tsx', 'src/main.ts'];
   const child = spawn(process.execPath, [...extra, ...entry], {
     // MALLOC_ARENA_MAX as `npm start` sets it (package.json), unless the caller's environment has its own.

@@ -125,7 +125,8 @@ export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey
     const seqText = header('x-plumb-import-seq');
     if (seqText !== undefined && !/^[1-9]\d{0,8}$/.test(seqText)) throw ValidationError.of('x-plumb-import-seq', 'must be a chunk number from 1');
     if (seqText !== undefined && importId === undefined) throw ValidationError.of('x-plumb-import-seq', 'needs X-Plumb-Import-Id');
-    // A numbered chunk may wait for its predecessors before its body is read (bounded by CHUNK_WAIT_MS).
+    // A numbered chunk may wait for its predecessors before its body is read: as long as they take once they have
+    // come, CHUNK_WAIT_MS for one that has not (ChunkOrder).
     if (seqText !== undefined) holdConnection(request, reply);
     const result = await ingest.importChunk(importId, body, Number(firstLineText), seqText === undefined ? undefined : Number(seqText));
     await ingest.flush();
