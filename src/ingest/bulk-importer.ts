@@ -67,6 +67,14 @@ interface Running {
 /** The import thread's old-generation heap bound. */
 const IMPORT_HEAP_MB = 1024;
 
+/**
+ * The import thread's young generation: V8 sizes it from the old generation's bound, smaller than its default for
+ * an unbounded heap, and on a machine of two cores the thread collects it itself (scripts/server-node-flags.mjs),
+ * its largest item. 48 MB: 4-9% more hits a second and 5-11% less CPU a hit in alternating imports; 96 no better
+ * (docs/benchmarks.md, "Collector and import in session 15").
+ */
+const IMPORT_YOUNG_MB = 48;
+
 export class BulkImporter {
   private running: Promise<Running> | undefined;
   /** Imports being received or worked on; the thread is stopped once there has been none for `idleMs`. */
@@ -147,7 +155,7 @@ export class BulkImporter {
     const config: ImportThreadConfig = { excludedHosts: this.deps.excludedHosts, dir, loadHits: this.deps.loadHits };
     // A bounded heap makes V8 collect sooner and keep the heap near what is live (its default bound, a share of the
     // machine's memory, let the heap grow to about four times that); an import holds a few hundred MB at most.
-    const thread = startWorker('import-thread', config, { maxOldGenerationSizeMb: IMPORT_HEAP_MB });
+    const thread = startWorker('import-thread', config, { maxOldGenerationSizeMb: IMPORT_HEAP_MB, maxYoungGenerationSizeMb: IMPORT_YOUNG_MB });
     // Set by the caller (`this.running ??= this.start()`) before the first await above returned.
     const running = this.running;
     thread.on('error', (err) => this.fail(err));
