@@ -34,6 +34,9 @@ interface ImportOrder {
   at: number;
 }
 
+/** Whether chunk `seq` has come and is still to be handed over: in its turn, or waiting for it. */
+const here = (order: ImportOrder, seq: number) => (seq === order.next && order.inTurn) || order.waiting.has(seq);
+
 export class ChunkOrder {
   private readonly imports = new Map<string, ImportOrder>();
 
@@ -55,7 +58,7 @@ export class ChunkOrder {
     const order = this.imports.get(id) ?? { next: 1, inTurn: false, waiting: new Map<number, Waiter>(), at: now };
     this.imports.set(id, order);
     order.at = now;
-    if (seq < order.next || (seq === order.next && order.inTurn) || order.waiting.has(seq)) throw conflict(`chunk ${seq} of import ${id} was already received`);
+    if (seq < order.next || here(order, seq)) throw conflict(`chunk ${seq} of import ${id} was already received`);
     if (seq > order.next + MAX_CHUNKS_AHEAD) {
       throw ValidationError.of('x-plumb-import-seq', `is more than ${MAX_CHUNKS_AHEAD} chunks ahead of the next expected (${order.next})`);
     }
@@ -67,7 +70,7 @@ export class ChunkOrder {
     await new Promise<void>((go, refuse) => {
       const waiter: Waiter = { go, refuse, timer: undefined };
       order.waiting.set(seq, waiter);
-      if (!order.waiting.has(seq - 1) && !(seq - 1 === order.next && order.inTurn)) this.time(id, order, seq, waiter);
+      if (!here(order, seq - 1)) this.time(id, order, seq, waiter);
       this.arrived(order, seq);
     });
   }
