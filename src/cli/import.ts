@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { Presets, SingleBar } from 'cli-progress';
 import type { AdminClient } from './admin-client.js';
+import { flatTimestampAt, timestampOf } from './line-time.js';
 import { isBlankLine, NdjsonFile } from './ndjson-file.js';
 
 export interface ImportSummary {
@@ -58,28 +59,6 @@ export function progressBar(stream: NodeJS.WriteStream, label: string) {
   };
 }
 
-const TIMESTAMP_KEY = '"timestamp":"';
-const FLAT_TIMESTAMP = /"timestamp":"([^"\\]*)"/;
-
-/** When a line says it happened (-Infinity when it does not say so readably). */
-function timestampOf(line: string): number {
-  // Most lines are flat objects with one plain timestamp: read it without parsing the whole line (parsing was a
-  // second or more of a million-line import). Anything else (nested objects, escapes, spacing) is parsed.
-  const at = line.indexOf(TIMESTAMP_KEY);
-  const flat = at !== -1 && line.indexOf(TIMESTAMP_KEY, at + 1) === -1 && line.indexOf('{', 1) === -1 ? FLAT_TIMESTAMP.exec(line) : null;
-  let t: unknown;
-  if (flat) t = flat[1];
-  else {
-    try {
-      t = (JSON.parse(line) as { timestamp?: unknown }).timestamp;
-    } catch {
-      return -Infinity; // the server reports the line; sending it first keeps its report early
-    }
-  }
-  const ms = typeof t === 'string' ? Date.parse(t.includes('T') ? t : `${t.replace(' ', 'T')}Z`) : NaN;
-  return Number.isNaN(ms) ? -Infinity : ms;
-}
-
 /** An import's non-blank lines, numbered from 0 in file order, with what sending them needs. */
 export interface ImportLines {
   readonly count: number;
@@ -126,7 +105,7 @@ export async function importNdjsonFile(
   path: string,
   onProgress: (done: number, total: number) => void = () => undefined,
 ): Promise<ImportSummary> {
-  const file = await NdjsonFile.open(path, timestampOf);
+  const file = await NdjsonFile.open(path, timestampOf, flatTimestampAt);
   try {
     return await importLines(client, file, onProgress);
   } finally {

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { flatTimestampAt, timestampOf as lineTime } from '../../src/cli/line-time.js';
 import { NdjsonFile } from '../../src/cli/ndjson-file.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'plumb-ndjson-'));
@@ -89,6 +90,42 @@ describe('NdjsonFile', () => {
     assert.equal(two.count, 2);
     assert.equal((await two.read(Uint32Array.of(0, 1))).toString(), '{"t":1}\n{"t":2}');
     await two.close();
+  });
+
+  it('reads times from the blocks where it can, and from the text of the others, to the same values', async () => {
+    const at = (t: string, before = '') => `{${before}"type":"pageview","timestamp":"${t}","url":"https://a.example/"}`;
+    const lines = [
+      at('2026-01-02 03:04:05'),
+      at('2026-01-02 03:04:06', '"name":"Zoë 日本 €",'), // multi-byte text before the key: offsets are bytes
+      `${at('2026-01-02 03:04:07')}\r`,
+      '',
+      at('2026-01-02T03:04:08Z'), // ISO: read from the text
+      at('2026-02-30 00:00:00'), // not a day: read from the text (Date.parse's answer)
+      `{"nested":{"timestamp":"2020-01-01 00:00:00"},"timestamp":"2026-01-02 03:04:09"}`,
+      `{"x":"${'é'.repeat(600_000)}","timestamp":"2026-01-02 03:04:10"}`, // across a 1 MiB read block
+      'not json',
+      at('2026-01-02 03:04:11'),
+    ];
+    const path = join(dir, 'times.ndjson');
+    writeFileSync(path, lines.join('\n'));
+    const asked: string[] = [];
+    const quick = await NdjsonFile.open(path, (line) => (asked.push(line), lineTime(line)), flatTimestampAt);
+    const text = await NdjsonFile.open(path, lineTime);
+    try {
+      assert.deepEqual([...quick.timestamps], [...text.timestamps]);
+      assert.equal(quick.timestamps[0], Date.UTC(2026, 0, 2, 3, 4, 5));
+      assert.equal(quick.timestamps[1], Date.UTC(2026, 0, 2, 3, 4, 6));
+      // Only the lines the quick reading leaves were read from their text.
+      assert.deepEqual(asked, [lines[4], lines[5], lines[6], lines[8]]);
+      assert.deepEqual(
+        Array.from({ length: quick.count }, (_, i) => quick.lineNumber(i)),
+        Array.from({ length: text.count }, (_, i) => text.lineNumber(i)),
+      );
+      assert.equal((await quick.read(Uint32Array.of(1, 6))).toString(), [lines[1], lines[7]].join('\n'));
+    } finally {
+      await quick.close();
+      await text.close();
+    }
   });
 
   it('refuses a file that cannot be read', async () => {
