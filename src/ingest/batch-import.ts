@@ -4,10 +4,10 @@
 // order-dependent parts (a multi-domain site's hosts, goals made on first use, salts, visits) follow the hits in
 // time order exactly as the pipeline would. A test imports the same file both ways and compares every row.
 
-import { type IncomingHit, type VisitRecord } from '../domain/hits.js';
+import { attributionOf, type IncomingHit, type VisitRecord } from '../domain/hits.js';
 import { boundProps } from '../domain/props.js';
 import type { DropReason } from '../metrics.js';
-import { agentCsv, attributionCsv, csvText, hitCsvLineOf, pageCsv, placeCsv, propsCsv } from '../store/event-csv.js';
+import { agentCsv, attributionCsv, csvText, hitCsvLineOf, pageCsv, placeCsv, propsCsv, type HitCsvParts } from '../store/event-csv.js';
 import type { Site } from '../store/types.js';
 import { campaignFields, type CampaignFields } from './enrich/campaign.js';
 import { columnsOf, hitAt, placeAt, siteIdAt, timeOrder, type ChunkColumns } from './chunk-columns.js';
@@ -21,7 +21,8 @@ import { CACHE_ENTRIES, remembered } from './remembered.js';
 import { utcDay, type DaySalts, type EphemeralSalts } from './salts.js';
 import type { CounterDeltas } from './thread-protocol.js';
 import { visitorHash } from './visitor.js';
-import { VisitTracker } from './visits.js';
+import { VisitTracker, type VisitHit } from './visits.js';
+import { EncodedLines } from './encoded-lines.js';
 
 /** Sites and goals, asked for once per chunk (the ingest side answers from its cached directory). */
 export interface ImportLookups {
@@ -48,11 +49,12 @@ export interface BatchResult {
 }
 
 /**
- * Takes a slice of a chunk's rows: its hits in time order, each a CSV line (HIT_CSV_COLUMNS, src/store/event-csv.ts),
- * and every visit they touched, each as the import's one object for it, which later hits change (a sink that writes
- * a visit writes its state at that time). A chunk's slices come in order; a later slice may hold the same visits.
+ * Takes a slice of a chunk's rows: its hits in time order, each a CSV line (HIT_CSV_COLUMNS, src/store/event-csv.ts)
+ * encoded in `hits` (which the import clears and reuses once the sink is done with it), and every visit they
+ * touched, each as the import's one object for it, which later hits change (a sink that writes a visit writes its
+ * state at that time). A chunk's slices come in order; a later slice may hold the same visits.
  */
-export type RowsSink = (hits: string[], visits: VisitRecord[]) => Promise<void> | void;
+export type RowsSink = (hits: EncodedLines, visits: VisitRecord[]) => Promise<void> | void;
 
 /**
  * Stored hits per slice: the rows of one slice are written while the next is worked out. Large, because DuckDB
@@ -66,6 +68,8 @@ interface Page {
   campaign: CampaignFields;
   /** hostname and pathname as CSV fields (pageCsv) */
   csv: string;
+  /** Whether the host is one of the excluded ones, once asked (the same for every hit on the page). */
+  excluded?: boolean;
 }
 
 /** A visitor's hashes under one day's salts and the day before's. */
@@ -83,11 +87,14 @@ function inner<K, V>(map: Map<K, Map<string, V>>, key: K): Map<string, V> {
   return found;
 }
 
-/** What the checks that need no goal found out about a hit that passed them, for pass 3. */
+/**
+ * What the checks that need no goal found out about the hits that passed them, for pass 3, one array each: an
+ * object a hit lived until its chunk was done, and every young-generation collection meanwhile copied it.
+ */
 interface Checked {
-  site: Site;
-  page: Page;
-  referrer: ReferrerFields;
+  sites: Site[];
+  pages: Page[];
+  referrers: ReferrerFields[];
 }
 
 /** A page URL's parts (null: not an absolute http(s) URL). */
@@ -139,6 +146,17 @@ export class BatchImport {
   private day = NaN;
   private salts: DaySalts | undefined;
 
+  /** Objects written over for every row (chunk() and stored()): see there. */
+  private readonly scratchHit: IncomingHit = { type: 'pageview', siteId: '', timestamp: new Date(0), url: '', referrer: '', userAgent: '', ip: '' };
+  private readonly scratchVisitHit: VisitHit = { type: 'pageview', timestamp: new Date(0), hostname: '', pathname: '', ...attributionOf({}) };
+  private readonly scratchParts: HitCsvParts = { site: '', page: '', attribution: '', agent: '', place: '' };
+  /** The last hit's site id and its CSV field (an import's hits are mostly one site's). */
+  private siteCsv = { id: '', csv: '' };
+  /** Each slice's hit lines, encoded as they are made. */
+  private readonly lines = new EncodedLines();
+  /** The visit of the last hit stored(). */
+  private storedVisit: VisitRecord | undefined;
+
   /** An address's place as a hit's CSV fields. */
   private readonly place: (ip: string) => string;
 
@@ -176,60 +194,65 @@ export class BatchImport {
     const sites = await lookups.sites([...siteIds]);
     // The rows that passed the checks, in time order, and what the checks found for each.
     const passed = new Uint32Array(order.length);
-    const checked: Checked[] = [];
-    const goalKeys = new Map<string, [string, string]>();
+    const checked: Checked = { sites: [], pages: [], referrers: [] };
+    let passes = 0;
+    // The (site, event name) pairs of the chunk's events in the order of their first use, and each pair's place in
+    // that list, by site and name.
+    const goalsAsked: [string, string][] = [];
+    const goalIndex = new Map<string, Map<string, number>>();
+    // One hit object (and Date) written over for every row, in both passes: nothing keeps a row's hit beyond its
+    // turn, and two a row were 6% of the bytes the thread allocated.
+    const hit = this.scratchHit;
     // Indexed loops: iterating the typed array or entries() made an object a step.
     for (let k = 0; k < order.length; k++) {
       const i = order[k]!;
-      const hit = hitAt(columns, i);
+      hitAt(columns, i, hit);
       try {
         counts.received[hit.type]++;
-        const found = this.check(hit, sites.get(hit.siteId));
-        if (typeof found === 'string') {
-          errors.push({ line: columns.lines[i]!, message: dropped(counts, found) });
+        const drop = this.check(hit, sites.get(hit.siteId), checked);
+        if (drop !== undefined) {
+          errors.push({ line: columns.lines[i]!, message: dropped(counts, drop) });
           continue;
         }
-        passed[checked.length] = i;
-        checked.push(found);
-        if (hit.type === 'event') goalKeys.set(`${hit.siteId}\0${hit.eventName}`, [hit.siteId, hit.eventName!]);
+        passed[passes++] = i;
+        if (hit.type === 'event') {
+          const bySite = inner(goalIndex, hit.siteId);
+          if (!bySite.has(hit.eventName!)) bySite.set(hit.eventName!, goalsAsked.push([hit.siteId, hit.eventName!]) - 1);
+        }
       } catch (err) {
         if (!(err instanceof InvalidHit)) throw err;
         errors.push({ line: columns.lines[i]!, message: err.message });
       }
     }
 
-    const goalNames = new Map<string, string | undefined>();
-    const asked = [...goalKeys];
-    const answers = asked.length > 0 ? await lookups.goals(asked.map(([, pair]) => pair)) : [];
-    asked.forEach(([key], i) => goalNames.set(key, answers[i]));
+    const goalNames = goalsAsked.length > 0 ? await lookups.goals(goalsAsked) : [];
 
     let imported = 0;
     let slice = nextSlice();
-    let hits: string[] = [];
+    const hits = this.lines;
+    hits.clear();
     // The visits the slice's hits touched: each is the tracker's one object for the visit, which its later hits
     // change (VisitTracker.recordLive), so the object is its newest state.
     let visits = new Set<VisitRecord>();
-    for (let k = 0; k < checked.length; k++) {
-      const found = checked[k]!;
+    for (let k = 0; k < passes; k++) {
       const i = passed[k]!;
-      const hit = hitAt(columns, i);
+      hitAt(columns, i, hit);
       let eventName = '';
       if (hit.type === 'event') {
-        const goal = goalNames.get(`${hit.siteId}\0${hit.eventName}`);
+        const goal = goalNames[goalIndex.get(hit.siteId)!.get(hit.eventName!)!];
         if (goal === undefined) {
           errors.push({ line: columns.lines[i]!, message: dropped(counts, 'goal-limit') });
           continue;
         }
         eventName = goal;
       }
-      const stored = this.stored(hit, found, placeAt(columns, i), eventName);
-      hits.push(stored.line);
-      visits.add(stored.visit);
+      hits.push(this.stored(hit, checked.sites[k]!, checked.pages[k]!, checked.referrers[k]!, placeAt(columns, i), eventName));
+      visits.add(this.storedVisit!);
       counts.recorded[hit.type]++;
       imported++;
       if (hits.length >= slice) {
         await sink(hits, [...visits]);
-        hits = [];
+        hits.clear();
         visits = new Set();
         slice = nextSlice();
       }
@@ -239,8 +262,11 @@ export class BatchImport {
     return { result: { imported, rejected: errors.length, errors: errors.slice(0, MAX_REPORTED_ERRORS) }, counts };
   }
 
-  /** HitPipeline.process up to the goal: the checks and drops in its order; what they found or a drop reason. */
-  private check(hit: IncomingHit, site: Site | undefined): Checked | DropReason {
+  /**
+   * HitPipeline.process up to the goal: the checks and drops in its order; a drop reason, or undefined once what they
+   * found is added to `checked`.
+   */
+  private check(hit: IncomingHit, site: Site | undefined, checked: Checked): DropReason | undefined {
     if (hit.type === 'event' && (!hit.eventName || hit.eventName.length > MAX_EVENT_NAME)) {
       throw new InvalidHit(`event name must be 1 to ${MAX_EVENT_NAME} characters`);
     }
@@ -257,41 +283,53 @@ export class BatchImport {
       : this.referrer(hit.referrer, page.hostname);
     if (!site) return 'unknown-site';
     if (hosts && hit.type === 'pageview' && hosts.size < MAX_SITE_HOSTS) hosts.add(page.hostname);
-    if (this.excluded(bareHost(page.hostname))) return 'excluded-host';
-    return { site, page, referrer };
+    if ((page.excluded ??= this.excluded(bareHost(page.hostname)))) return 'excluded-host';
+    checked.sites.push(site);
+    checked.pages.push(page);
+    checked.referrers.push(referrer);
+    return undefined;
   }
 
   /**
-   * The rest of HitPipeline.process: the hit's salts, visitor hash and visit, and its stored row as a CSV line. The
-   * objects are written out field by field: spreading five objects into one took V8 over 20 µs a hit.
+   * The rest of HitPipeline.process: the hit's salts, visitor hash and visit, and its stored row as a CSV line; the
+   * visit is `storedVisit` until the next hit. The objects are written out field by field: spreading five objects
+   * into one took V8 over 20 µs a hit. What the visit tracker and the line are given is written over one object for
+   * every hit (neither keeps it).
    */
-  private stored(hit: IncomingHit, { site, page, referrer: r }: Checked, place: string | undefined, eventName: string): { line: string; visit: VisitRecord } {
+  private stored(hit: IncomingHit, site: Site, page: Page, r: ReferrerFields, place: string | undefined, eventName: string): string {
     const { campaign: k } = page;
     const agent = remembered(this.agents, hit.userAgent, agentFields);
     place ??= remembered(this.places, hit.ip, this.place);
     const known = this.visitor(hit, site, page);
-    const visit = this.visits.recordLive(site.id, known.current, known.previous, {
-      type: hit.type,
-      timestamp: hit.timestamp,
-      hostname: page.hostname,
-      pathname: page.pathname,
-      referrerHostname: r.referrerHostname,
-      referrerPathname: r.referrerPathname,
-      referrerSource: r.referrerSource,
-      utmCampaign: k.utmCampaign,
-      utmContent: k.utmContent,
-      utmMedium: k.utmMedium,
-      utmSource: k.utmSource,
-      utmTerm: k.utmTerm,
-      ref: k.ref,
-      keyword: k.keyword,
-    });
+    const v = this.scratchVisitHit;
+    v.type = hit.type;
+    v.timestamp = hit.timestamp;
+    v.hostname = page.hostname;
+    v.pathname = page.pathname;
+    v.referrerHostname = r.referrerHostname;
+    v.referrerPathname = r.referrerPathname;
+    v.referrerSource = r.referrerSource;
+    v.utmCampaign = k.utmCampaign;
+    v.utmContent = k.utmContent;
+    v.utmMedium = k.utmMedium;
+    v.utmSource = k.utmSource;
+    v.utmTerm = k.utmTerm;
+    v.ref = k.ref;
+    v.keyword = k.keyword;
+    const visit = (this.storedVisit = this.visits.recordLive(site.id, known.current, known.previous, v));
     let attribution = this.attributions.get(visit);
     if (attribution === undefined) this.attributions.set(visit, (attribution = attributionCsv(visit)));
+    const parts = this.scratchParts;
+    if (site.id !== this.siteCsv.id) this.siteCsv = { id: site.id, csv: csvText(site.id) };
+    parts.site = this.siteCsv.csv;
+    parts.page = page.csv;
+    parts.attribution = attribution;
+    parts.agent = agent;
+    parts.place = place;
     // The fields storedHitOf (src/ingest/pipeline.ts) gives the live pipeline's row, as hitCsvLine writes them (the
     // equivalence test compares the rows both store).
-    const line = hitCsvLineOf(
-      { site: csvText(site.id), page: page.csv, attribution, agent, place },
+    return hitCsvLineOf(
+      parts,
       hit.type,
       hit.timestamp.getTime(),
       known.current,
@@ -301,7 +339,6 @@ export class BatchImport {
       this.visits.lastFirstView,
       propsCsv(hit.props === undefined ? undefined : boundProps(hit.props)),
     );
-    return { line, visit };
   }
 
   private page(url: string): Page | undefined {

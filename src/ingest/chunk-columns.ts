@@ -158,21 +158,38 @@ export async function readColumns(file: string, firstLine: number, place?: (ip: 
 /**
  * The hit on row `i` of `c`, as parseImportLine made it, made anew each time it is asked for: the import thread
  * keeps a chunk's rows as these columns rather than as a hundred thousand objects that outlive many young-generation
- * collections, each of which copied them (docs/benchmarks.md, "Import in session 14").
+ * collections, each of which copied them (docs/benchmarks.md, "Import in session 14"). With `into`, the hit is
+ * written over that object (and its Date) instead: for a caller that is done with one row's hit before it reads the
+ * next, and keeps neither the object nor its Date.
  */
-export function hitAt(c: ChunkColumns, i: number): IncomingHit {
+export function hitAt(c: ChunkColumns, i: number, into?: IncomingHit): IncomingHit {
   const { texts, fields } = c;
   const f = i * FIELDS;
-  const hit: IncomingHit = {
-    type: c.events[i] === 1 ? 'event' : 'pageview',
-    siteId: texts[fields[f + SITE]!]!,
-    timestamp: new Date(c.times[i]!),
-    url: texts[fields[f + URL]!]!,
-    referrer: texts[fields[f + REFERRER]!]!,
-    userAgent: texts[fields[f + AGENT]!]!,
-    ip: texts[fields[f + IP]!]!,
-  };
-  if (hit.type === 'event') {
+  const type = c.events[i] === 1 ? 'event' : 'pageview';
+  let hit: IncomingHit;
+  if (into) {
+    hit = into;
+    hit.type = type;
+    hit.siteId = texts[fields[f + SITE]!]!;
+    hit.timestamp.setTime(c.times[i]!);
+    hit.url = texts[fields[f + URL]!]!;
+    hit.referrer = texts[fields[f + REFERRER]!]!;
+    hit.userAgent = texts[fields[f + AGENT]!]!;
+    hit.ip = texts[fields[f + IP]!]!;
+    hit.eventName = undefined;
+    hit.value = undefined;
+  } else {
+    hit = {
+      type,
+      siteId: texts[fields[f + SITE]!]!,
+      timestamp: new Date(c.times[i]!),
+      url: texts[fields[f + URL]!]!,
+      referrer: texts[fields[f + REFERRER]!]!,
+      userAgent: texts[fields[f + AGENT]!]!,
+      ip: texts[fields[f + IP]!]!,
+    };
+  }
+  if (type === 'event') {
     hit.eventName = texts[fields[f + EVENT]!]!;
     const value = c.values[i]!;
     if (!Number.isNaN(value)) hit.value = value;

@@ -4,6 +4,7 @@
 
 import { open, type FileHandle } from 'node:fs/promises';
 import type { VisitRecord } from '../domain/hits.js';
+import type { EncodedLines } from './encoded-lines.js';
 import { csvFiles, removeCsvFiles, visitCsvLine, type CsvRows } from '../store/event-csv.js';
 
 /**
@@ -54,6 +55,7 @@ export class LineWriter {
 }
 
 const NEWLINE = 0x0a;
+const LINE_BREAK = Buffer.from('\n');
 
 export class CsvLoad {
   private hitsFile: FileHandle | undefined;
@@ -74,10 +76,11 @@ export class CsvLoad {
   }
 
   /** Appends a slice of hits (CSV lines, HIT_CSV_COLUMNS) and the visits they touched. */
-  async add(hits: readonly string[], visits: readonly VisitRecord[]): Promise<void> {
+  async add(hits: EncodedLines, visits: readonly VisitRecord[]): Promise<void> {
     if (hits.length > 0) {
       this.hitsFile ??= await open(this.rows.hitsFile, 'w');
-      await this.lines.write(this.hitsFile, hits, this.hits > 0);
+      if (this.hits > 0) await this.hitsFile.write(LINE_BREAK);
+      await this.hitsFile.write(hits.bytes());
       this.hits += hits.length;
     }
     for (const visit of visits) this.visits.add(visit);
