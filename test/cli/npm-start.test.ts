@@ -80,17 +80,20 @@ describe('npm start', () => {
     assert.ok(!environ.includes('MALLOC_ARENA_MAX=2'));
   });
 
-  it('collects garbage on one thread on a machine of two cores or fewer, unless told otherwise', async () => {
+  it('collects garbage on one thread, with a full-size young generation, on a machine of two cores or fewer, unless told otherwise', async () => {
     const argsOf = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     const { server, output } = await npmStart({});
     assert.ok(server, output);
     assert.equal(argsOf(server).includes('--single-threaded-gc'), availableParallelism() <= 2);
+    assert.equal(argsOf(server).includes('--min-semi-space-size=16'), availableParallelism() <= 2);
     const on = await npmStart({ PLUMB_SINGLE_THREADED_GC: 'on' });
     assert.ok(on.server, on.output);
     assert.ok(argsOf(on.server).includes('--single-threaded-gc'));
+    assert.ok(argsOf(on.server).includes('--min-semi-space-size=16'));
     const off = await npmStart({ PLUMB_SINGLE_THREADED_GC: 'off' });
     assert.ok(off.server, off.output);
     assert.ok(!argsOf(off.server).includes('--single-threaded-gc'));
+    assert.ok(!argsOf(off.server).includes('--min-semi-space-size=16'));
     const typo = await npmStart({ PLUMB_SINGLE_THREADED_GC: 'yes' });
     assert.notEqual(typo.code, 0);
     assert.match(typo.output, /PLUMB_SINGLE_THREADED_GC must be on or off, or unset to decide by the number of cores \(got "yes"\)/);
