@@ -2,6 +2,8 @@
 // line (a flat object with one plain "YYYY-MM-DD HH:MM:SS" timestamp) straight from its file block's bytes, so that
 // indexing a million lines makes no string a line.
 
+import { timestampMsAt } from '../domain/time.js';
+
 const TIMESTAMP_KEY = '"timestamp":"';
 const FLAT_TIMESTAMP = /"timestamp":"([^"\\]*)"/;
 
@@ -26,20 +28,7 @@ export function timestampOf(line: string): number {
 
 const OPEN_BRACE = 0x7b;
 const QUOTE = 0x22;
-const DASH = 0x2d;
-const SPACE = 0x20;
-const COLON = 0x3a;
 const ZERO = 0x30;
-
-/** The two decimal digits at `p`, or -1. */
-function twoDigits(text: string, p: number): number {
-  const a = text.charCodeAt(p) - ZERO;
-  const b = text.charCodeAt(p + 1) - ZERO;
-  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
-}
-
-const daysIn = (year: number, month: number) =>
-  month === 2 ? ((year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28) : month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 
 /**
  * timestampOf of the line at [start, end) of `block`, a file block decoded as latin1 (one character a byte, so
@@ -57,30 +46,8 @@ export function flatTimestampAt(block: string, start: number, end: number): numb
   // The last one in the line is this one (searched back from the line's end, not on into the next line).
   if (block.lastIndexOf(TIMESTAMP_KEY, end - TIMESTAMP_KEY.length) !== key) return undefined;
   const p = key + TIMESTAMP_KEY.length;
-  // 19 characters, then the closing quote, inside the line.
-  if (p + 20 > end || block.charCodeAt(p + 19) !== QUOTE) return undefined;
-  if (
-    block.charCodeAt(p + 4) !== DASH ||
-    block.charCodeAt(p + 7) !== DASH ||
-    block.charCodeAt(p + 10) !== SPACE ||
-    block.charCodeAt(p + 13) !== COLON ||
-    block.charCodeAt(p + 16) !== COLON
-  ) {
-    return undefined;
-  }
-  const century = twoDigits(block, p);
-  const yy = twoDigits(block, p + 2);
-  const month = twoDigits(block, p + 5);
-  const day = twoDigits(block, p + 8);
-  const hour = twoDigits(block, p + 11);
-  const minute = twoDigits(block, p + 14);
-  const second = twoDigits(block, p + 17);
-  // Years from 1000 (Date.UTC reads 0-99 as 1900-1999), and only values Date.parse takes as they are (no 24:00,
-  // no leap second, no 30 February): anything else goes to timestampOf.
-  if (century < 10 || yy < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) {
-    return undefined;
-  }
-  const year = century * 100 + yy;
-  if (day > daysIn(year, month)) return undefined;
-  return Date.UTC(year, month - 1, day, hour, minute, second);
+  // 19 characters, then the closing quote, inside the line; years from 1000 on (earlier ones are read from the text).
+  if (p + 20 > end || block.charCodeAt(p + 19) !== QUOTE || block.charCodeAt(p) === ZERO) return undefined;
+  // Only real calendar times, which Date.parse reads as they are (no 24:00, no leap second, no 30 February).
+  return timestampMsAt(block, p);
 }
