@@ -165,31 +165,18 @@ export async function readColumns(file: string, firstLine: number, place?: (ip: 
 export function hitAt(c: ChunkColumns, i: number, into?: IncomingHit): IncomingHit {
   const { texts, fields } = c;
   const f = i * FIELDS;
-  const type = c.events[i] === 1 ? 'event' : 'pageview';
-  let hit: IncomingHit;
-  if (into) {
-    hit = into;
-    hit.type = type;
-    hit.siteId = texts[fields[f + SITE]!]!;
-    hit.timestamp.setTime(c.times[i]!);
-    hit.url = texts[fields[f + URL]!]!;
-    hit.referrer = texts[fields[f + REFERRER]!]!;
-    hit.userAgent = texts[fields[f + AGENT]!]!;
-    hit.ip = texts[fields[f + IP]!]!;
-    hit.eventName = undefined;
-    hit.value = undefined;
-  } else {
-    hit = {
-      type,
-      siteId: texts[fields[f + SITE]!]!,
-      timestamp: new Date(c.times[i]!),
-      url: texts[fields[f + URL]!]!,
-      referrer: texts[fields[f + REFERRER]!]!,
-      userAgent: texts[fields[f + AGENT]!]!,
-      ip: texts[fields[f + IP]!]!,
-    };
-  }
-  if (type === 'event') {
+  const hit = into ?? { type: 'pageview', siteId: '', timestamp: new Date(0), url: '', referrer: '', userAgent: '', ip: '' };
+  hit.type = c.events[i] === 1 ? 'event' : 'pageview';
+  hit.siteId = texts[fields[f + SITE]!]!;
+  hit.timestamp.setTime(c.times[i]!);
+  hit.url = texts[fields[f + URL]!]!;
+  hit.referrer = texts[fields[f + REFERRER]!]!;
+  hit.userAgent = texts[fields[f + AGENT]!]!;
+  hit.ip = texts[fields[f + IP]!]!;
+  // A pageview has neither (a hit written over may have had them); a fresh one gets no such property at all.
+  if (hit.eventName !== undefined) hit.eventName = undefined;
+  if (hit.value !== undefined) hit.value = undefined;
+  if (hit.type === 'event') {
     hit.eventName = texts[fields[f + EVENT]!]!;
     const value = c.values[i]!;
     if (!Number.isNaN(value)) hit.value = value;
