@@ -1,6 +1,7 @@
-// A slice of an import's CSV lines, encoded as UTF-8 into one reused buffer as each line is made: a line is garbage
-// as soon as it is written, instead of living in an array until its slice is written out (8,192 lines of about 400
-// bytes that every young-generation collection of the import thread copied).
+// An import load's CSV lines (a slice of its hits, a file of its visits), encoded as UTF-8 into one reused buffer as
+// each line is made: a line is garbage as soon as it is written, instead of living in an array until its slice is
+// written out (8,192 lines of about 400 bytes that every young-generation collection of the import thread copied),
+// and no string of all the lines is made (joining a slice's lines cost about 1.1 µs a line, encoding them 0.15).
 
 const NEWLINE = 0x0a;
 

@@ -18,9 +18,20 @@ describe('EncodedLines', () => {
     assert.equal(new EncodedLines().bytes().length, 0);
   });
 
-  it('keeps every character: two-, three- and four-byte UTF-8, quotes, NUL', () => {
-    const lines = ['"Zürich",Ünïcödé', '東京,大阪', '😀 emoji,🇭🇺', '"say ""hi""",', 'a\u0000b'];
+  it('keeps every character: two-, three- and four-byte UTF-8, quotes, NUL, empty lines', () => {
+    const lines = ['"Zürich",Ünïcödé', '東京,大阪', '😀 emoji,🇭🇺', '"say ""hi""",', '', 'a\u0000b', 'x'.repeat(5000) + '✓'];
     assert.equal(of(lines).bytes().toString(), lines.join('\n'));
+    // A line made of nothing but four-byte characters needs two UTF-16 units for every four bytes.
+    const wide = '😀'.repeat(3000);
+    assert.equal(of(['a', wide, wide, 'b']).bytes().toString(), ['a', wide, wide, 'b'].join('\n'));
+  });
+
+  it('grows when a later batch of lines needs more room than the ones before', () => {
+    const small = Array.from({ length: 10 }, (_, i) => `row ${i}`);
+    const large = Array.from({ length: 20_000 }, (_, i) => `row ${i},${'é'.repeat(i % 50)}`);
+    const encoded = of(small);
+    encoded.clear();
+    assert.equal(of([...large, ...small], encoded).bytes().toString(), [...large, ...small].join('\n'));
   });
 
   it('grows past its first buffer, keeping what it holds', () => {
