@@ -72,10 +72,11 @@ interface Page {
   excluded?: boolean;
 }
 
-/** A visitor's hashes under one day's salts and the day before's. */
+/** A visitor's hashes under one day's salt and, once a hit needed it, the day before's. */
 interface KnownVisitor {
   salt: string;
   current: bigint;
+  /** The salt `previous` was made with (undefined: not made). */
   previousSalt: string | undefined;
   previous: bigint | undefined;
 }
@@ -371,12 +372,19 @@ export class BatchImport {
     const domain = site.multiDomain && site.multiDomainOption === 'separate' ? page.hostname : undefined;
     const byAgent = inner(inner(this.visitors, domain === undefined ? site.id : `${site.id}\0${domain}`), hit.ip);
     let known = byAgent.get(hit.userAgent);
-    if (!known || known.salt !== salts.current || known.previousSalt !== salts.previous) {
+    if (!known || known.salt !== salts.current) {
       const current = visitorHash(salts.current, site.id, hit.ip, hit.userAgent, domain);
-      const previous = salts.previous === undefined ? undefined : visitorHash(salts.previous, site.id, hit.ip, hit.userAgent, domain);
-      known = { salt: salts.current, current, previousSalt: salts.previous, previous };
+      known = { salt: salts.current, current, previousSalt: undefined, previous: undefined };
       byAgent.set(hit.userAgent, known);
       this.visitorEntries++;
+    }
+    // The hash under yesterday's salt finds a visit begun yesterday, which the hit continues only if that visit's
+    // last hit came within the timeout before it. Hits come oldest first, and a visit that a hit of today continued
+    // is found under today's hash first; so past the day's first timeout no hit can continue a visit under
+    // yesterday's hash, and the hash (half of the import's hashing) is made only for hits before then.
+    if (salts.previous !== undefined && known.previousSalt !== salts.previous && hit.timestamp.getTime() - day * DAY_MS <= this.visits.timeoutMs) {
+      known.previous = visitorHash(salts.previous, site.id, hit.ip, hit.userAgent, domain);
+      known.previousSalt = salts.previous;
     }
     return known;
   }

@@ -165,7 +165,7 @@ function continues(visit: ActiveVisit, at: number, timeoutMs: number): boolean {
 export class VisitTracker implements VisitState {
   private readonly bySite = new Map<string, Map<bigint, ActiveVisit>>();
 
-  constructor(private readonly timeoutMs = VISIT_TIMEOUT_MS) {}
+  constructor(readonly timeoutMs = VISIT_TIMEOUT_MS) {}
 
   get activeVisits(): number {
     const visits = new Set<ActiveVisit>();

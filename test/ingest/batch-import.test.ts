@@ -60,6 +60,15 @@ function handWritten(plain: string, combined: string, separate: string): string[
     pv(plain, '2026-03-29 00:10:00', 'https://plain.test/b'),
     pv(plain, '2026-03-29 00:20:00', 'https://plain.test/a'),
     pv(plain, '2026-03-29 09:00:00', 'https://plain.test/a'),
+    // Across midnight at the timeout's edges: exactly 30 minutes continues the visit, 31 do not; a visitor first seen
+    // late in the day (past the first 30 minutes) after an evening visit starts a new one.
+    pv(plain, '2026-03-28 23:59:59', 'https://plain.test/a', { ip: '198.51.100.7' }),
+    pv(plain, '2026-03-29 00:29:59', 'https://plain.test/b', { ip: '198.51.100.7' }),
+    pv(plain, '2026-03-29 00:45:00', 'https://plain.test/c', { ip: '198.51.100.7' }),
+    pv(plain, '2026-03-28 23:59:00', 'https://plain.test/a', { ip: '198.51.100.8' }),
+    pv(plain, '2026-03-29 00:30:00', 'https://plain.test/b', { ip: '198.51.100.8' }),
+    pv(plain, '2026-03-28 23:00:00', 'https://plain.test/a', { ip: '198.51.100.9' }),
+    pv(plain, '2026-03-29 01:00:00', 'https://plain.test/b', { ip: '198.51.100.9' }),
     // A visit that starts with an event; the same address with other agents are other visitors.
     line({ type: 'event', site_id: plain, timestamp: '2026-03-28 12:00:00', url: 'https://plain.test/x', name: 'Purchase', value: 1299, user_agent: FIREFOX, ip: '2001:db8::1' }),
     pv(plain, '2026-03-28 12:00:30', 'https://plain.test/x', { user_agent: FIREFOX, ip: '2001:db8::1' }),
@@ -298,6 +307,9 @@ describe('set-based import (BatchImport) against the live pipeline', () => {
     const hits = await live.events.listHits(plain);
     assert.ok(visits.some((v) => v.pageviews >= 3), 'a visit of three pages or more');
     assert.ok(visits.some((v) => v.startedAt.getUTCDate() !== v.lastSeenAt.getUTCDate()), 'a visit across midnight');
+    const startedAt = (iso: string) => visits.find((v) => v.startedAt.toISOString() === iso);
+    assert.equal(startedAt('2026-03-28T23:59:59.000Z')?.lastSeenAt.toISOString(), '2026-03-29T00:45:00.000Z', 'continued after exactly 30 minutes, across midnight');
+    assert.ok(startedAt('2026-03-29T00:30:00.000Z') && startedAt('2026-03-29T01:00:00.000Z'), 'new visits after 31 minutes and after an hour');
     const byVisitor = new Map<bigint, number>();
     for (const v of visits) byVisitor.set(v.visitorId, (byVisitor.get(v.visitorId) ?? 0) + 1);
     assert.ok([...byVisitor.values()].some((n) => n >= 2), 'a visitor with two visits');
