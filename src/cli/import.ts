@@ -21,6 +21,14 @@ const CHUNK_LINES = 100_000;
 const CHUNK_BYTES = 40 * 1024 * 1024;
 
 /**
+ * The first chunk is this share of the others. The server reads a chunk whole before it works on any of its lines,
+ * and until then only that reading runs: a small first chunk gets the import's other stages going sooner (the server
+ * at 1.8 of the two cores about 0.5 s after the first chunk went, instead of 1.5 s). One small chunk only: the chunks
+ * in flight (CHUNKS_IN_FLIGHT) must hold enough lines to keep the server busy until the first is answered.
+ */
+const FIRST_CHUNK_SHARE = 1 / 4;
+
+/**
  * Chunks sent before the oldest is answered. A chunk's answer waits for the load that holds its last rows, which
  * the next chunk's first rows fill, so with two in flight the chunk after next was only sent (and read) once the
  * server had worked through most of the next: the import thread waited 1-1.8 s every two chunks, and every other
@@ -152,7 +160,8 @@ export async function importLines(
   try {
     for (let i = 0, seq = 1; i < count; seq++) {
       let end = i;
-      for (let bytes = 0; end < count && end - i < chunkLines; end++) {
+      const most = seq === 1 ? Math.ceil(chunkLines * FIRST_CHUNK_SHARE) : chunkLines;
+      for (let bytes = 0; end < count && end - i < most; end++) {
         bytes += lines.bytes(order[end]!);
         if (end > i && bytes > CHUNK_BYTES) break;
       }

@@ -106,12 +106,14 @@ describe('/admin/import', () => {
     const { lines, totals } = generate(site, 2);
     // A deterministic shuffle: the CLI must restore time order before the server sees the hits.
     const shuffled = lines.map((l, i) => ({ l, k: (i * 7919) % lines.length })).sort((a, b) => a.k - b.k).map((x) => x.l);
-    // Chunks of 100 lines: visits run across them, and the CLI has four numbered chunks in flight at a time (so the
-    // server reads the next ones while it works on the oldest).
+    // Chunks of 100 lines, the first of 25 (the server starts sooner): visits run across them, and the CLI has four
+    // numbered chunks in flight at a time (so the server reads the next ones while it works on the oldest).
     let inFlight = 0;
     let mostInFlight = 0;
+    const sizes: number[] = [];
     const client = new (class extends AdminClient {
       override async requestText<T>(path: string, body: string | Uint8Array, headers: Record<string, string>): Promise<T> {
+        sizes[Number(headers['x-plumb-import-seq']) - 1] = Buffer.from(body).toString().split('\n').length;
         mostInFlight = Math.max(mostInFlight, ++inFlight);
         try {
           return await super.requestText<T>(path, body, headers);
@@ -123,6 +125,7 @@ describe('/admin/import', () => {
     const progress: number[] = [];
     const summary = await importNdjson(client, shuffled.join('\n'), (done) => progress.push(done), 100);
     assert.equal(mostInFlight, 4);
+    assert.deepEqual(sizes, [25, ...Array.from({ length: Math.ceil((lines.length - 25) / 100) }, (_, i) => Math.min(100, lines.length - 25 - i * 100))]);
     assert.equal(summary.rejected, totals.bots);
     // Each refused line is named by its number in the shuffled file, whichever chunk it went in.
     assert.equal(summary.errors.length, totals.bots);
