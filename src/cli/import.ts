@@ -32,10 +32,12 @@ const FIRST_CHUNK_SHARE = 1 / 4;
  * Chunks sent before the oldest is answered. A chunk's answer waits for the load that holds its last rows, which
  * the next chunk's first rows fill, so with two in flight the chunk after next was only sent (and read) once the
  * server had worked through most of the next: the import thread waited 1-1.8 s every two chunks, and every other
- * load went out short of a row group. With four, the next chunks are read while the server works, and the server
- * takes up to 4 ahead of the one it expects (src/ingest/chunk-order.ts).
+ * load went out short of a row group. With four, the next chunks were read while the server worked, but the answers
+ * trail the import thread by the loads DuckDB has yet to store (up to two), and near the end of a million lines the
+ * thread still ran out of chunks and sent a load short of a row group. Six keep it fed (the CLI holds about 60 MB
+ * more); the server takes up to 8 ahead of the one it expects (src/ingest/chunk-order.ts).
  */
-const CHUNKS_IN_FLIGHT = 4;
+const CHUNKS_IN_FLIGHT = 6;
 
 /** A one-line progress bar (cli-progress) on a terminal; silent when output is not a terminal. */
 export function progressBar(stream: NodeJS.WriteStream, label: string) {

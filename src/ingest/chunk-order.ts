@@ -5,8 +5,11 @@ import { GeneralError, ValidationError } from '../domain/errors.js';
 
 const conflict = (message: string) => new GeneralError(409, message);
 
-/** How far past the next expected chunk a client may send: enough to keep the importer busy, no more. */
-export const MAX_CHUNKS_AHEAD = 4;
+/**
+ * How far past the next expected chunk a client may send: enough to keep the importer busy, no more (the CLI has
+ * six in flight, src/cli/import.ts; a chunk waiting for its turn stays unread in its connection).
+ */
+export const MAX_CHUNKS_AHEAD = 8;
 
 /**
  * How long a chunk waits for its predecessor to come before it is refused (the client that sent both has gone).
