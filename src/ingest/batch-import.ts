@@ -74,11 +74,34 @@ interface Page {
 
 /** A visitor's hashes under one day's salt and, once a hit needed it, the day before's. */
 interface KnownVisitor {
+  userAgent: string;
   salt: string;
   current: bigint;
   /** The salt `previous` was made with (undefined: not made). */
   previousSalt: string | undefined;
   previous: bigint | undefined;
+}
+
+/**
+ * A site's visitors by address: the one visitor seen at an address, or (once a second user agent came from it) the
+ * address's visitors by user agent. Most addresses have one visitor, and a Map for each was most of what a visitor
+ * kept in memory, which every young-generation collection copied.
+ */
+type ByAddress = Map<string, KnownVisitor | Map<string, KnownVisitor>>;
+
+/** The visitor of `userAgent` at `ip`, if known. */
+function knownAt(byAddress: ByAddress, ip: string, userAgent: string): KnownVisitor | undefined {
+  const found = byAddress.get(ip);
+  if (found === undefined || found instanceof Map) return found?.get(userAgent);
+  return found.userAgent === userAgent ? found : undefined;
+}
+
+/** Remembers `known` as the visitor of its user agent at `ip`. */
+function rememberAt(byAddress: ByAddress, ip: string, known: KnownVisitor): void {
+  const found = byAddress.get(ip);
+  if (found instanceof Map) found.set(known.userAgent, known);
+  else if (found === undefined || found.userAgent === known.userAgent) byAddress.set(ip, known);
+  else byAddress.set(ip, new Map([[found.userAgent, found], [known.userAgent, known]]));
 }
 
 /** The value under `key` in `map`, made empty on first use. */
@@ -142,7 +165,7 @@ export class BatchImport {
    * domain, where the site counts domains apart), address and user agent: nested, so that no key text is made per
    * hit (a key of all four was most of a user agent long, made and dropped for every hit).
    */
-  private readonly visitors = new Map<string, Map<string, Map<string, KnownVisitor>>>();
+  private readonly visitors = new Map<string, ByAddress>();
   private visitorEntries = 0;
   private day = NaN;
   private salts: DaySalts | undefined;
@@ -370,12 +393,12 @@ export class BatchImport {
     }
     const salts = this.salts!;
     const domain = site.multiDomain && site.multiDomainOption === 'separate' ? page.hostname : undefined;
-    const byAgent = inner(inner(this.visitors, domain === undefined ? site.id : `${site.id}\0${domain}`), hit.ip);
-    let known = byAgent.get(hit.userAgent);
+    const byAddress = inner(this.visitors, domain === undefined ? site.id : `${site.id}\0${domain}`);
+    let known = knownAt(byAddress, hit.ip, hit.userAgent);
     if (!known || known.salt !== salts.current) {
       const current = visitorHash(salts.current, site.id, hit.ip, hit.userAgent, domain);
-      known = { salt: salts.current, current, previousSalt: undefined, previous: undefined };
-      byAgent.set(hit.userAgent, known);
+      known = { userAgent: hit.userAgent, salt: salts.current, current, previousSalt: undefined, previous: undefined };
+      rememberAt(byAddress, hit.ip, known);
       this.visitorEntries++;
     }
     // The hash under yesterday's salt finds a visit begun yesterday, which the hit continues only if that visit's

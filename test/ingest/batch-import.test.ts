@@ -69,6 +69,12 @@ function handWritten(plain: string, combined: string, separate: string): string[
     pv(plain, '2026-03-29 00:30:00', 'https://plain.test/b', { ip: '198.51.100.8' }),
     pv(plain, '2026-03-28 23:00:00', 'https://plain.test/a', { ip: '198.51.100.9' }),
     pv(plain, '2026-03-29 01:00:00', 'https://plain.test/b', { ip: '198.51.100.9' }),
+    // One address, three agents in turn, then the first again: three visitors, the first one's visit goes on.
+    pv(plain, '2026-03-28 16:00:00', 'https://plain.test/a', { ip: '198.51.100.10' }),
+    pv(plain, '2026-03-28 16:01:00', 'https://plain.test/a', { ip: '198.51.100.10', user_agent: FIREFOX }),
+    pv(plain, '2026-03-28 16:02:00', 'https://plain.test/a', { ip: '198.51.100.10', user_agent: SAFARI_IPHONE }),
+    pv(plain, '2026-03-28 16:03:00', 'https://plain.test/b', { ip: '198.51.100.10' }),
+    pv(plain, '2026-03-28 16:04:00', 'https://plain.test/c', { ip: '198.51.100.10', user_agent: FIREFOX }),
     // A visit that starts with an event; the same address with other agents are other visitors.
     line({ type: 'event', site_id: plain, timestamp: '2026-03-28 12:00:00', url: 'https://plain.test/x', name: 'Purchase', value: 1299, user_agent: FIREFOX, ip: '2001:db8::1' }),
     pv(plain, '2026-03-28 12:00:30', 'https://plain.test/x', { user_agent: FIREFOX, ip: '2001:db8::1' }),
@@ -310,6 +316,11 @@ describe('set-based import (BatchImport) against the live pipeline', () => {
     const startedAt = (iso: string) => visits.find((v) => v.startedAt.toISOString() === iso);
     assert.equal(startedAt('2026-03-28T23:59:59.000Z')?.lastSeenAt.toISOString(), '2026-03-29T00:45:00.000Z', 'continued after exactly 30 minutes, across midnight');
     assert.ok(startedAt('2026-03-29T00:30:00.000Z') && startedAt('2026-03-29T01:00:00.000Z'), 'new visits after 31 minutes and after an hour');
+    assert.deepEqual(
+      ['16:00', '16:01', '16:02'].map((t) => startedAt(`2026-03-28T${t}:00.000Z`)?.pageviews),
+      [2, 2, 1],
+      'three visitors at one address, told apart by their agents',
+    );
     const byVisitor = new Map<bigint, number>();
     for (const v of visits) byVisitor.set(v.visitorId, (byVisitor.get(v.visitorId) ?? 0) + 1);
     assert.ok([...byVisitor.values()].some((n) => n >= 2), 'a visitor with two visits');
