@@ -72,13 +72,15 @@ interface Page {
   excluded?: boolean;
 }
 
-/** A visitor's hashes under one day's salt and, once a hit needed it, the day before's. */
+/**
+ * A visitor's hash under the salt of the day being imported and, once a hit needed it, under the day before's (the
+ * cache of them starts afresh with each day, so every entry is the day's).
+ */
 interface KnownVisitor {
   userAgent: string;
-  salt: string;
   current: bigint;
-  /** The salt `previous` was made with (undefined: not made). */
-  previousSalt: string | undefined;
+  /** Whether `previous` was worked out (it stays undefined where the day before has no salt). */
+  previousMade: boolean;
   previous: bigint | undefined;
 }
 
@@ -385,8 +387,8 @@ export class BatchImport {
       this.day = day;
       this.salts = this.deps.salts.saltsForDay(utcDay(hit.timestamp));
     }
-    // Hashes under older salts are never used again (each entry is checked against the day's salts); the cache
-    // starts afresh, too, once it holds CACHE_ENTRIES visitors.
+    // Hashes under older salts are never used again; the cache starts afresh, too, once it holds CACHE_ENTRIES
+    // visitors.
     if (newDay || this.visitorEntries >= CACHE_ENTRIES) {
       this.visitors.clear();
       this.visitorEntries = 0;
@@ -395,9 +397,9 @@ export class BatchImport {
     const domain = site.multiDomain && site.multiDomainOption === 'separate' ? page.hostname : undefined;
     const byAddress = inner(this.visitors, domain === undefined ? site.id : `${site.id}\0${domain}`);
     let known = knownAt(byAddress, hit.ip, hit.userAgent);
-    if (!known || known.salt !== salts.current) {
+    if (!known) {
       const current = visitorHash(salts.current, site.id, hit.ip, hit.userAgent, domain);
-      known = { userAgent: hit.userAgent, salt: salts.current, current, previousSalt: undefined, previous: undefined };
+      known = { userAgent: hit.userAgent, current, previousMade: false, previous: undefined };
       rememberAt(byAddress, hit.ip, known);
       this.visitorEntries++;
     }
@@ -405,9 +407,9 @@ export class BatchImport {
     // last hit came within the timeout before it. Hits come oldest first, and a visit that a hit of today continued
     // is found under today's hash first; so past the day's first timeout no hit can continue a visit under
     // yesterday's hash, and the hash (half of the import's hashing) is made only for hits before then.
-    if (salts.previous !== undefined && known.previousSalt !== salts.previous && hit.timestamp.getTime() - day * DAY_MS <= this.visits.timeoutMs) {
-      known.previous = visitorHash(salts.previous, site.id, hit.ip, hit.userAgent, domain);
-      known.previousSalt = salts.previous;
+    if (!known.previousMade && hit.timestamp.getTime() - day * DAY_MS <= this.visits.timeoutMs) {
+      if (salts.previous !== undefined) known.previous = visitorHash(salts.previous, site.id, hit.ip, hit.userAgent, domain);
+      known.previousMade = true;
     }
     return known;
   }
