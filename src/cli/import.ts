@@ -34,8 +34,8 @@ const FIRST_CHUNK_SHARE = 1 / 4;
  * server had worked through most of the next: the import thread waited 1-1.8 s every two chunks, and every other
  * load went out short of a row group. With four, the next chunks were read while the server worked, but the answers
  * trail the import thread by the loads DuckDB has yet to store (up to two), and near the end of a million lines the
- * thread still ran out of chunks and sent a load short of a row group. Six keep it fed (the CLI holds about 60 MB
- * more); the server takes up to 8 ahead of the one it expects (src/ingest/chunk-order.ts).
+ * thread still ran out of chunks and sent a load short of a row group. Six keep it fed (the CLI holds up to about
+ * 60 MB more); the server takes up to 8 ahead of the one it expects (src/ingest/chunk-order.ts).
  */
 const CHUNKS_IN_FLIGHT = 6;
 
