@@ -10,6 +10,8 @@ import { benchPlausibleImport } from './plausible-import.js';
 import { benchProps } from './props.js';
 import { benchReports } from './reports.js';
 import { benchUmamiImport } from './umami-import.js';
+// @ts-expect-error: a plain ES module of the build scripts, without type declarations
+import { buildIfStale } from '../scripts/build-state.mjs';
 
 const sections: Record<string, () => Promise<void>> = {
   collector: () => benchCollector(Number(process.env.BENCH_SECONDS ?? 15)),
@@ -22,6 +24,10 @@ const sections: Record<string, () => Promise<void>> = {
   'fathom-import': () => benchFathomImport(Number(process.env.BENCH_FATHOM_MB ?? 950)),
   'plausible-import': () => benchPlausibleImport(Number(process.env.BENCH_PLAUSIBLE_MB ?? 1000)),
 };
+
+// The CLI runs compiled, as `plumb` does for users (bench/server-watch.ts), and so does the import benchmark's
+// server: compiled once here, before anything is timed.
+if (!(buildIfStale() as boolean)) process.exit(1);
 
 const chosen = process.argv.slice(2);
 for (const name of chosen.length > 0 ? chosen : Object.keys(sections)) {

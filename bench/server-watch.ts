@@ -3,6 +3,7 @@
 
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 /** Resident memory of a process in bytes (Linux), 0 where /proc is not there. */
 export function rss(pid: number): number {
@@ -67,17 +68,17 @@ export function watchServer(pid: number, { everyMs, healthz }: { everyMs: number
   };
 }
 
-const CLI_MAIN = `const { run } = await import(${JSON.stringify(new URL('../src/cli/main.ts', import.meta.url).href)});
-process.exitCode = await run(process.argv.slice(1), process.env, (l) => console.log(l), (l) => console.error(l));`;
+/** `plumb` as users run it: bin/plumb.js, which runs the compiled CLI (built by startServer's `compiled` start). */
+const PLUMB = fileURLToPath(new URL('../bin/plumb.js', import.meta.url));
 
 /**
- * Runs `plumb` (from source) in a child process, so its own work never shows as the server's; its exit code and
- * output. `watch(pid)` is called once it started and returns what to call when it exits (to sample the CLI itself).
+ * Runs `plumb` in a child process, so its own work never shows as the server's; its exit code and output.
+ * `watch(pid)` is called once it started and returns what to call when it exits (to sample the CLI itself).
  */
 export function runCli(args: string[], env: Record<string, string>, watch?: (pid: number) => () => void): Promise<{ code: number | null; out: string }> {
   // BENCH_CLI_NODE_ARGS: extra Node.js flags for the CLI (`--cpu-prof --cpu-prof-dir=/tmp/p` to profile it).
   const extra = (process.env.BENCH_CLI_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
-  const child = spawn(process.execPath, [...extra, '--import', 'tsx', '--input-type=module', '-e', CLI_MAIN, '--', ...args], {
+  const child = spawn(process.execPath, [...extra, PLUMB, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
