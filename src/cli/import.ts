@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { Presets, SingleBar } from 'cli-progress';
 import type { AdminClient } from './admin-client.js';
-import { flatTimestampAt, timestampOf } from './line-time.js';
+import { timestampOf } from './line-time.js';
 import { isBlankLine, NdjsonFile } from './ndjson-file.js';
 
 export interface ImportSummary {
@@ -115,7 +115,7 @@ export async function importNdjsonFile(
   path: string,
   onProgress: (done: number, total: number) => void = () => undefined,
 ): Promise<ImportSummary> {
-  const file = await NdjsonFile.open(path, timestampOf, flatTimestampAt);
+  const file = await NdjsonFile.forImport(path);
   try {
     return await importLines(client, file, onProgress);
   } finally {

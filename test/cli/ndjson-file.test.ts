@@ -131,4 +131,41 @@ describe('NdjsonFile', () => {
   it('refuses a file that cannot be read', async () => {
     await assert.rejects(NdjsonFile.open(join(dir, 'missing.ndjson'), timestampOf), /ENOENT/);
   });
+
+  it('indexes a file in parts on several threads to the same index as in one, wherever the parts are cut', async () => {
+    const at = (i: number) => `{"type":"pageview","timestamp":"2026-01-02 03:${String(i % 60).padStart(2, '0')}:00","url":"https://a.example/${i}"}`;
+    const lines: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      // Blank lines, CRLF, text read from its text (ISO), multi-byte text and a line far longer than a part.
+      if (i % 7 === 3) lines.push('', '  ');
+      lines.push(i % 11 === 5 ? `${at(i)}\r` : i % 13 === 6 ? at(i).replace(' 03:', 'T03:').replace(':00"', ':00Z"') : i === 30 ? `{"x":"${'é'.repeat(2_000)}","timestamp":"2026-01-02 03:30:00"}` : i % 9 === 2 ? `{"name":"Zoë 日本",${at(i).slice(1)}` : at(i));
+    }
+    for (const [name, text] of [['no-break', lines.join('\n')], ['break', `${lines.join('\n')}\n`], ['blank-end', `${lines.join('\n')}\n\n  `]] as const) {
+      const path = join(dir, `parts-${name}.ndjson`);
+      writeFileSync(path, text);
+      const one = await NdjsonFile.open(path, lineTime, flatTimestampAt);
+      try {
+        for (const [partBytes, most] of [[300, 2], [300, 4], [1_000, 4], [Buffer.byteLength(text), 4]] as const) {
+          const parts = await NdjsonFile.forImport(path, partBytes, most);
+          try {
+            assert.equal(parts.parts, partBytes < Buffer.byteLength(text) ? most : 1, `${name}: ${partBytes}-byte parts, ${most} at most`);
+            assert.equal(parts.count, one.count);
+            assert.deepEqual([...parts.timestamps], [...one.timestamps]);
+            const all = Uint32Array.from({ length: one.count }, (_, i) => i);
+            assert.deepEqual([...all].map((i) => parts.lineNumber(i)), [...all].map((i) => one.lineNumber(i)));
+            assert.deepEqual([...all].map((i) => parts.bytes(i)), [...all].map((i) => one.bytes(i)));
+            assert.equal((await parts.read(all)).toString(), (await one.read(all)).toString());
+          } finally {
+            await parts.close();
+          }
+        }
+      } finally {
+        await one.close();
+      }
+    }
+  });
+
+  it('refuses a file that cannot be read when it would be indexed in parts', async () => {
+    await assert.rejects(NdjsonFile.forImport(join(dir, 'missing.ndjson'), 100, 4), /ENOENT/);
+  });
 });
