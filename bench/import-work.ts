@@ -10,7 +10,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BatchImport, type ImportLookups } from '../src/ingest/batch-import.js';
 import { placer, readColumns, type ChunkColumns } from '../src/ingest/chunk-columns.js';
-import { CsvLoad, StoredVisits } from '../src/ingest/csv-load.js';
+import { CsvLoad, PendingVisits } from '../src/ingest/csv-load.js';
 import { GeoLookup } from '../src/ingest/enrich/geo.js';
 import { EphemeralSalts } from '../src/ingest/salts.js';
 import { DuckDatabase } from '../src/store/duckdb/database.js';
@@ -25,6 +25,7 @@ import { generate } from './import.js';
 const CHUNK_LINES = 100_000;
 const SLICE_HITS = 8_192;
 const LOAD_HITS = ROW_GROUP_ROWS;
+const VISIT_LOAD_ROWS = ROW_GROUP_ROWS;
 
 /** CPU seconds of this process (all its threads) spent in `work`. */
 async function cpuOf(work: () => Promise<void>): Promise<number> {
@@ -66,23 +67,25 @@ export async function benchImportWork(hits = 1_000_000): Promise<void> {
     const batch = new BatchImport({ geo, salts: new EphemeralSalts(), excludedHosts: [] });
     const files: CsvRows[] = [];
     let stored = 0;
-    const storedVisits = new StoredVisits();
+    const visits = new PendingVisits();
     const work = await cpuOf(async () => {
-      let csv = new CsvLoad(dir, String(files.length), storedVisits);
+      let csv = new CsvLoad(dir, String(files.length));
       for (const [i, columns] of read.entries()) {
         const first = i * CHUNK_LINES;
         read[i] = undefined!;
-        // Loads of exactly a row group, a chunk's last rows in one load with the next chunk's first, as the server's.
-        await batch.chunk(columns, first + 1, lookups, async (rows, visits) => {
+        // Loads of exactly a row group, a chunk's last rows in one load with the next chunk's first, and visits
+        // stored once they fill a row group of their own, as the server's (src/ingest/import-thread.ts).
+        await batch.chunk(columns, first + 1, lookups, async (rows, touched) => {
           stored += rows.length;
-          await csv.add(rows, visits);
+          await csv.add(rows);
+          visits.add(touched);
           if (csv.size >= LOAD_HITS) {
-            files.push(await csv.finish());
-            csv = new CsvLoad(dir, String(files.length), storedVisits);
+            files.push(await csv.finish(visits.size >= VISIT_LOAD_ROWS ? visits : undefined));
+            csv = new CsvLoad(dir, String(files.length));
           }
         }, () => Math.min(SLICE_HITS, LOAD_HITS - csv.size));
       }
-      if (csv.size > 0) files.push(await csv.finish());
+      files.push(await csv.finish(visits));
     });
 
     const loadInto = async (name: string, withVisits: boolean) => {

@@ -30,14 +30,14 @@ const FIRST_CHUNK_SHARE = 1 / 4;
 
 /**
  * Chunks sent before the oldest is answered. A chunk's answer waits for the load that holds its last rows, which
- * the next chunk's first rows fill, so with two in flight the chunk after next was only sent (and read) once the
- * server had worked through most of the next: the import thread waited 1-1.8 s every two chunks, and every other
- * load went out short of a row group. With four, the next chunks were read while the server worked, but the answers
- * trail the import thread by the loads DuckDB has yet to store (up to two), and near the end of a million lines the
- * thread still ran out of chunks and sent a load short of a row group. Six keep it fed (the CLI holds up to about
- * 60 MB more); the server takes up to 8 ahead of the one it expects (src/ingest/chunk-order.ts).
+ * the next chunk's first rows fill, and for the load that stores its visits (the server gathers three loads' visits
+ * into one, src/ingest/import-thread.ts), so answers trail the import thread by about four chunks, plus the loads
+ * DuckDB has yet to store (up to two). With fewer in flight the thread ran out of chunks and sent loads short of a
+ * row group (six: every fourth load, in a logged run). Ten keep it fed, and the CLI peaked at 428-479 MiB against
+ * 418-462 with six (it holds the chunks the server has not read yet); the server takes up to 12 ahead of the one
+ * it expects (src/ingest/chunk-order.ts).
  */
-const CHUNKS_IN_FLIGHT = 6;
+const CHUNKS_IN_FLIGHT = 10;
 
 /** A one-line progress bar (cli-progress) on a terminal; silent when output is not a terminal. */
 export function progressBar(stream: NodeJS.WriteStream, label: string) {

@@ -49,6 +49,8 @@ export interface BulkImporterDeps {
   idleMs?: number;
   /** Hits per load (default: a DuckDB row group; tests make it small). */
   loadHits?: number;
+  /** Visits stored in one load, at least (default: a DuckDB row group; tests make it small). */
+  visitRows?: number;
 }
 
 interface Chunk {
@@ -152,7 +154,7 @@ export class BulkImporter {
 
   private async start(): Promise<Running> {
     const dir = await mkdtemp(join(tmpdir(), 'plumb-import-'));
-    const config: ImportThreadConfig = { excludedHosts: this.deps.excludedHosts, dir, loadHits: this.deps.loadHits };
+    const config: ImportThreadConfig = { excludedHosts: this.deps.excludedHosts, dir, loadHits: this.deps.loadHits, visitRows: this.deps.visitRows };
     // A bounded heap makes V8 collect sooner and keep the heap near what is live (its default bound, a share of the
     // machine's memory, let the heap grow to about four times that); an import holds a few hundred MB at most.
     const thread = startWorker('import-thread', config, { maxOldGenerationSizeMb: IMPORT_HEAP_MB, maxYoungGenerationSizeMb: IMPORT_YOUNG_MB });

@@ -7,14 +7,14 @@ const conflict = (message: string) => new GeneralError(409, message);
 
 /**
  * How far past the next expected chunk a client may send: enough to keep the importer busy, no more (the CLI has
- * six in flight, src/cli/import.ts; a chunk waiting for its turn stays unread in its connection).
+ * ten in flight, src/cli/import.ts; a chunk waiting for its turn stays unread in its connection).
  */
-export const MAX_CHUNKS_AHEAD = 8;
+export const MAX_CHUNKS_AHEAD = 12;
 
 /**
  * How long a chunk waits for its predecessor to come before it is refused (the client that sent both has gone).
  * Only while the predecessor is missing: once it has come, the chunk waits as long as the chunks before it take
- * (in scale-out mode each is handed over only when it is done, and the CLI sends four at a time).
+ * (in scale-out mode each is handed over only when it is done, and the CLI sends ten at a time).
  */
 export const CHUNK_WAIT_MS = 120_000;
 

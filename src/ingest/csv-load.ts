@@ -1,6 +1,7 @@
 // One bulk load's CSV files written as its rows are worked out: hits appended a slice at a time (the import thread
-// holds one slice of rows, not the whole load), the newest state of each visit written once the load is complete,
-// apart for visits an earlier load of the import stored (their rows are replaced) and new ones (appended).
+// holds one slice of rows, not the whole load) and, when the load is the one that stores them, the newest state of
+// the import's pending visits, apart for visits an earlier load of the import stored (their rows are replaced) and
+// new ones (appended).
 
 import { open, type FileHandle } from 'node:fs/promises';
 import type { VisitRecord } from '../domain/hits.js';
@@ -8,25 +9,43 @@ import { EncodedLines } from './encoded-lines.js';
 import { csvFiles, removeCsvFiles, visitCsvLine, type CsvRows } from '../store/event-csv.js';
 
 /**
- * The visits of one import that a load has stored. A visit's state is one object that its later hits change
- * (VisitTracker.recordLive), so they are known by that object: once the import's tracker forgets a visit, no later
- * state of it can come, and its mark goes with the object.
+ * One import's visits touched by hits since its visits were last stored, and the visits a load has stored. A
+ * visit's state is one object that its later hits change (VisitTracker.recordLive), so visits are known by that
+ * object: once the import's tracker forgets a visit, no later state of it can come, and its mark goes with the
+ * object. Visits wait here across loads of hits so that they go out in loads of a DuckDB row group of their own
+ * (import-thread.ts, VISIT_LOAD_ROWS).
  */
-export class StoredVisits {
+export class PendingVisits {
   private readonly stored = new WeakSet<VisitRecord>();
+  private pending = new Set<VisitRecord>();
 
-  /** Splits a load's visits into those an earlier load stored and new ones, and notes them all as stored. */
-  split(visits: Iterable<VisitRecord>): { stored: VisitRecord[]; fresh: VisitRecord[] } {
+  /** Visits waiting to be stored. */
+  get size(): number {
+    return this.pending.size;
+  }
+
+  add(visits: readonly VisitRecord[]): void {
+    for (const visit of visits) this.pending.add(visit);
+  }
+
+  /** Takes the waiting visits, split into those an earlier load stored and new ones, and notes them all as stored. */
+  take(): { stored: VisitRecord[]; fresh: VisitRecord[] } {
     const stored: VisitRecord[] = [];
     const fresh: VisitRecord[] = [];
-    for (const visit of visits) {
+    for (const visit of this.pending) {
       if (this.stored.has(visit)) stored.push(visit);
       else {
         fresh.push(visit);
         this.stored.add(visit);
       }
     }
+    this.pending = new Set();
     return { stored, fresh };
+  }
+
+  /** Forgets the waiting visits: the chunks whose hits touched them failed. */
+  drop(): void {
+    this.pending = new Set();
   }
 }
 
@@ -35,12 +54,9 @@ const LINE_BREAK = Buffer.from('\n');
 export class CsvLoad {
   private hitsFile: FileHandle | undefined;
   private hits = 0;
-  /** The visits of the load's hits: the import's objects for them, each its newest state (BatchImport). */
-  private readonly visits = new Set<VisitRecord>();
   readonly rows: CsvRows;
 
-  /** `stored`: the import's visits stored by its earlier loads (shared by the import's loads, in order). */
-  constructor(dir: string, name: string, private readonly stored: StoredVisits) {
+  constructor(dir: string, name: string) {
     this.rows = csvFiles(dir, name);
   }
 
@@ -49,25 +65,23 @@ export class CsvLoad {
     return this.hits;
   }
 
-  /** Appends a slice of hits (CSV lines, HIT_CSV_COLUMNS) and the visits they touched. */
-  async add(hits: EncodedLines, visits: readonly VisitRecord[]): Promise<void> {
-    if (hits.length > 0) {
-      this.hitsFile ??= await open(this.rows.hitsFile, 'w');
-      if (this.hits > 0) await this.hitsFile.write(LINE_BREAK);
-      await this.hitsFile.write(hits.bytes());
-      this.hits += hits.length;
-    }
-    for (const visit of visits) this.visits.add(visit);
+  /** Appends a slice of hits (CSV lines, HIT_CSV_COLUMNS). */
+  async add(hits: EncodedLines): Promise<void> {
+    if (hits.length === 0) return;
+    this.hitsFile ??= await open(this.rows.hitsFile, 'w');
+    if (this.hits > 0) await this.hitsFile.write(LINE_BREAK);
+    await this.hitsFile.write(hits.bytes());
+    this.hits += hits.length;
   }
 
   /**
-   * Closes the hits file and writes the visits: the files to load. Visits count as stored from here on (a load
-   * that then fails only makes a later load look for rows that are not there).
+   * Closes the hits file and, with `visits`, writes the visits waiting there: the files to load. Those visits
+   * count as stored from here on (a load that then fails only makes a later load look for rows that are not there).
    */
-  async finish(): Promise<CsvRows> {
+  async finish(visits?: PendingVisits): Promise<CsvRows> {
     await this.hitsFile?.close();
     this.hitsFile = undefined;
-    const { stored, fresh } = this.stored.split(this.visits);
+    const { stored, fresh } = visits?.take() ?? { stored: [], fresh: [] };
     const lines = new EncodedLines();
     await writeVisits(this.rows.visitsFile, stored, lines);
     await writeVisits(this.rows.newVisitsFile, fresh, lines);

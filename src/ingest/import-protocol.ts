@@ -15,6 +15,8 @@ export interface ImportThreadConfig {
   dir: string;
   /** Hits per load (default LOAD_HITS, a DuckDB row group; smaller in tests). */
   loadHits?: number;
+  /** Pending visits that make a load of their own (default VISIT_LOAD_ROWS, a DuckDB row group; smaller in tests). */
+  visitRows?: number;
 }
 
 export type ToImportThread =

@@ -6,7 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { BatchImport, type ImportLookups, type RowsSink } from './batch-import.js';
 import { ChunkReader } from './chunk-reader.js';
-import { CsvLoad, StoredVisits } from './csv-load.js';
+import { CsvLoad, PendingVisits } from './csv-load.js';
 import { GeoLookup } from './enrich/geo.js';
 import type { ImportResult } from './import.js';
 import { IMPORT_SESSION_MS, type FromImportThread, type ImportThreadConfig, type ToImportThread } from './import-protocol.js';
@@ -20,7 +20,7 @@ const send = (message: FromImportThread) => port.postMessage(message);
 const geo = await GeoLookup.open();
 const reader = new ChunkReader();
 
-/** A chunk worked out whose answer waits for its last rows to be sent (they are in its import's open load). */
+/** A chunk worked out whose answer waits for its last rows to be sent (its last hits or its visits are still here). */
 interface Held {
   id: number;
   result: ImportResult;
@@ -30,15 +30,18 @@ interface Held {
 /** One import's state: chunks with the same session key continue each other's visits and loads. */
 interface Session {
   batch: BatchImport;
-  stored: StoredVisits;
   at: number;
   /** The import's chunks, one after another. */
   queue: Promise<void>;
   /** Chunks handed over and not yet started: a chunk's last rows wait for the next one's only when it is here. */
   waiting: number;
-  /** The load being filled, the chunks with rows in it, and the chunks done whose answers wait for it. */
+  /** The load being filled and the chunks with hits in it. */
   load: CsvLoad | undefined;
   loadChunks: Set<number>;
+  /** The visits the import's hits touched since its visits were last sent, and the chunks of those hits. */
+  visits: PendingVisits;
+  visitChunks: Set<number>;
+  /** Chunks done whose answers wait for their rows to be sent: with the import's pending visits, the last to go. */
   held: Held[];
 }
 
@@ -88,12 +91,13 @@ function session(key: string | undefined) {
   for (const [k, s] of sessions) if (now - s.at > IMPORT_SESSION_MS) sessions.delete(k);
   const fresh = (): Session => ({
     batch: new BatchImport({ geo, salts: new EphemeralSalts(), excludedHosts: config.excludedHosts }),
-    stored: new StoredVisits(),
     at: now,
     queue: Promise.resolve(),
     waiting: 0,
     load: undefined,
     loadChunks: new Set(),
+    visits: new PendingVisits(),
+    visitChunks: new Set(),
     held: [],
   });
   if (key === undefined) return fresh();
@@ -121,23 +125,41 @@ const SLICE_HITS = 8_192;
  */
 const LOAD_HITS = config.loadHits ?? ROW_GROUP_ROWS;
 
-/** Sends a load's files once there is room, for the main thread to load in order. */
-async function sendLoad(ids: number[], load: CsvLoad): Promise<void> {
+/**
+ * Visits a load stores, at least (but at the import's end): they wait across loads of hits until there are a row
+ * group's worth. A load of 122,880 hits touches about 45,000 visits, which DuckDB stored through its write-ahead log
+ * and again at the checkpoint after the load: for 1M hits the checkpoints took 1.37-1.55 s of CPU, against
+ * 0.32-0.33 s with the visits in three loads (docs/benchmarks.md, "Import in session 18"). Reports see an import's
+ * hits up to two loads before their visits; a chunk is answered only once its visits are stored too.
+ */
+const VISIT_LOAD_ROWS = config.visitRows ?? ROW_GROUP_ROWS;
+
+/** Sends a load's files (with the pending visits, if given) once there is room, for the main thread to load in order. */
+async function sendLoad(ids: number[], load: CsvLoad, visits: PendingVisits | undefined): Promise<void> {
   while (ahead >= MAX_AHEAD) await new Promise<void>((resolve) => waitingForRoom.push(resolve));
-  const rows = await load.finish();
+  const rows = await load.finish(visits);
   ahead++;
   send({ t: 'rows', ids, rows });
 }
 
-/** Sends the import's open load, then the answers that waited for it, in order (failures, if it cannot be sent). */
-async function release(state: Session): Promise<void> {
-  const { load } = state;
-  const ids = [...state.loadChunks];
-  const held = state.held.splice(0);
+/**
+ * Sends the import's open load: with the import's pending visits at the end (`last`: no next chunk is here) or
+ * once they fill a load of their own, and then the answers that waited for them, in order (failures, if the load
+ * cannot be sent).
+ */
+async function release(state: Session, last: boolean): Promise<void> {
+  const withVisits = last || state.visits.size >= VISIT_LOAD_ROWS;
+  const load = state.load ?? (withVisits && state.visits.size > 0 ? new CsvLoad(config.dir, String(++loads)) : undefined);
+  const ids = new Set(state.loadChunks);
   state.load = undefined;
   state.loadChunks.clear();
+  const held = withVisits ? state.held.splice(0) : [];
+  if (withVisits) {
+    for (const id of state.visitChunks) ids.add(id);
+    state.visitChunks.clear();
+  }
   try {
-    if (load) await sendLoad(ids, load);
+    if (load) await sendLoad([...ids], load, withVisits ? state.visits : undefined);
   } catch (err) {
     await load?.abandon();
     for (const { id } of held) send({ t: 'failed', id, error: (err as Error)?.message ?? String(err) });
@@ -148,10 +170,12 @@ async function release(state: Session): Promise<void> {
 
 /**
  * Imports a chunk (NDJSON in `file`, parsed by the reader thread at once) once the import's earlier chunks are done.
- * Its rows go out in loads of exactly LOAD_HITS hits: a load that the chunk's rows do not fill waits for the
- * import's next chunk if it is already here (the CLI sends the next while this one is worked on), and so does the
- * chunk's answer; otherwise it goes as it is. A chunk that fails after some of its rows went into the open load
- * takes the chunks held for that load with it: their rows are not stored either.
+ * Its hits go out in loads of exactly LOAD_HITS hits, and the visits they touched with the first load after them
+ * that makes VISIT_LOAD_ROWS visits: a load that the chunk's rows do not fill waits for the import's next chunk if
+ * it is already here (the CLI sends the next while this one is worked on), and so does the chunk's answer, which
+ * also waits for its visits; with no next chunk here, the open load and every pending visit go as they are. A chunk
+ * that fails after it touched any visit takes every chunk waiting for its answer with it (their pending visits are
+ * in the states its hits left): the open load and the pending visits are not stored.
  */
 function chunk(id: number, key: string | undefined, file: string, firstLine: number): void {
   const state = session(key);
@@ -163,10 +187,12 @@ function chunk(id: number, key: string | undefined, file: string, firstLine: num
   const read = reader.read(file, firstLine);
   read.catch(() => undefined);
   const sink: RowsSink = async (hits, visits) => {
-    state.load ??= new CsvLoad(config.dir, String(++loads), state.stored);
+    state.load ??= new CsvLoad(config.dir, String(++loads));
     state.loadChunks.add(id);
-    await state.load.add(hits, visits);
-    if (state.load.size >= LOAD_HITS) await release(state);
+    state.visitChunks.add(id);
+    await state.load.add(hits);
+    state.visits.add(visits);
+    if (state.load.size >= LOAD_HITS) await release(state, false);
   };
   // Slices end where loads do.
   const nextSlice = () => Math.min(SLICE_HITS, LOAD_HITS - (state.load?.size ?? 0));
@@ -176,17 +202,19 @@ function chunk(id: number, key: string | undefined, file: string, firstLine: num
     try {
       const { result, counts } = await state.batch.chunk(await read, firstLine, lookups, sink, nextSlice);
       state.held.push({ id, result, counters: counts });
-      if (state.waiting === 0) await release(state);
+      if (state.waiting === 0) await release(state, true);
     } catch (err) {
       const error = (err as Error)?.message ?? String(err);
-      // The open load holds rows of this chunk: they go with it, and so do the held chunks' rows in it.
-      if (state.load && state.loadChunks.has(id)) {
-        await state.load.abandon();
+      // This chunk's hits are in the open load or its visits are pending: they go, and so do the held chunks' rows.
+      if (state.visitChunks.has(id)) {
+        await state.load?.abandon();
         state.load = undefined;
         state.loadChunks.clear();
+        state.visits.drop();
+        state.visitChunks.clear();
         for (const held of state.held.splice(0)) send({ t: 'failed', id: held.id, error });
       } else {
-        await release(state).catch(() => undefined);
+        await release(state, true).catch(() => undefined);
       }
       send({ t: 'failed', id, error });
     }

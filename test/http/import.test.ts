@@ -106,7 +106,7 @@ describe('/admin/import', () => {
     const { lines, totals } = generate(site, 2);
     // A deterministic shuffle: the CLI must restore time order before the server sees the hits.
     const shuffled = lines.map((l, i) => ({ l, k: (i * 7919) % lines.length })).sort((a, b) => a.k - b.k).map((x) => x.l);
-    // Chunks of 100 lines, the first of 25 (the server starts sooner): visits run across them, and the CLI has six
+    // Chunks of 100 lines, the first of 25 (the server starts sooner): visits run across them, and the CLI has ten
     // numbered chunks in flight at a time (so the server reads the next ones while it works on the oldest).
     let inFlight = 0;
     let mostInFlight = 0;
@@ -124,7 +124,7 @@ describe('/admin/import', () => {
     })(address, ADMIN_TOKEN);
     const progress: number[] = [];
     const summary = await importNdjson(client, shuffled.join('\n'), (done) => progress.push(done), 100);
-    assert.equal(mostInFlight, 6);
+    assert.equal(mostInFlight, 10);
     assert.deepEqual(sizes, [25, ...Array.from({ length: Math.ceil((lines.length - 25) / 100) }, (_, i) => Math.min(100, lines.length - 25 - i * 100))]);
     assert.equal(summary.rejected, totals.bots);
     // Each refused line is named by its number in the shuffled file, whichever chunk it went in.
@@ -179,7 +179,7 @@ describe('/admin/import', () => {
     const again = await post(line, { 'x-plumb-import-id': 'numbers', 'x-plumb-import-seq': '1' });
     assert.equal(again.statusCode, 409);
     assert.match(JSON.parse(again.body).error, /already received/);
-    const far = await post(line, { 'x-plumb-import-id': 'numbers', 'x-plumb-import-seq': '11' });
+    const far = await post(line, { 'x-plumb-import-id': 'numbers', 'x-plumb-import-seq': '15' });
     assert.equal(far.statusCode, 400);
     assert.match(JSON.parse(far.body).errors['x-plumb-import-seq'][0], /ahead/);
     assert.equal((await post(line, { 'x-plumb-import-id': 'numbers', 'x-plumb-import-seq': '2' })).statusCode, 200);

@@ -59,11 +59,11 @@ describe('BulkImporter', () => {
 
   describe('loads of a row group across chunks (5 hits here)', () => {
     /** A chunk of `n` pageviews on pages `/{tag}{i}`, at distinct times after those of earlier tags. */
-    const chunkOf = (tag: string, n: number, minute: number, more = '') =>
+    const chunkOf = (tag: string, n: number, minute: number, more = '', ip = (_i: number) => '81.2.69.142') =>
       Readable.from([
         Buffer.from(
           Array.from({ length: n }, (_, i) =>
-            JSON.stringify({ type: 'pageview', site_id: siteId, timestamp: `2026-02-01 10:${String(minute).padStart(2, '0')}:${String(i).padStart(2, '0')}`, url: `https://ex.test/${tag}${i}`, user_agent: UA, ip: '81.2.69.142' }),
+            JSON.stringify({ type: 'pageview', site_id: siteId, timestamp: `2026-02-01 10:${String(minute).padStart(2, '0')}:${String(i).padStart(2, '0')}`, url: `https://ex.test/${tag}${i}`, user_agent: UA, ip: ip(i) }),
           ).join('\n') + more,
         ),
       ]);
@@ -72,7 +72,7 @@ describe('BulkImporter', () => {
      * An importer whose site look-ups wait until `gate` opens (so that a session's later chunks are handed over
      * while its first is worked on, as the CLI's are), and whose loads are counted and may fail.
      */
-    function gatedImporter(failLoad?: number) {
+    function gatedImporter(failLoad?: number, visitRows?: number) {
       let open!: () => void;
       const gate = new Promise<void>((resolve) => (open = resolve));
       const directory = new (class extends SiteDirectory {
@@ -86,18 +86,23 @@ describe('BulkImporter', () => {
         }
       })(new SqlMetaStore(db));
       const loads: number[] = [];
+      const visits: number[] = [];
       const gated = new BulkImporter({
         sites: directory,
         load: async (rows) => {
           loads.push(rows.hits);
+          visits.push(rows.visits + rows.newVisits);
+          // Loads of visits take their time: an answer given before its visits are stored would be seen.
+          if (visitRows !== undefined && rows.visits + rows.newVisits > 0) await new Promise((resolve) => setTimeout(resolve, 100));
           if (loads.length === failLoad) throw new Error('disk full');
           await events.writeCsv(rows);
         },
         metrics: new Metrics(),
         excludedHosts: [],
         loadHits: 5,
+        visitRows,
       });
-      return { gated, loads, open };
+      return { gated, loads, visits, open };
     }
 
     const paths = async (tag: string) => (await events.listHits(siteId)).map((h) => h.pathname).filter((p) => p.startsWith(`/${tag}`)).length;
@@ -131,6 +136,25 @@ describe('BulkImporter', () => {
         }
         // 21 hits in loads of 5: the last rows of the first two chunks waited for the next chunk's first.
         assert.deepEqual(loads, [5, 5, 5, 5, 1]);
+      } finally {
+        await gated.close();
+      }
+    });
+
+    it('stores visits once a load of them is waiting, and answers a chunk once its visits are stored', async () => {
+      const { gated, loads, visits, open } = gatedImporter(undefined, 8);
+      try {
+        const tags = ['v', 'w', 'u'];
+        // Every hit from an address of its own: a visit each.
+        const answers = await importInOrder(gated, open, 'visits', tags.map((tag, i) => chunkOf(tag, 7, 40 + i, '', (n) => `81.2.${i}.${n + 1}`)));
+        for (const [i, answer] of answers.entries()) {
+          assert.deepEqual(await answer, { imported: 7, rejected: 0, errors: [] });
+          const entries = (await events.listVisits(siteId)).filter((v) => v.entryPage.startsWith(`/${tags[i]}`));
+          assert.equal(entries.length, 7, 'every visit of a chunk is stored when it is answered');
+        }
+        // 21 visits: the first load's 5 wait for the second's, the third's for the fourth's, the last go at the end.
+        assert.deepEqual(loads, [5, 5, 5, 5, 1]);
+        assert.deepEqual(visits, [0, 10, 0, 10, 1]);
       } finally {
         await gated.close();
       }
