@@ -192,7 +192,9 @@ function chunk(id: number, key: string | undefined, file: string, firstLine: num
     state.visitChunks.add(id);
     await state.load.add(hits);
     state.visits.add(visits);
-    if (state.load.size >= LOAD_HITS) await release(state, false);
+    // With no next chunk here the import may be ending: its visits go now, beside the thread's last work, rather
+    // than all in its last load, after it.
+    if (state.load.size >= LOAD_HITS) await release(state, state.waiting === 0);
   };
   // Slices end where loads do.
   const nextSlice = () => Math.min(SLICE_HITS, LOAD_HITS - (state.load?.size ?? 0));
