@@ -66,7 +66,8 @@ export class AdminClient {
           }
         });
       });
-      req.on('error', unreachable);
+      // A body that fails to be read (AdminClientError) fails the request with its own reason.
+      req.on('error', (err) => (err instanceof AdminClientError ? reject(err) : unreachable(err)));
       send(req, (err) => (err instanceof AdminClientError ? reject(err) : unreachable(err)));
     });
   }

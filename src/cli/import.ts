@@ -3,7 +3,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { Presets, SingleBar } from 'cli-progress';
-import type { AdminClient } from './admin-client.js';
+import { AdminClientError, type AdminClient } from './admin-client.js';
 import { timestampOf } from './line-time.js';
 import { isBlankLine, NdjsonFile } from './ndjson-file.js';
 
@@ -80,6 +80,8 @@ export interface ImportLines {
   bytes(i: number): number;
   /** Lines `indexes`, in that order, joined by line breaks. */
   read(indexes: Uint32Array): Promise<string | Uint8Array>;
+  /** The same, read as they are sent, where the lines allow it (NdjsonFile.stream). */
+  stream?(indexes: Uint32Array): { bytes: number; pieces: AsyncIterable<Uint8Array> } | undefined;
 }
 
 /** The lines of NDJSON text held in memory (`plumb demo`, tests); only numbers are kept per line. */
@@ -167,12 +169,13 @@ export async function importLines(
         bytes += lines.bytes(order[end]!);
         if (end > i && bytes > CHUNK_BYTES) break;
       }
-      const answer = client.requestText<ImportSummary>('/admin/import', await lines.read(order.subarray(i, end)), {
-        'content-type': 'application/x-ndjson',
-        'x-plumb-import-id': id,
-        'x-plumb-import-seq': String(seq),
-        'x-plumb-first-line': '1',
-      });
+      const headers = { 'content-type': 'application/x-ndjson', 'x-plumb-import-id': id, 'x-plumb-import-seq': String(seq), 'x-plumb-first-line': '1' };
+      // A chunk the server has not read yet waits in its connection: streamed from the file, the CLI holds a MiB of
+      // it, not all of it (ten chunks of a file in time order: 30 MB each).
+      const streamed = lines.stream?.(order.subarray(i, end));
+      const answer = streamed
+        ? client.requestStream<ImportSummary>('/admin/import', asClientError(streamed.pieces), { ...headers, 'content-length': String(streamed.bytes) })
+        : client.requestText<ImportSummary>('/admin/import', await lines.read(order.subarray(i, end)), headers);
       // Settled by settleOldest; until then a failure must not go unhandled.
       answer.catch(() => undefined);
       inFlight.push({ start: i, end, answer });
@@ -186,4 +189,13 @@ export async function importLines(
   }
   summary.errors.sort((a, b) => a.line - b.line);
   return summary;
+}
+
+/** `pieces`, failing as the AdminClient reports a failure of its own (the file, not the server, is at fault). */
+async function* asClientError(pieces: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  try {
+    yield* pieces;
+  } catch (err) {
+    throw new AdminClientError((err as Error)?.message ?? String(err));
+  }
 }

@@ -236,16 +236,12 @@ export class NdjsonFile {
 
   /** The lines `indexes` (non-blank line numbers from 0), in that order, joined by line breaks. */
   async read(indexes: Uint32Array): Promise<Buffer> {
-    let size = indexes.length > 0 ? -1 : 0;
-    for (const i of indexes) size += this.lengths[i]! + 1;
+    const { size, spanBytes } = this.extent(indexes);
     const body = Buffer.allocUnsafe(size);
     let at = 0;
     // Lines in file order and close together (a file sorted already) are read in one go, else each where it is
     // (lines in file order but far apart, as interleaved months are, would make that one read the whole file).
     const first = indexes[0];
-    const last = indexes[indexes.length - 1];
-    const ascending = first !== undefined && last !== undefined && indexes.every((i, k) => k === 0 || i > indexes[k - 1]!);
-    const spanBytes = ascending ? this.offsets[last]! + this.lengths[last]! - this.offsets[first]! : Infinity;
     // Lines that follow one another in the file (a file in time order, sent as it is) are the file's own bytes.
     if (spanBytes === size) {
       await this.readFully(body, this.offsets[first!]!);
@@ -270,8 +266,39 @@ export class NdjsonFile {
     return body;
   }
 
+  /**
+   * The lines `indexes` as read() gives them, read as they are taken (a MiB at a time) rather than held, when they
+   * follow one another in the file (the chunks of a file in time order): their size, and their bytes. Undefined for
+   * any other lines. The pieces fail if the file has become shorter since it was indexed.
+   */
+  stream(indexes: Uint32Array): { bytes: number; pieces: AsyncIterable<Buffer> } | undefined {
+    const { size, spanBytes } = this.extent(indexes);
+    if (spanBytes !== size || size === 0) return undefined;
+    const from = this.offsets[indexes[0]!]!;
+    const pieces = async function* (this: NdjsonFile) {
+      for (let done = 0; done < size; ) {
+        const piece = Buffer.allocUnsafe(Math.min(1 << 20, size - done));
+        await this.readFully(piece, from + done);
+        done += piece.length;
+        yield piece;
+      }
+    }.call(this);
+    return { bytes: size, pieces };
+  }
+
   async close(): Promise<void> {
     await this.file.close();
+  }
+
+  /** The bytes of lines `indexes` joined by line breaks, and of the file from the first to the last if ascending. */
+  private extent(indexes: Uint32Array): { size: number; spanBytes: number } {
+    let size = indexes.length > 0 ? -1 : 0;
+    for (const i of indexes) size += this.lengths[i]! + 1;
+    const first = indexes[0];
+    const last = indexes[indexes.length - 1];
+    const ascending = first !== undefined && last !== undefined && indexes.every((i, k) => k === 0 || i > indexes[k - 1]!);
+    const spanBytes = ascending ? this.offsets[last]! + this.lengths[last]! - this.offsets[first]! : Infinity;
+    return { size, spanBytes };
   }
 
   private async readFully(into: Buffer, position: number): Promise<void> {

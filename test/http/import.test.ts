@@ -2,10 +2,14 @@
 // it was generated with; bad lines are reported by number and do not stop the rest.
 
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { AdminClient } from '../../src/cli/admin-client.js';
-import { importNdjson } from '../../src/cli/import.js';
+import { importLines, importNdjson } from '../../src/cli/import.js';
+import { NdjsonFile } from '../../src/cli/ndjson-file.js';
 import { demoTraffic, emptyTotals, type DemoTotals } from '../../src/ingest/demo-traffic.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 
@@ -134,6 +138,58 @@ describe('/admin/import', () => {
     assert.deepEqual(progress, [...progress].sort((a, b) => a - b));
     assert.deepEqual(progress.at(-1), lines.length);
     assert.deepEqual(await observed(t, site), { ...totals, bots: 0 });
+  });
+
+  it('sends the chunks of a file in time order from the file as they go, others from memory, to the same counts', async () => {
+    const site = await newSite('Streamed');
+    const { lines, totals } = generate(site, 4);
+    const dir = mkdtempSync(join(tmpdir(), 'plumb-import-stream-'));
+    try {
+      const path = join(dir, 'hits.ndjson');
+      // A blank line inside the fourth chunk: its lines no longer follow one another in the file.
+      writeFileSync(path, [...lines.slice(0, 400), '', ...lines.slice(400)].join('\n'));
+      const sent = { streamed: 0, held: 0 };
+      const client = new (class extends AdminClient {
+        override requestStream<T>(path: string, body: AsyncIterable<Uint8Array>, headers: Record<string, string>): Promise<T> {
+          sent.streamed++;
+          return super.requestStream<T>(path, body, headers);
+        }
+        override requestText<T>(path: string, body: string | Uint8Array, headers: Record<string, string>): Promise<T> {
+          sent.held++;
+          return super.requestText<T>(path, body, headers);
+        }
+      })(address, ADMIN_TOKEN);
+      const file = await NdjsonFile.forImport(path);
+      const summary = await importLines(client, file, undefined, 100).finally(() => file.close());
+      assert.equal(summary.imported + summary.rejected, lines.length);
+      assert.equal(sent.held, 1, 'the chunk with a blank line among its lines');
+      assert.ok(sent.streamed >= 3, `${sent.streamed} chunks streamed`);
+      assert.deepEqual(await observed(t, site), { ...totals, bots: 0 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('stops with the file as the reason when the file is cut short after it was indexed', async () => {
+    const site = await newSite('Cut short');
+    const { lines } = generate(site, 5);
+    const dir = mkdtempSync(join(tmpdir(), 'plumb-import-cut-'));
+    try {
+      const path = join(dir, 'hits.ndjson');
+      writeFileSync(path, lines.join('\n'));
+      const file = await NdjsonFile.forImport(path);
+      try {
+        truncateSync(path, Buffer.byteLength(lines.slice(0, 300).join('\n')));
+        await assert.rejects(importLines(new AdminClient(address, ADMIN_TOKEN), file), /^Error: the file changed while it was imported$/);
+        // The server saw a body end before its length: nothing of it is stored.
+        await t.flushHits();
+        assert.equal((await t.events.listHits(site)).length, 0);
+      } finally {
+        await file.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('takes numbered chunks in their order whichever arrives first (visits continue across them)', async () => {
