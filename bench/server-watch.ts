@@ -68,7 +68,7 @@ export function watchServer(pid: number, { everyMs, healthz }: { everyMs: number
   };
 }
 
-/** `plumb` as users run it: bin/plumb.js, which runs the compiled CLI (built by startServer's `compiled` start). */
+/** `plumb` as users run it: bin/plumb.js, which runs the compiled CLI (built by bench/run.ts before anything is timed). */
 const PLUMB = fileURLToPath(new URL('../bin/plumb.js', import.meta.url));
 
 /**
