@@ -274,16 +274,17 @@ export class NdjsonFile {
   stream(indexes: Uint32Array): { bytes: number; pieces: AsyncIterable<Buffer> } | undefined {
     const { size, spanBytes } = this.extent(indexes);
     if (spanBytes !== size || size === 0) return undefined;
-    const from = this.offsets[indexes[0]!]!;
-    const pieces = async function* (this: NdjsonFile) {
-      for (let done = 0; done < size; ) {
-        const piece = Buffer.allocUnsafe(Math.min(1 << 20, size - done));
-        await this.readFully(piece, from + done);
-        done += piece.length;
-        yield piece;
-      }
-    }.call(this);
-    return { bytes: size, pieces };
+    return { bytes: size, pieces: this.pieces(this.offsets[indexes[0]!]!, size) };
+  }
+
+  /** `bytes` bytes of the file from `from`, a MiB at a time (readFully's failure if the file is shorter). */
+  private async *pieces(from: number, bytes: number): AsyncIterable<Buffer> {
+    for (let done = 0; done < bytes; ) {
+      const piece = Buffer.allocUnsafe(Math.min(1 << 20, bytes - done));
+      await this.readFully(piece, from + done);
+      done += piece.length;
+      yield piece;
+    }
   }
 
   async close(): Promise<void> {
