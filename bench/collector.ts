@@ -11,6 +11,7 @@ import autocannon from 'autocannon';
 import { DuckDatabase } from '../src/store/duckdb/database.js';
 import { DuckEventStore } from '../src/store/duckdb/event-store.js';
 import { startServer } from '../test/helpers/process.js';
+import { threadCpu } from './server-watch.js';
 import { clickhouseStatement, freshScaleOut, scaleOutServerEnv, type ScaleOutFixture } from '../test/helpers/scale-out.js';
 
 const AGENTS = [
@@ -47,6 +48,13 @@ function cpuMicros(pid: number, mainThread = false): number {
  * Context switches of all a process's threads so far (voluntary and not): each hand-off between threads (a message
  * to a worker, a task for libuv's pool) costs some, and on two cores they cost more than the work they hand over.
  */
+/** CPU time of the server's ingest thread (it names itself plumb-ingest), µs; 0 where it is not found. */
+function ingestCpuMicros(pid: number): number {
+  let seconds = 0;
+  for (const { name, seconds: used } of threadCpu(pid).values()) if (name === 'plumb-ingest') seconds += used;
+  return seconds * 1e6;
+}
+
 function contextSwitches(pid: number): number {
   let tasks: string[] = [];
   try {
@@ -94,8 +102,9 @@ interface Run {
   databasePerRequest: { redis: number; clickhouse: number; postgres: number };
   /** Server CPU per answered request, µs (all threads, DuckDB's included). */
   cpuPerRequest: number;
-  /** The same for the server's main thread alone (the event loop). */
+  /** The same for the server's main thread alone (the event loop), and for its ingest thread (src/ingest/ingest-thread.ts). */
   mainPerRequest: number;
+  ingestPerRequest: number;
   /** The server's context switches per answered request, all threads. */
   switches: number;
   p50: number;
@@ -112,6 +121,7 @@ async function load(url: string, seconds: number, hit: boolean, pid: number): Pr
   let n = 0;
   const cpuBefore = cpuMicros(pid);
   const mainBefore = cpuMicros(pid, true);
+  const ingestBefore = ingestCpuMicros(pid);
   const switchesBefore = contextSwitches(pid);
   const databaseBefore = databaseCpuMicros();
   const result = await autocannon({
@@ -143,6 +153,7 @@ async function load(url: string, seconds: number, hit: boolean, pid: number): Pr
     rps: result.requests.average,
     cpuPerRequest: (cpuMicros(pid) - cpuBefore) / Math.max(1, result['2xx']),
     mainPerRequest: (cpuMicros(pid, true) - mainBefore) / Math.max(1, result['2xx']),
+    ingestPerRequest: (ingestCpuMicros(pid) - ingestBefore) / Math.max(1, result['2xx']),
     switches: (contextSwitches(pid) - switchesBefore) / Math.max(1, result['2xx']),
     databasePerRequest: perRequest(databaseCpuMicros(), databaseBefore, result['2xx']),
     p50: result.latency.p50,
@@ -252,10 +263,10 @@ export async function benchCollector(seconds = 15): Promise<void> {
 
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   console.log(`\nCollector benchmark (${seconds} s per run, ${CONNECTIONS} connections, ${cpus().length} cores, ${cpu})\n`);
-  console.log('| configuration | run | requests/s | p50 ms | p99 ms | server CPU µs/request (main thread) | context switches/request | Redis / ClickHouse / PostgreSQL CPU µs/request | 2xx | errors |');
+  console.log('| configuration | run | requests/s | p50 ms | p99 ms | server CPU µs/request (main thread / ingest thread) | context switches/request | Redis / ClickHouse / PostgreSQL CPU µs/request | 2xx | errors |');
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   const row = (config: string, name: string, r: Run) =>
-    console.log(`| ${config} | ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.cpuPerRequest.toFixed(0)} (${r.mainPerRequest.toFixed(0)}) | ${r.switches.toFixed(2)} | ${Object.values(r.databasePerRequest).map((v) => v.toFixed(0)).join(' / ')} | ${r.ok} | ${r.errors} |`);
+    console.log(`| ${config} | ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.cpuPerRequest.toFixed(0)} (${r.mainPerRequest.toFixed(0)} / ${r.ingestPerRequest.toFixed(0)}) | ${r.switches.toFixed(2)} | ${Object.values(r.databasePerRequest).map((v) => v.toFixed(0)).join(' / ')} | ${r.ok} | ${r.errors} |`);
   row('bare Fastify, own process', 'GET / the same GIF (baseline)', bare);
   for (const m of results) {
     row(m.mode, 'GET /healthz', m.baseline);

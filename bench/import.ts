@@ -19,7 +19,7 @@ import { DuckEventStore, sqlText } from '../src/store/duckdb/event-store.js';
 import { migrate } from '../src/store/duckdb/migrations.js';
 import { HIT_CSV_COLUMNS, VISIT_CSV_COLUMNS, csvFiles, type CsvColumn } from '../src/store/event-csv.js';
 import { startServer } from '../test/helpers/process.js';
-import { cpuSeconds, rss, runCli, watchServer } from './server-watch.js';
+import { cpuSeconds, describeThreads, rss, runCli, watchServer } from './server-watch.js';
 
 const ADMIN = 'bench-admin-token-0123456789abcdef';
 const OWNER = 'bench-bootstrap-token-0123456789';
@@ -126,7 +126,7 @@ export async function benchImport(hits = 1_000_000): Promise<void> {
     const summary = await importFile(['import', file], { PLUMB_URL: server.url, PLUMB_ADMIN_TOKEN: ADMIN });
     const seconds = (performance.now() - started) / 1000;
     const serverCpu = cpuSeconds(server.child.pid!) - cpuBefore;
-    const { peak, slowestHealthz, p99Healthz, healthzAsked } = await watch.stop();
+    const { peak, slowestHealthz, p99Healthz, healthzAsked, threads } = await watch.stop();
     // Whether the memory the import took is given back: the server idle for a while after it.
     await new Promise((resolve) => setTimeout(resolve, 10_000));
     const rssAfter = rss(server.child.pid!);
@@ -149,10 +149,14 @@ export async function benchImport(hits = 1_000_000): Promise<void> {
     console.log(`\nplumb import / baseline: ${(baseline / seconds).toFixed(3)}; plumb import / the store's part alone: ${(finished.seconds / seconds).toFixed(3)}`);
     console.log(`DuckDB's CPU storing the finished rows: ${((finished.cpu * 1e6) / finished.hits).toFixed(1)} µs per hit`);
     console.log(`server CPU during the import: ${serverCpu.toFixed(1)} s, ${((serverCpu * 1e6) / lines).toFixed(1)} µs per hit (all threads)`);
+    console.log(`server CPU by thread: ${describeThreads(threads, lines)}`);
     const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
     console.log(`CLI (reading, sorting and sending the file): CPU ${summary.cliCpu.toFixed(1)} s, ${((summary.cliCpu * 1e6) / lines).toFixed(1)} µs per hit; peak RSS ${mib(summary.cliPeak)}`);
     console.log(`server RSS: ${mib(rssBefore)} before the import, peak ${mib(peak)} during it, ${mib(rssAfter)} 10 s after it`);
     console.log(`/healthz during the import (${healthzAsked} asked one after another): slowest ${slowestHealthz.toFixed(0)} ms, p99 ${p99Healthz.toFixed(0)} ms`);
+    // How much of the machine the import kept busy: what is left is where neither process had work (the server
+    // before the CLI's first chunk, the CLI at the end while the server stores its last loads).
+    console.log(`cores in use on average during the import (server and CLI): ${((serverCpu + summary.cliCpu) / seconds).toFixed(2)} of ${cpus().length}`);
     console.log(`load average before the import: ${load.map((l) => l.toFixed(2)).join(', ')}`);
     console.log(`imported ${summary.imported}, refused ${summary.rejected} (bots and the like), stored ${stored}`);
     if (stored !== summary.imported) {

@@ -1,8 +1,9 @@
-// What the benchmarks watch in a server process of their own: its resident memory, sampled, and (during an
-// import) how long /healthz takes, asked one request after another; and the CLI run in a process of its own.
+// What the benchmarks watch in a server process of their own: its resident memory and its threads' CPU, sampled,
+// and (during an import) how long /healthz takes, asked one request after another; and the CLI run in a process of
+// its own.
 
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** Resident memory of a process in bytes (Linux), 0 where /proc is not there. */
@@ -27,6 +28,70 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
+/** Each thread of a process now: its name (src/thread-name.ts names Plumb's) and CPU seconds so far (Linux). */
+export function threadCpu(pid: number): Map<number, { name: string; seconds: number }> {
+  const threads = new Map<number, { name: string; seconds: number }>();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return threads;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      threads.set(Number(tid), { name, seconds: (Number(fields[11]) + Number(fields[12])) / 100 });
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return threads;
+}
+
+/**
+ * CPU seconds by thread from a first sampling of a process's threads to each later one: by name, the main thread as
+ * "main", threads that ended counted up to their last sampling (threads started meanwhile from zero).
+ */
+class ThreadCpu {
+  private readonly first: Map<number, { name: string; seconds: number }>;
+  private readonly last = new Map<number, { name: string; seconds: number }>();
+
+  constructor(private readonly pid: number) {
+    this.first = threadCpu(pid);
+  }
+
+  sample(): void {
+    for (const [tid, thread] of threadCpu(this.pid)) this.last.set(tid, thread);
+  }
+
+  byName(): Map<string, number> {
+    const names = new Map<string, number>();
+    for (const [tid, { name, seconds }] of this.last) {
+      const key = tid === this.pid ? 'main' : name;
+      names.set(key, (names.get(key) ?? 0) + seconds - (this.first.get(tid)?.seconds ?? 0));
+    }
+    return names;
+  }
+}
+
+/**
+ * `threads` (Watched.threads) as a line: Plumb's named threads and the main thread each, the rest together (DuckDB's
+ * queries run in libuv's pool; V8's and Node's own threads), in CPU seconds and µs per hit for `hits` hits.
+ */
+export function describeThreads(threads: Map<string, number>, hits: number): string {
+  const parts: [string, number][] = [];
+  let other = 0;
+  for (const [name, seconds] of threads) {
+    if (name === 'main' || name.startsWith('plumb-')) parts.push([name, seconds]);
+    else other += seconds;
+  }
+  parts.sort((a, b) => b[1] - a[1]);
+  parts.push(["other threads (DuckDB's queries in libuv's pool, V8, Node)", other]);
+  return parts.map(([name, seconds]) => `${name} ${seconds.toFixed(1)} s (${((seconds * 1e6) / hits).toFixed(1)} µs/hit)`).join(', ');
+}
+
 export interface Watched {
   /** Peak RSS in bytes. */
   peak: number;
@@ -35,6 +100,8 @@ export interface Watched {
   /** The 99th percentile of the /healthz answers' times in ms, and how many were asked. */
   p99Healthz: number;
   healthzAsked: number;
+  /** CPU seconds by thread name while watched ("main" for the main thread; Plumb names its worker threads). */
+  threads: Map<string, number>;
 }
 
 export interface Watch {
@@ -47,7 +114,11 @@ export function watchServer(pid: number, { everyMs, healthz }: { everyMs: number
   let peak = rss(pid);
   const times: number[] = [];
   let watching = true;
-  const sampler = setInterval(() => (peak = Math.max(peak, rss(pid))), everyMs);
+  const threads = new ThreadCpu(pid);
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, rss(pid));
+    threads.sample();
+  }, everyMs);
   const asking = (async () => {
     while (healthz && watching) {
       const started = performance.now();
@@ -60,10 +131,11 @@ export function watchServer(pid: number, { everyMs, healthz }: { everyMs: number
     async stop() {
       watching = false;
       clearInterval(sampler);
+      threads.sample();
       await asking;
       times.sort((a, b) => a - b);
       const p99Healthz = times.length > 0 ? times[Math.min(times.length - 1, Math.floor(times.length * 0.99))]! : 0;
-      return { peak, slowestHealthz: times.at(-1) ?? 0, p99Healthz, healthzAsked: times.length };
+      return { peak, slowestHealthz: times.at(-1) ?? 0, p99Healthz, healthzAsked: times.length, threads: threads.byName() };
     },
   };
 }

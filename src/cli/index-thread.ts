@@ -4,6 +4,9 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { flatTimestampAt, timestampOf } from './line-time.js';
 import { indexPart } from './ndjson-file.js';
+import { nameThread } from '../thread-name.js';
+
+nameThread('plumb-index');
 
 const { path, start, end } = workerData as { path: string; start: number; end: number };
 const index = await indexPart(path, start, end, timestampOf, flatTimestampAt);

@@ -6,6 +6,9 @@ import { parentPort } from 'node:worker_threads';
 import { placer, readColumns, transferList } from './chunk-columns.js';
 import type { FromReader, ToReader } from './chunk-reader.js';
 import { GeoLookup } from './enrich/geo.js';
+import { nameThread } from '../thread-name.js';
+
+nameThread('plumb-reader');
 
 const port = parentPort!;
 // With the process's shared copy of the geo databases (GeoLookup.share), as the import thread has.

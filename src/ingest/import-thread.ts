@@ -13,6 +13,9 @@ import { IMPORT_SESSION_MS, type FromImportThread, type ImportThreadConfig, type
 import { EphemeralSalts } from './salts.js';
 import type { CounterDeltas } from './thread-protocol.js';
 import { ROW_GROUP_ROWS } from '../store/duckdb/row-group-checkpoints.js';
+import { nameThread } from '../thread-name.js';
+
+nameThread('plumb-import');
 
 const port = parentPort!;
 const config = workerData as ImportThreadConfig;

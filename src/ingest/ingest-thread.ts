@@ -17,6 +17,9 @@ import { EphemeralSalts, StoredSalts } from './salts.js';
 import { SiteDirectory } from './site-directory.js';
 import type { CounterDeltas, FromThread, IngestMeta, IngestMetaMethod, Result, ThreadConfig, ToThread } from './thread-protocol.js';
 import { keepNewest, SharedVisitTracker, VisitTracker, type VisitState } from './visits.js';
+import { nameThread } from '../thread-name.js';
+
+nameThread('plumb-ingest');
 
 const port = parentPort!;
 const config = workerData as ThreadConfig;

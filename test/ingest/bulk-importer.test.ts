@@ -2,6 +2,7 @@
 // thread, which is stopped once idle (its memory goes back to the system) and started again by the next import.
 
 import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
@@ -191,6 +192,24 @@ describe('BulkImporter', () => {
         await gated.close();
       }
     });
+  });
+
+  it('names its threads for the operating system, so that a reading of the threads tells them apart', { skip: !existsSync('/proc/thread-self') }, async () => {
+    const running = new BulkImporter({ sites: new SiteDirectory(new SqlMetaStore(db)), load: (rows) => events.writeCsv(rows), metrics: new Metrics(), excludedHosts: [], idleMs: 60_000 });
+    try {
+      assert.equal((await running.importChunk(undefined, body('/named'), 1)).imported, 1);
+      const names = readdirSync('/proc/self/task').map((tid) => {
+        try {
+          return readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+        } catch {
+          return ''; // a thread that ended meanwhile
+        }
+      });
+      assert.ok(names.includes('plumb-import'), names.join(', '));
+      assert.ok(names.includes('plumb-reader'), names.join(', '));
+    } finally {
+      await running.close();
+    }
   });
 
   it('stops the import thread once idle and starts it again for the next import', async () => {
