@@ -44,10 +44,6 @@ function cpuMicros(pid: number, mainThread = false): number {
   }
 }
 
-/**
- * Context switches of all a process's threads so far (voluntary and not): each hand-off between threads (a message
- * to a worker, a task for libuv's pool) costs some, and on two cores they cost more than the work they hand over.
- */
 /** CPU time of the server's ingest thread (it names itself plumb-ingest), µs; 0 where it is not found. */
 function ingestCpuMicros(pid: number): number {
   let seconds = 0;
@@ -55,6 +51,10 @@ function ingestCpuMicros(pid: number): number {
   return seconds * 1e6;
 }
 
+/**
+ * Context switches of all a process's threads so far (voluntary and not): each hand-off between threads (a message
+ * to a worker, a task for libuv's pool) costs some, and on two cores they cost more than the work they hand over.
+ */
 function contextSwitches(pid: number): number {
   let tasks: string[] = [];
   try {
