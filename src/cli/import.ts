@@ -40,12 +40,12 @@ const FIRST_CHUNK_SHARE = 1 / 4;
  */
 const CHUNKS_IN_FLIGHT = 10;
 
-/** A one-line progress bar (cli-progress) on a terminal; silent when output is not a terminal. */
-export function progressBar(stream: NodeJS.WriteStream, label: string) {
+/** A one-line progress bar (cli-progress) on a terminal, `unit` after its numbers; silent when output is not a terminal. */
+export function progressBar(stream: NodeJS.WriteStream, label: string, unit = '') {
   const bar = new SingleBar(
     {
       stream,
-      format: `${label} [{bar}] {percentage}% {value}/{total}`,
+      format: `${label} [{bar}] {percentage}% {value}/{total}${unit}`,
       formatValue: (value, _options, type) => (type === 'value' || type === 'total' ? value.toLocaleString('en') : String(value)),
       hideCursor: true,
       // Without a terminal (scripts, CI logs) it writes nothing: the summary line says it all.
@@ -66,6 +66,7 @@ export function progressBar(stream: NodeJS.WriteStream, label: string) {
     },
     done() {
       if (started) bar.stop();
+      started = false;
     },
   };
 }
@@ -112,13 +113,17 @@ export function importNdjson(
   return importLines(client, textLines(text), onProgress, chunkLines);
 }
 
-/** Sends the NDJSON file at `path` as importLines does, read in chunks (files of any size). */
+/**
+ * Sends the NDJSON file at `path` as importLines does, read in chunks (files of any size). Before the first chunk
+ * the file is indexed (NdjsonFile.forImport), a second or so for each 300 MB: `onRead` is told how far.
+ */
 export async function importNdjsonFile(
   client: AdminClient,
   path: string,
   onProgress: (done: number, total: number) => void = () => undefined,
+  onRead?: (bytes: number, size: number) => void,
 ): Promise<ImportSummary> {
-  const file = await NdjsonFile.forImport(path);
+  const file = await NdjsonFile.forImport(path, { onRead });
   try {
     return await importLines(client, file, onProgress);
   } finally {

@@ -91,6 +91,9 @@ class UsageError extends Error {
   }
 }
 
+/** The reading bar counts the file in MiB. */
+const MIB = 1024 * 1024;
+
 const OPTIONS = {
   name: { type: 'string' },
   email: { type: 'string' },
@@ -320,15 +323,26 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: Out, err:
       }
       default:
         if (group === 'import' && action !== undefined) {
+          // The file is indexed before its first line is sent (a second or so for each 300 MB), then sent.
+          const reading = progressBar(io.progress ?? process.stderr, 'reading', ' MiB');
           const bar = progressBar(io.progress ?? process.stderr, 'importing');
           let summary: ImportSummary;
           try {
-            summary = await importNdjsonFile(client, action, (done, total) => bar.update(done, total));
+            summary = await importNdjsonFile(
+              client,
+              action,
+              (done, total) => {
+                reading.done();
+                bar.update(done, total);
+              },
+              (bytes, size) => reading.update(bytes < size ? Math.floor(bytes / MIB) : Math.ceil(size / MIB), Math.ceil(size / MIB)),
+            );
           } catch (e) {
             if (e instanceof AdminClientError) throw e;
             err(`plumb: cannot read ${action}: ${(e as Error).message}`);
             return 1;
           } finally {
+            reading.done();
             bar.done();
           }
           show(summary, describeImport(summary));

@@ -57,9 +57,17 @@ export type BlockTime = (block: string, start: number, end: number) => number | 
  * place just after a line break (a line cut there belongs to the next part). Line numbers count from 1 at `start`.
  * `quickTimestamp`, if given, reads a line's time without its text where it can: from the line's place in its block
  * decoded as latin1, where byte and character offsets are the same; lines it leaves (undefined) are decoded as
- * UTF-8 and read with `timestampOf`. Rejects when the file cannot be read.
+ * UTF-8 and read with `timestampOf`. `onRead` is told the bytes of the part read so far, after each block and at
+ * the end. Rejects when the file cannot be read.
  */
-export async function indexPart(path: string, start: number, end: number, timestampOf: TextTime, quickTimestamp?: BlockTime): Promise<LineIndex> {
+export async function indexPart(
+  path: string,
+  start: number,
+  end: number,
+  timestampOf: TextTime,
+  quickTimestamp?: BlockTime,
+  onRead?: (bytes: number) => void,
+): Promise<LineIndex> {
   const file = await open(path, 'r');
   try {
     const offsets = new Column(floats(1024), floats);
@@ -96,10 +104,12 @@ export async function indexPart(path: string, start: number, end: number, timest
         }
         carryOffset += from;
         carry = bytes.subarray(from);
+        onRead?.(carryOffset + carry.length - start);
       }
     }
     // The file's last line, with or without a line break after it (a part that ends at a line break has none).
     if (carry.length > 0 || end === (await file.stat()).size) line(carry, carry.toString('latin1'), 0, carry.length, carryOffset);
+    onRead?.(end - start);
     return {
       offsets: offsets.values.subarray(0, offsets.length),
       lengths: lengths.values.subarray(0, lengths.length),
@@ -140,12 +150,19 @@ function joined(parts: readonly LineIndex[]): LineIndex {
   return all;
 }
 
-/** A part of a file indexed on a thread of its own (index-thread.ts). */
-function indexOnThread(path: string, start: number, end: number): Promise<LineIndex> {
+/** What an index thread (index-thread.ts) says: how far it has read, then its part's index. */
+export type FromIndexThread = { t: 'read'; bytes: number } | { t: 'index'; index: LineIndex };
+
+/** A part of a file indexed on a thread of its own (index-thread.ts); `onRead` as indexPart's. */
+function indexOnThread(path: string, start: number, end: number, onRead?: (bytes: number) => void): Promise<LineIndex> {
   return new Promise((resolve, reject) => {
     const thread = startWorker('index-thread', { path, start, end }, undefined, import.meta.url);
-    thread.once('message', (index: LineIndex) => {
-      resolve(index);
+    thread.on('message', (message: FromIndexThread) => {
+      if (message.t === 'read') {
+        onRead?.(message.bytes);
+        return;
+      }
+      resolve(message.index);
       void thread.terminate();
     });
     thread.once('error', reject);
@@ -186,9 +203,13 @@ export class NdjsonFile {
   /**
    * Opens and indexes an import's file with its times read as line-time.ts reads them: a file of more than
    * `partBytes` in parts cut at line breaks, up to `most` (one a core, four at most), the first on this thread and
-   * the others each on a thread of its own, all at once. Rejects when the file cannot be read.
+   * the others each on a thread of its own, all at once. `onRead` is told the bytes of the file read so far, all
+   * parts together, as they are read (and the file's size once all are). Rejects when the file cannot be read.
    */
-  static async forImport(path: string, partBytes = PART_BYTES, most = Math.min(4, availableParallelism())): Promise<NdjsonFile> {
+  static async forImport(
+    path: string,
+    { partBytes = PART_BYTES, most = Math.min(4, availableParallelism()), onRead }: { partBytes?: number; most?: number; onRead?: (bytes: number, size: number) => void } = {},
+  ): Promise<NdjsonFile> {
     const file = await open(path, 'r');
     try {
       const size = (await file.stat()).size;
@@ -200,8 +221,13 @@ export class NdjsonFile {
         if (cut > cuts.at(-1)!) cuts.push(cut);
       }
       cuts.push(size);
+      const read = cuts.slice(0, -1).map(() => 0);
+      const partRead = (k: number) => (bytes: number) => {
+        read[k] = bytes;
+        onRead?.(read.reduce((a, b) => a + b, 0), size);
+      };
       const parts = cuts.slice(0, -1).map((start, k) =>
-        k === 0 ? indexPart(path, start, cuts[1]!, timestampOf, flatTimestampAt) : indexOnThread(path, start, cuts[k + 1]!),
+        k === 0 ? indexPart(path, start, cuts[1]!, timestampOf, flatTimestampAt, partRead(k)) : indexOnThread(path, start, cuts[k + 1]!, partRead(k)),
       );
       // Every part is waited for (a failed one rejects, and no thread is left running).
       const settled = await Promise.allSettled(parts);

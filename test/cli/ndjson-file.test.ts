@@ -132,7 +132,7 @@ describe('NdjsonFile', () => {
     await assert.rejects(NdjsonFile.open(join(dir, 'missing.ndjson'), timestampOf), /ENOENT/);
   });
 
-  it('indexes a file in parts on several threads to the same index as in one, wherever the parts are cut', async () => {
+  it('indexes a file in parts on several threads to the same index as in one, wherever the parts are cut, telling how far it has read', async () => {
     const at = (i: number) => `{"type":"pageview","timestamp":"2026-01-02 03:${String(i % 60).padStart(2, '0')}:00","url":"https://a.example/${i}"}`;
     const lines: string[] = [];
     for (let i = 0; i < 60; i++) {
@@ -146,8 +146,13 @@ describe('NdjsonFile', () => {
       const one = await NdjsonFile.open(path, lineTime, flatTimestampAt);
       try {
         for (const [partBytes, most] of [[300, 2], [300, 4], [1_000, 4], [Buffer.byteLength(text), 4]] as const) {
-          const parts = await NdjsonFile.forImport(path, partBytes, most);
+          // How far the index has read, all parts together: never back, and the whole file at the end.
+          const reads: number[] = [];
+          const parts = await NdjsonFile.forImport(path, { partBytes, most, onRead: (bytes, size) => reads.push(size === Buffer.byteLength(text) ? bytes : NaN) });
           try {
+            assert.ok(reads.every(Number.isFinite), `${name}: a report gave another size`);
+            assert.deepEqual(reads, [...reads].sort((a, b) => a - b), `${name}: ${reads.join(', ')}`);
+            assert.equal(reads.at(-1), Buffer.byteLength(text));
             assert.equal(parts.parts, partBytes < Buffer.byteLength(text) ? most : 1, `${name}: ${partBytes}-byte parts, ${most} at most`);
             assert.equal(parts.count, one.count);
             assert.deepEqual([...parts.timestamps], [...one.timestamps]);
@@ -166,6 +171,6 @@ describe('NdjsonFile', () => {
   });
 
   it('refuses a file that cannot be read when it would be indexed in parts', async () => {
-    await assert.rejects(NdjsonFile.forImport(join(dir, 'missing.ndjson'), 100, 4), /ENOENT/);
+    await assert.rejects(NdjsonFile.forImport(join(dir, 'missing.ndjson'), { partBytes: 100, most: 4 }), /ENOENT/);
   });
 });
