@@ -5,6 +5,9 @@
 // LOADTEST_PAGEVIEWS=10000000 replaces the imported month by that many pageviews generated with SQL into the
 // database file before the server starts (the report benchmark's traffic), to see the server's memory at size;
 // with LOADTEST_CACHE_DIR, the generated file is kept there and later runs of the same size start from a copy.
+// LOADTEST_HIT_RATE=10000 paces the collector's traffic at that many hits a second (autocannon's overallRate)
+// instead of as fast as its connections go, and LOADTEST_REPORT_RATE the reports': on two cores, reports asked
+// as fast as four clients can take the CPU the collector would need for a given rate.
 
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -20,6 +23,8 @@ import { watchServer } from './server-watch.js';
 
 const SECONDS = Number(process.env.LOADTEST_SECONDS ?? 20);
 const PAGEVIEWS = Number(process.env.LOADTEST_PAGEVIEWS ?? 0);
+const HIT_RATE = rate('LOADTEST_HIT_RATE');
+const REPORT_RATE = rate('LOADTEST_REPORT_RATE');
 const CACHE_DIR = process.env.LOADTEST_CACHE_DIR;
 const HIT_CONNECTIONS = 48;
 const REPORT_CONNECTIONS = 4;
@@ -103,6 +108,7 @@ try {
       url: server.url,
       connections: HIT_CONNECTIONS,
       duration: SECONDS,
+      ...paced(HIT_RATE),
       requests: [{
         method: 'GET',
         setupRequest: (req) => {
@@ -119,6 +125,7 @@ try {
       url: server.url,
       connections: REPORT_CONNECTIONS,
       duration: SECONDS,
+      ...paced(REPORT_RATE),
       requests: [{
         method: 'GET',
         setupRequest: (req) => ({ ...req, path: reports[r++ % reports.length]!, headers: { authorization: `Bearer ${TOKEN}` } }),
@@ -140,8 +147,9 @@ try {
   console.log(`\nLoad test: ${SECONDS} s, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), ${history.toLocaleString('en')} hits of history\n`);
   console.log('| traffic | connections | requests/s | p50 ms | p99 ms | max ms | errors |');
   console.log('|---|---|---|---|---|---|---|');
-  console.log(`| collector pageviews | ${HIT_CONNECTIONS} | ${hits.requests.average.toFixed(0)} | ${hits.latency.p50} | ${hits.latency.p99} | ${hits.latency.max} | ${hitErrors} |`);
-  console.log(`| reports (9 kinds, rotating) | ${REPORT_CONNECTIONS} | ${reads.requests.average.toFixed(1)} | ${reads.latency.p50} | ${reads.latency.p99} | ${reads.latency.max} | ${readErrors} |`);
+  const pace = (rate: number | undefined) => (rate !== undefined ? ` (paced at ${rate.toLocaleString('en')}/s)` : '');
+  console.log(`| collector pageviews${pace(HIT_RATE)} | ${HIT_CONNECTIONS} | ${hits.requests.average.toFixed(0)} | ${hits.latency.p50} | ${hits.latency.p99} | ${hits.latency.max} | ${hitErrors} |`);
+  console.log(`| reports (9 kinds, rotating)${pace(REPORT_RATE)} | ${REPORT_CONNECTIONS} | ${reads.requests.average.toFixed(1)} | ${reads.latency.p50} | ${reads.latency.p99} | ${reads.latency.max} | ${readErrors} |`);
   const lost = stored < hits['2xx'];
   console.log(`\nserver peak RSS: ${(peakRss / 2 ** 20).toFixed(0)} MiB${process.env.PLUMB_DUCKDB_MEMORY_LIMIT ? ` (PLUMB_DUCKDB_MEMORY_LIMIT=${process.env.PLUMB_DUCKDB_MEMORY_LIMIT})` : ''}`);
   console.log(`\nhits acknowledged: ${hits['2xx']}, stored: ${stored} (${lost ? 'LOST HITS' : 'none lost'})`);
@@ -149,4 +157,18 @@ try {
 } finally {
   if (server.child.exitCode === null) await server.stop();
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** A rate in requests a second from the environment variable `name`, if it is set. */
+function rate(name: string): number | undefined {
+  const text = process.env[name];
+  if (text === undefined || text === '') return undefined;
+  const value = Number(text);
+  if (!(value > 0)) throw new Error(`${name} must be a number of requests a second above 0`);
+  return value;
+}
+
+/** autocannon's options for traffic paced at `rate` requests a second in all (none: as fast as it goes). */
+function paced(rate: number | undefined): { overallRate?: number } {
+  return rate !== undefined ? { overallRate: rate } : {};
 }
