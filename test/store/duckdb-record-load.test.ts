@@ -140,32 +140,15 @@ describe('DuckDB record files (the collector path) against the appender', () => 
   it('writes the hits out once a row group of them has been loaded, not before (DuckDB\'s own checkpoints wait)', async () => {
     const path = join(dir, 'row-groups.duckdb');
     const { store, db, done } = await freshStore(path);
-    const [sample] = batch('GROUPS');
-    const FILE_HITS = 20_000;
-    const files = Math.ceil(ROW_GROUP_ROWS / FILE_HITS);
-    const groups = () =>
-      rowsOf(db, "(SELECT row_group_id, sum(count) AS n, bool_and(persistent) AS written FROM pragma_storage_info('hits') WHERE column_path = '[0]' GROUP BY row_group_id)", 'row_group_id');
-    let seq = 0;
-    for (let f = 0; f < files; f++) {
-      const lines: string[] = [];
-      for (let i = 0; i < FILE_HITS; i++) {
-        seq++;
-        const hit = { ...sample!.hit, visitId: BigInt(seq), timestamp: new Date(Date.parse('2026-03-02T00:00:00Z') + seq) };
-        lines.push(encodeRecord(seq, hit, { ...sample!.visit, visitId: hit.visitId, startedAt: hit.timestamp, lastSeenAt: hit.timestamp }));
-      }
-      const file = join(dir, `group-${f}.ndjson`);
-      writeFileSync(file, lines.join(''));
-      await store.loadRecords!(file, seq);
-      const written = (await groups()).filter((g) => g.written);
-      if (f < files - 1) {
-        // Fewer hits than a row group: all still in the write-ahead log (16 MB of it used to be a checkpoint).
-        assert.deepEqual(written, [], `row groups written after file ${f}`);
-        assert.ok(statSync(`${path}.wal`).size > 16 * 2 ** 20 || f < 3, `the log holds file ${f}`);
-      }
-    }
+    const seq = await loadRowGroup(store, 0, async (f, last) => {
+      if (last) return;
+      // Fewer hits than a row group: all still in the write-ahead log (16 MB of it used to be a checkpoint).
+      assert.deepEqual((await rowGroups(db)).filter((g) => g.written), [], `row groups written after file ${f}`);
+      assert.ok(statSync(`${path}.wal`).size > 16 * 2 ** 20 || f < 3, `the log holds file ${f}`);
+    });
     // A row group's worth: every row written to the file (how DuckDB splits them into groups is its own), the log
     // emptied.
-    const written = await groups();
+    const written = await rowGroups(db);
     assert.equal(written.reduce((n, g) => n + Number(g.n), 0), seq);
     assert.ok(written.every((g) => g.written));
     assert.ok(!existsSync(`${path}.wal`) || statSync(`${path}.wal`).size < 2 ** 20);
@@ -173,4 +156,72 @@ describe('DuckDB record files (the collector path) against the appender', () => 
     assert.equal((await rowsOf(db, 'hits', 'ts')).length, seq);
     await done();
   });
+
+  it('takes its checkpoint while a report that began before the loads is still reading (the watermark is never updated in place)', async () => {
+    const path = join(dir, 'under-reports.duckdb');
+    const { store, db, done } = await freshStore(path);
+    // The watermark's row exists before the loads below, so that confirming it again could be an update.
+    const first = await loadRowGroup(store, 0, undefined, 1);
+    assert.equal(await store.logWatermark(), first);
+    // A report's transaction, open across every load and the checkpoint that follows them. DuckDB refuses to
+    // checkpoint while a transaction older than a committed UPDATE runs: with the watermark updated in each load's
+    // transaction, the checkpoint failed here.
+    const report = await db.connection();
+    await report.serial(async (q) => {
+      await q.exec('BEGIN TRANSACTION');
+      assert.equal((await q.rows<{ n: bigint }>('SELECT count(*) AS n FROM hits'))[0]!.n, BigInt(first));
+    });
+    // The rest of a row group: its last load checkpoints.
+    const seq = await loadRowGroup(store, first, undefined, Math.ceil(ROW_GROUP_ROWS / 20_000) - 1);
+    assert.equal(store.checkpoints.taken, 1);
+    assert.ok((await rowGroups(db)).every((g) => g.written));
+    await report.serial(async (q) => {
+      // The report still sees what it saw when it began.
+      assert.equal((await q.rows<{ n: bigint }>('SELECT count(*) AS n FROM hits'))[0]!.n, BigInt(first));
+      await q.exec('COMMIT');
+    });
+    assert.equal(await store.logWatermark(), seq);
+    // A load confirming less than the watermark leaves it where it was.
+    const file = join(dir, 'late.ndjson');
+    const [late] = batch('GROUPS');
+    writeFileSync(file, encodeRecord(1, late!.hit, late!.visit));
+    await store.loadRecords!(file, 1);
+    assert.equal(await store.logWatermark(), seq);
+    await done();
+  });
 });
+
+/** The hits table's row groups: their rows, and whether they are written to the database file. */
+function rowGroups(db: DuckDatabase) {
+  return rowsOf(
+    db,
+    "(SELECT row_group_id, sum(count) AS n, bool_and(persistent) AS written FROM pragma_storage_info('hits') WHERE column_path = '[0]' GROUP BY row_group_id)",
+    'row_group_id',
+  );
+}
+
+/**
+ * Loads a row group's worth of hits (or `files` files of them) in record files of 20,000, log sequence numbers from
+ * `seq` + 1, calling `afterFile` after each load; answers the last sequence number.
+ */
+async function loadRowGroup(
+  store: DuckEventStore,
+  seq: number,
+  afterFile?: (f: number, last: boolean) => Promise<void>,
+  files = Math.ceil(ROW_GROUP_ROWS / 20_000),
+): Promise<number> {
+  const [sample] = batch('GROUPS');
+  for (let f = 0; f < files; f++) {
+    const lines: string[] = [];
+    for (let i = 0; i < 20_000; i++) {
+      seq++;
+      const hit = { ...sample!.hit, visitId: BigInt(seq), timestamp: new Date(Date.parse('2026-03-02T00:00:00Z') + seq) };
+      lines.push(encodeRecord(seq, hit, { ...sample!.visit, visitId: hit.visitId, startedAt: hit.timestamp, lastSeenAt: hit.timestamp }));
+    }
+    const file = join(dir, `group-${seq}.ndjson`);
+    writeFileSync(file, lines.join(''));
+    await store.loadRecords!(file, seq);
+    await afterFile?.(f, f === files - 1);
+  }
+  return seq;
+}

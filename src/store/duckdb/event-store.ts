@@ -117,12 +117,16 @@ function selectCsv(file: string, columns: readonly CsvColumn[]): string {
 export const sqlText = (value: string) => `'${value.replaceAll("'", "''")}'`;
 const columnList = (columns: readonly CsvColumn[]) => columns.map((c) => c.name).join(', ');
 
-/** Records in the same transaction that the hit log is confirmed up to `seq`. */
-function confirmLog(q: Querier, seq: number): Promise<void> {
-  return q.exec(
-    `INSERT INTO hit_log_state VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET confirmed_seq = greatest(confirmed_seq, excluded.confirmed_seq)`,
-    [seq],
-  );
+/**
+ * Records in the same transaction that the hit log is confirmed up to `seq` (never lowering it). The row is replaced,
+ * deleted and inserted, not updated: DuckDB cannot checkpoint while a transaction that began before a committed
+ * UPDATE is still running, so with an update in every load the row-group checkpoints failed for as long as reports
+ * overlapped one another, and the rows waiting for them piled up in memory (docs/benchmarks.md, "Memory in session
+ * 20"). Deletes and inserts do not hold a checkpoint back.
+ */
+async function confirmLog(q: Querier, seq: number): Promise<void> {
+  await q.exec('DELETE FROM hit_log_state WHERE id = 1 AND confirmed_seq < ?', [seq]);
+  await q.exec('INSERT INTO hit_log_state VALUES (1, ?) ON CONFLICT (id) DO NOTHING', [seq]);
 }
 
 
