@@ -163,7 +163,8 @@ let local: VisitTracker | undefined;
 let visitState: VisitState;
 if (shared) visitState = new SharedVisitTracker(shared);
 else {
-  visitState = local = new VisitTracker();
+  // Hits reach this thread as copies (structured clones): the visits held here share their texts.
+  visitState = local = new VisitTracker({ sharedTexts: true });
   local.seed(config.seed);
 }
 

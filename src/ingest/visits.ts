@@ -2,8 +2,9 @@
 // pages, duration and pageview count kept up to date as hits arrive. The rules are written once and applied to
 // state in this process's memory (VisitTracker, embedded mode) or in a shared store (SharedVisitTracker).
 
-import { attributionOf, visitVersion, type Attribution, type HitType, type VisitRecord } from '../domain/hits.js';
+import { ATTRIBUTION_FIELDS, attributionOf, visitVersion, type Attribution, type HitType, type VisitRecord } from '../domain/hits.js';
 import type { VisitStateStore } from '../store/types.js';
+import { SharedTexts } from './shared-texts.js';
 
 export const VISIT_TIMEOUT_MS = 30 * 60 * 1000;
 
@@ -164,8 +165,18 @@ function continues(visit: ActiveVisit, at: number, timeoutMs: number): boolean {
  */
 export class VisitTracker implements VisitState {
   private readonly bySite = new Map<string, Map<bigint, ActiveVisit>>();
+  readonly timeoutMs: number;
+  /** Where the texts a visit keeps are shared with other visits' (sharedTexts). */
+  private readonly texts: SharedTexts | undefined;
 
-  constructor(readonly timeoutMs = VISIT_TIMEOUT_MS) {}
+  /**
+   * `sharedTexts`: visits keep one string for equal texts (SharedTexts), for hits whose texts are each a copy of
+   * their own (the live pipeline's, cloned into its thread); an import's come from one table per chunk already.
+   */
+  constructor({ timeoutMs = VISIT_TIMEOUT_MS, sharedTexts = false }: { timeoutMs?: number; sharedTexts?: boolean } = {}) {
+    this.timeoutMs = timeoutMs;
+    this.texts = sharedTexts ? new SharedTexts() : undefined;
+  }
 
   get activeVisits(): number {
     const visits = new Set<ActiveVisit>();
@@ -231,9 +242,9 @@ export class VisitTracker implements VisitState {
     const byVisitor = this.visitorsOf(siteId);
     let visit = this.continuing(byVisitor.get(currentId), at);
     if (!visit && previousId !== undefined) visit = this.continuing(byVisitor.get(previousId), at);
-    visit ??= new ActiveVisit(siteId, currentId, at);
+    visit ??= new ActiveVisit(this.texts?.of(siteId) ?? siteId, currentId, at);
     byVisitor.set(currentId, visit);
-    this.lastFirstView = apply(visit, hit, at);
+    this.lastFirstView = apply(visit, hit, at, this.texts);
     return visit;
   }
 
@@ -476,8 +487,11 @@ function decode(text: string): { visit: ActiveVisit; keys: string[] } {
  * (the first recorded: imports record in time order) gives the visit its attribution for good: a later hit's own
  * external referrer or campaign neither changes it nor starts a new visit (Fathom's first-touch rule).
  */
-function apply(visit: ActiveVisit, hit: VisitHit, at: number): boolean {
-  if (visitVersion(visit) === 0) Object.assign(visit, attributionOf(hit));
+function apply(visit: ActiveVisit, hit: VisitHit, at: number, texts?: SharedTexts): boolean {
+  if (visitVersion(visit) === 0) {
+    Object.assign(visit, attributionOf(hit));
+    if (texts) for (const f of ATTRIBUTION_FIELDS) visit[f] = texts.of(visit[f]);
+  }
   if (at < visit.startedMs) visit.startedMs = at;
   if (at > visit.lastSeenMs) visit.lastSeenMs = at;
   if (hit.type === 'event') {
@@ -485,15 +499,16 @@ function apply(visit: ActiveVisit, hit: VisitHit, at: number): boolean {
     return false;
   }
   visit.pageviews++;
-  const firstView = firstViewOf(visit, hit.pathname, at);
+  const pathname = texts?.of(hit.pathname) ?? hit.pathname;
+  const firstView = firstViewOf(visit, pathname, at);
   if (at < visit.firstPageviewAt) {
     visit.firstPageviewAt = at;
-    visit.entryPage = hit.pathname;
+    visit.entryPage = pathname;
   }
   if (at >= visit.lastPageviewAt) {
     visit.lastPageviewAt = at;
-    visit.exitPage = hit.pathname;
-    visit.exitHostname = hit.hostname;
+    visit.exitPage = pathname;
+    visit.exitHostname = texts?.of(hit.hostname) ?? hit.hostname;
   }
   return firstView;
 }

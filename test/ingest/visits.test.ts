@@ -43,6 +43,7 @@ after(async () => {
 
 const TRACKERS: [string, () => VisitState][] = [
   ['VisitTracker (memory)', () => new VisitTracker()],
+  ['VisitTracker (memory, shared texts)', () => new VisitTracker({ sharedTexts: true })],
   ['SharedVisitTracker (Redis)', () => new SharedVisitTracker(redisStore())],
 ];
 
