@@ -189,6 +189,27 @@ describe('DuckDB record files (the collector path) against the appender', () => 
     assert.equal(await store.logWatermark(), seq);
     await done();
   });
+
+  it('keeps no memory for the visit states it staged once they are stored', async () => {
+    const { store, db, done } = await freshStore(join(dir, 'staging.duckdb'));
+    // What DuckDB holds for in-memory tables once the file's tables are checkpointed: the staging table's last batch.
+    const inMemoryTables = async () => {
+      await db.serial((q) => q.exec('CHECKPOINT'));
+      const [held] = await db.serial((q) =>
+        q.rows<{ bytes: bigint }>("SELECT memory_usage_bytes AS bytes FROM duckdb_memory() WHERE tag = 'IN_MEMORY_TABLE'"),
+      );
+      return Number(held!.bytes);
+    };
+    // Loads of 20,000 hits, each a visit of its own: 20,000 visit states staged a load.
+    const seq = await loadRowGroup(store, 0, undefined, 2);
+    const afterTwo = await inMemoryTables();
+    await loadRowGroup(store, seq, undefined, 8);
+    const afterTen = await inMemoryTables();
+    // A staging table emptied with DELETE kept every state it was ever given: about four times as much after ten.
+    assert.ok(afterTen < afterTwo * 1.5, `in-memory tables: ${afterTwo} bytes after two loads, ${afterTen} after ten`);
+    assert.equal((await rowsOf(db, 'visits', 'visit_id')).length, 200_000);
+    await done();
+  });
 });
 
 /** The hits table's row groups: their rows, and whether they are written to the database file. */
