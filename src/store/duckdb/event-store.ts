@@ -129,7 +129,6 @@ async function confirmLog(q: Querier, seq: number): Promise<void> {
   await q.exec('INSERT INTO hit_log_state VALUES (1, ?) ON CONFLICT (id) DO NOTHING', [seq]);
 }
 
-
 /**
  * An empty `visit_updates`, the temp table a write stages its visit states in, made anew rather than emptied with
  * DELETE: an in-memory table's deleted rows are reclaimed only when that table's own database is checkpointed, which
