@@ -140,7 +140,7 @@ describe('DuckDB record files (the collector path) against the appender', () => 
   it('writes the hits out once a row group of them has been loaded, not before (DuckDB\'s own checkpoints wait)', async () => {
     const path = join(dir, 'row-groups.duckdb');
     const { store, db, done } = await freshStore(path);
-    const seq = await loadRowGroup(store, 0, async (f, last) => {
+    const seq = await loadRecordFiles(store, 0, ROW_GROUP_FILES, async (f, last) => {
       if (last) return;
       // Fewer hits than a row group: all still in the write-ahead log (16 MB of it used to be a checkpoint).
       assert.deepEqual((await rowGroups(db)).filter((g) => g.written), [], `row groups written after file ${f}`);
@@ -161,7 +161,7 @@ describe('DuckDB record files (the collector path) against the appender', () => 
     const path = join(dir, 'under-reports.duckdb');
     const { store, db, done } = await freshStore(path);
     // The watermark's row exists before the loads below, so that confirming it again could be an update.
-    const first = await loadRowGroup(store, 0, undefined, 1);
+    const first = await loadRecordFiles(store, 0, 1);
     assert.equal(await store.logWatermark(), first);
     // A report's transaction, open across every load and the checkpoint that follows them. DuckDB refuses to
     // checkpoint while a transaction older than a committed UPDATE runs: with the watermark updated in each load's
@@ -172,7 +172,7 @@ describe('DuckDB record files (the collector path) against the appender', () => 
       assert.equal((await q.rows<{ n: bigint }>('SELECT count(*) AS n FROM hits'))[0]!.n, BigInt(first));
     });
     // The rest of a row group: its last load checkpoints.
-    const seq = await loadRowGroup(store, first, undefined, Math.ceil(ROW_GROUP_ROWS / 20_000) - 1);
+    const seq = await loadRecordFiles(store, first, ROW_GROUP_FILES - 1);
     assert.equal(store.checkpoints.taken, 1);
     assert.ok((await rowGroups(db)).every((g) => g.written));
     await report.serial(async (q) => {
@@ -201,9 +201,9 @@ describe('DuckDB record files (the collector path) against the appender', () => 
       return Number(held!.bytes);
     };
     // Loads of 20,000 hits, each a visit of its own: 20,000 visit states staged a load.
-    const seq = await loadRowGroup(store, 0, undefined, 2);
+    const seq = await loadRecordFiles(store, 0, 2);
     const afterTwo = await inMemoryTables();
-    await loadRowGroup(store, seq, undefined, 8);
+    await loadRecordFiles(store, seq, 8);
     const afterTen = await inMemoryTables();
     // A staging table emptied with DELETE kept every state it was ever given: about four times as much after ten.
     assert.ok(afterTen < afterTwo * 1.5, `in-memory tables: ${afterTwo} bytes after two loads, ${afterTen} after ten`);
@@ -221,20 +221,25 @@ function rowGroups(db: DuckDatabase) {
   );
 }
 
+/** Hits in each record file loadRecordFiles loads. */
+const FILE_HITS = 20_000;
+/** Files of FILE_HITS that make a row group's worth of hits. */
+const ROW_GROUP_FILES = Math.ceil(ROW_GROUP_ROWS / FILE_HITS);
+
 /**
- * Loads a row group's worth of hits (or `files` files of them) in record files of 20,000, log sequence numbers from
- * `seq` + 1, calling `afterFile` after each load; answers the last sequence number.
+ * Loads `files` record files of FILE_HITS hits, each a visit of its own, log sequence numbers from `seq` + 1, calling
+ * `afterFile` after each load; answers the last sequence number.
  */
-async function loadRowGroup(
+async function loadRecordFiles(
   store: DuckEventStore,
   seq: number,
+  files: number,
   afterFile?: (f: number, last: boolean) => Promise<void>,
-  files = Math.ceil(ROW_GROUP_ROWS / 20_000),
 ): Promise<number> {
   const [sample] = batch('GROUPS');
   for (let f = 0; f < files; f++) {
     const lines: string[] = [];
-    for (let i = 0; i < 20_000; i++) {
+    for (let i = 0; i < FILE_HITS; i++) {
       seq++;
       const hit = { ...sample!.hit, visitId: BigInt(seq), timestamp: new Date(Date.parse('2026-03-02T00:00:00Z') + seq) };
       lines.push(encodeRecord(seq, hit, { ...sample!.visit, visitId: hit.visitId, startedAt: hit.timestamp, lastSeenAt: hit.timestamp }));
