@@ -17,6 +17,7 @@ import { EphemeralSalts, StoredSalts } from './salts.js';
 import { SiteDirectory } from './site-directory.js';
 import type { CounterDeltas, FromThread, IngestMeta, IngestMetaMethod, Result, ThreadConfig, ToThread } from './thread-protocol.js';
 import { keepNewest, SharedVisitTracker, VisitTracker, type VisitState } from './visits.js';
+import { CompactVisitTracker } from './compact-visits.js';
 import { nameThread } from '../thread-name.js';
 
 nameThread('plumb-ingest');
@@ -159,12 +160,13 @@ const sink: HitSink = log
   : { add: unlogged };
 
 const shared = config.sharedVisits ? new RedisVisitStateStore(config.sharedVisits.url, config.sharedVisits.prefix) : undefined;
-let local: VisitTracker | undefined;
+let local: CompactVisitTracker | undefined;
 let visitState: VisitState;
 if (shared) visitState = new SharedVisitTracker(shared);
 else {
-  // Hits reach this thread as copies (structured clones): the visits held here share their texts.
-  visitState = local = new VisitTracker({ sharedTexts: true });
+  // Visits in progress are most of this thread's memory: held as a table, their texts shared (hits reach this thread
+  // as copies, structured clones).
+  visitState = local = new CompactVisitTracker();
   local.seed(config.seed);
 }
 

@@ -1,10 +1,12 @@
 // Visits (sessions) of DESIGN.md section 6: a visitor's hits with no gap over 30 minutes, with entry and exit
-// pages, duration and pageview count kept up to date as hits arrive. The rules are written once and applied to
-// state in this process's memory (VisitTracker, embedded mode) or in a shared store (SharedVisitTracker).
+// pages, duration and pageview count kept up to date as hits arrive. The rules are written once (applyHit, over
+// VisitFields) and applied to state in this process's memory (VisitTracker, an object a visit, for imports, and
+// CompactVisitTracker in compact-visits.ts, a table, for the live ingest thread) or in a shared store
+// (SharedVisitTracker, scale-out mode).
 
-import { ATTRIBUTION_FIELDS, attributionOf, visitVersion, type Attribution, type HitType, type VisitRecord } from '../domain/hits.js';
+import { attributionOf, visitVersion, type Attribution, type HitType, type VisitRecord } from '../domain/hits.js';
 import type { VisitStateStore } from '../store/types.js';
-import { SharedTexts } from './shared-texts.js';
+import type { SharedTexts } from './shared-texts.js';
 
 export const VISIT_TIMEOUT_MS = 30 * 60 * 1000;
 
@@ -17,13 +19,44 @@ export interface VisitHit extends Attribution {
 }
 
 /**
+ * What the visit rules read and change: a visit object's own fields (ActiveVisit) or a row of a table of visits
+ * (CompactVisitTracker). Times are numbers (ms); attribution is set once, at the visit's first hit.
+ */
+export interface VisitFields {
+  readonly siteId: string;
+  /** The visitor hash the visit started under. */
+  readonly visitorId: bigint;
+  readonly visitId: bigint;
+  startedMs: number;
+  lastSeenMs: number;
+  entryPage: string;
+  exitPage: string;
+  exitHostname: string;
+  pageviews: number;
+  events: number;
+  pathsExact: boolean;
+  /** First and last pageview times (Infinity and -Infinity before the first). */
+  firstPageviewAt: number;
+  lastPageviewAt: number;
+  /**
+   * Pathnames viewed so far, with their first view's time, from the visit's second pageview on (before it, the only
+   * page is the entry page, viewed at firstPageviewAt: most visits have one pageview, and a Map for each of them
+   * was a quarter of a visit's memory). Undefined also once the flags cannot be trusted (pathsExact false).
+   */
+  paths: Map<string, number> | undefined;
+  readonly attribution: Readonly<Attribution>;
+  /** Gives the visit the attribution of `from` ('' where missing). */
+  attribute(from: Partial<Attribution>): void;
+}
+
+/**
  * A visit in progress: its record and what the rules need besides. One object, times as numbers: a visit is held
  * for 30 minutes after its last hit, so its size is the ingest thread's memory (100,000 visits in progress at
  * 5,000 new visitors a second). A record, a wrapper and the hits' Dates took 670 bytes a visit, this about 340;
  * the record's times are Dates made when asked for (snapshot(), or the getters for a caller that reads the live
  * object).
  */
-class ActiveVisit implements VisitRecord {
+class ActiveVisit implements VisitRecord, VisitFields {
   startedMs: number;
   lastSeenMs: number;
   entryPage = '';
@@ -44,11 +77,6 @@ class ActiveVisit implements VisitRecord {
   keyword = '';
   firstPageviewAt = Infinity;
   lastPageviewAt = -Infinity;
-  /**
-   * Pathnames viewed so far, with their first view's time, from the visit's second pageview on (before it, the only
-   * page is the entry page, viewed at firstPageviewAt: most visits have one pageview, and a Map for each of them
-   * was a quarter of a visit's memory). Undefined also once the flags cannot be trusted (pathsExact false).
-   */
   paths: Map<string, number> | undefined = undefined;
 
   constructor(
@@ -70,33 +98,46 @@ class ActiveVisit implements VisitRecord {
     return new Date(this.lastSeenMs);
   }
 
-  /** The record as a plain object of its own (a spread would miss the times, which are getters). */
-  snapshot(firstView: boolean): RecordedVisit {
-    return {
-      siteId: this.siteId,
-      visitId: this.visitId,
-      visitorId: this.visitorId,
-      startedAt: new Date(this.startedMs),
-      lastSeenAt: new Date(this.lastSeenMs),
-      entryPage: this.entryPage,
-      exitPage: this.exitPage,
-      exitHostname: this.exitHostname,
-      pageviews: this.pageviews,
-      events: this.events,
-      pathsExact: this.pathsExact,
-      referrerHostname: this.referrerHostname,
-      referrerPathname: this.referrerPathname,
-      referrerSource: this.referrerSource,
-      utmCampaign: this.utmCampaign,
-      utmContent: this.utmContent,
-      utmMedium: this.utmMedium,
-      utmSource: this.utmSource,
-      utmTerm: this.utmTerm,
-      ref: this.ref,
-      keyword: this.keyword,
-      firstView,
-    };
+  get attribution(): Attribution {
+    return this;
   }
+
+  attribute(from: Partial<Attribution>): void {
+    Object.assign(this, attributionOf(from));
+  }
+
+  snapshot(firstView: boolean): RecordedVisit {
+    return snapshotOf(this, firstView);
+  }
+}
+
+/** A visit's record as a plain object of its own (a spread would miss an ActiveVisit's times, which are getters). */
+export function snapshotOf(v: VisitFields, firstView: boolean): RecordedVisit {
+  const a = v.attribution;
+  return {
+    siteId: v.siteId,
+    visitId: v.visitId,
+    visitorId: v.visitorId,
+    startedAt: new Date(v.startedMs),
+    lastSeenAt: new Date(v.lastSeenMs),
+    entryPage: v.entryPage,
+    exitPage: v.exitPage,
+    exitHostname: v.exitHostname,
+    pageviews: v.pageviews,
+    events: v.events,
+    pathsExact: v.pathsExact,
+    referrerHostname: a.referrerHostname,
+    referrerPathname: a.referrerPathname,
+    referrerSource: a.referrerSource,
+    utmCampaign: a.utmCampaign,
+    utmContent: a.utmContent,
+    utmMedium: a.utmMedium,
+    utmSource: a.utmSource,
+    utmTerm: a.utmTerm,
+    ref: a.ref,
+    keyword: a.keyword,
+    firstView,
+  };
 }
 
 /** A visit's state after a hit, and whether that hit was the visit's first view of its page. */
@@ -114,7 +155,7 @@ export const visitorKey = (siteId: string, visitorId: bigint) => `${siteId}:${vi
 // measurable share of the collector's time.
 const idPool = new BigUint64Array(1024);
 let idsLeft = 0;
-const randomVisitId = (): bigint => {
+export const randomVisitId = (): bigint => {
   if (idsLeft === 0) {
     crypto.getRandomValues(idPool);
     idsLeft = idPool.length;
@@ -154,7 +195,7 @@ function restored(r: RestoredFields, visitorId: bigint, visitId: bigint, started
 }
 
 /** Whether a hit at `at` belongs to the visit: no gap over the timeout on either side. */
-function continues(visit: ActiveVisit, at: number, timeoutMs: number): boolean {
+export function continues(visit: VisitFields, at: number, timeoutMs: number): boolean {
   return at - visit.lastSeenMs <= timeoutMs && visit.startedMs - at <= timeoutMs;
 }
 
@@ -165,18 +206,7 @@ function continues(visit: ActiveVisit, at: number, timeoutMs: number): boolean {
  */
 export class VisitTracker implements VisitState {
   private readonly bySite = new Map<string, Map<bigint, ActiveVisit>>();
-  readonly timeoutMs: number;
-  /** Where the texts a visit keeps are shared with other visits' (sharedTexts). */
-  private readonly texts: SharedTexts | undefined;
-
-  /**
-   * `sharedTexts`: visits keep one string for equal texts (SharedTexts), for hits whose texts are each a copy of
-   * their own (the live pipeline's, cloned into its thread); an import's come from one table per chunk already.
-   */
-  constructor({ timeoutMs = VISIT_TIMEOUT_MS, sharedTexts = false }: { timeoutMs?: number; sharedTexts?: boolean } = {}) {
-    this.timeoutMs = timeoutMs;
-    this.texts = sharedTexts ? new SharedTexts() : undefined;
-  }
+  constructor(readonly timeoutMs = VISIT_TIMEOUT_MS) {}
 
   get activeVisits(): number {
     const visits = new Set<ActiveVisit>();
@@ -242,9 +272,9 @@ export class VisitTracker implements VisitState {
     const byVisitor = this.visitorsOf(siteId);
     let visit = this.continuing(byVisitor.get(currentId), at);
     if (!visit && previousId !== undefined) visit = this.continuing(byVisitor.get(previousId), at);
-    visit ??= new ActiveVisit(this.texts?.of(siteId) ?? siteId, currentId, at);
+    visit ??= new ActiveVisit(siteId, currentId, at);
     byVisitor.set(currentId, visit);
-    this.lastFirstView = apply(visit, hit, at, this.texts);
+    this.lastFirstView = applyHit(visit, hit, at);
     return visit;
   }
 
@@ -421,7 +451,7 @@ export class SharedVisitTracker implements VisitState {
         t.pointers.set(key, before ? before.visit.visitId.toString() : (read.get(key)?.visitId ?? null));
       }
       pointing.set(key, t);
-      const firstView = apply(visit, q.hit, q.at);
+      const firstView = applyHit(visit, q.hit, q.at);
       t.applied.push({ queued: q, result: visit.snapshot(firstView) });
     }
     const changed = touched.filter((t) => t.applied.length > 0);
@@ -487,11 +517,8 @@ function decode(text: string): { visit: ActiveVisit; keys: string[] } {
  * (the first recorded: imports record in time order) gives the visit its attribution for good: a later hit's own
  * external referrer or campaign neither changes it nor starts a new visit (Fathom's first-touch rule).
  */
-function apply(visit: ActiveVisit, hit: VisitHit, at: number, texts?: SharedTexts): boolean {
-  if (visitVersion(visit) === 0) {
-    Object.assign(visit, attributionOf(hit));
-    if (texts) for (const f of ATTRIBUTION_FIELDS) visit[f] = texts.of(visit[f]);
-  }
+export function applyHit(visit: VisitFields, hit: VisitHit, at: number, texts?: SharedTexts): boolean {
+  if (visit.pageviews + visit.events === 0) visit.attribute(hit);
   if (at < visit.startedMs) visit.startedMs = at;
   if (at > visit.lastSeenMs) visit.lastSeenMs = at;
   if (hit.type === 'event') {
@@ -514,7 +541,7 @@ function apply(visit: ActiveVisit, hit: VisitHit, at: number, texts?: SharedText
 }
 
 /** The pages a visit without its Map has viewed: none, or its entry page, at its first pageview's time. */
-function pathsBeforeTheMap(visit: ActiveVisit): [string, number][] {
+function pathsBeforeTheMap(visit: VisitFields): [string, number][] {
   return visit.pageviews > 0 ? [[visit.entryPage, visit.firstPageviewAt]] : [];
 }
 
@@ -523,7 +550,7 @@ function pathsBeforeTheMap(visit: ActiveVisit): [string, number][] {
  * of order) or a visit with too many pages makes the flags untrustworthy: the visit is marked so reports count
  * its pages from the hits instead.
  */
-function firstViewOf(visit: ActiveVisit, pathname: string, at: number): boolean {
+function firstViewOf(visit: VisitFields, pathname: string, at: number): boolean {
   if (!visit.pathsExact) return false;
   // This pageview is already counted: the first has no Map to look in.
   if (visit.pageviews === 1) return true;

@@ -1,6 +1,7 @@
 // Visit rules of DESIGN.md section 6 (30-minute gap from the last hit, entry/exit, midnight, first views), one set
-// of tests run on both visit states: VisitTracker (process memory) and SharedVisitTracker on real Redis. Then the
-// memory tracker's sweep and seed, and what only shared state must survive: concurrent hits from two processes.
+// of tests run on every visit state: VisitTracker and CompactVisitTracker (process memory) and SharedVisitTracker on
+// real Redis. Then the memory trackers' sweep and seed, and what only shared state must survive: concurrent hits from
+// two processes.
 
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
@@ -8,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { NO_ATTRIBUTION, type HitType, type VisitRecord } from '../../src/domain/hits.js';
 import { SharedVisitTracker, VISIT_TIMEOUT_MS, visitorKey, VisitTracker, type VisitHit, type VisitState } from '../../src/ingest/visits.js';
 import { RedisVisitStateStore } from '../../src/store/redis/visit-state.js';
+import { CompactVisitTracker } from '../../src/ingest/compact-visits.js';
 import { REDIS_URL } from '../helpers/redis.js';
 
 const SITE = 'SITEAAAA';
@@ -43,7 +45,7 @@ after(async () => {
 
 const TRACKERS: [string, () => VisitState][] = [
   ['VisitTracker (memory)', () => new VisitTracker()],
-  ['VisitTracker (memory, shared texts)', () => new VisitTracker({ sharedTexts: true })],
+  ['CompactVisitTracker (memory, a table)', () => new CompactVisitTracker()],
   ['SharedVisitTracker (Redis)', () => new SharedVisitTracker(redisStore())],
 ];
 
@@ -268,9 +270,14 @@ for (const [name, make] of TRACKERS) describe(name, () => {
   });
 });
 
-describe('VisitTracker: memory only', () => {
+const LOCAL_TRACKERS: [string, () => VisitTracker | CompactVisitTracker][] = [
+  ['VisitTracker', () => new VisitTracker()],
+  ['CompactVisitTracker', () => new CompactVisitTracker()],
+];
+
+for (const [name, make] of LOCAL_TRACKERS) describe(`${name}: memory only`, () => {
   it('counts active visits once each, also one reachable under two ids after midnight', () => {
-    const t = new VisitTracker();
+    const t = make();
     t.record(SITE, A, undefined, hit('2026-03-04T23:50:00Z'));
     t.record(SITE, B, A, hit('2026-03-05T00:05:00Z'));
     t.record('SITETWOO', A, undefined, hit('2026-03-05T00:06:00Z'));
@@ -278,14 +285,14 @@ describe('VisitTracker: memory only', () => {
   });
 
   it('gives up exact first-view flags for resumed visits (their pages are not stored)', () => {
-    const resumed = new VisitTracker();
-    const first = new VisitTracker().record(SITE, A, undefined, hit(T0, { pathname: '/a' }));
+    const resumed = make();
+    const first = make().record(SITE, A, undefined, hit(T0, { pathname: '/a' }));
     resumed.seed([first]);
     assert.equal(resumed.record(SITE, A, undefined, hit(T0 + MIN, { pathname: '/b' })).pathsExact, false);
   });
 
   it('sweep() forgets idle visits and returns how many', async () => {
-    const t = new VisitTracker();
+    const t = make();
     const idle1 = await t.record(SITE, A, undefined, hit(T0));
     await t.record(SITE, B, undefined, hit(T0 + 5 * MIN));
     await t.record(SITE, 0xccccn, undefined, hit(T0 + 40 * MIN));
@@ -302,7 +309,7 @@ describe('VisitTracker: memory only', () => {
   it(
     'sweep() counts a visit that crossed midnight (reachable under two ids) once',
     async () => {
-      const t = new VisitTracker();
+      const t = make();
       await t.record(SITE, A, undefined, hit('2026-03-04T23:50:00Z'));
       await t.record(SITE, B, A, hit('2026-03-05T00:05:00Z'));
       assert.equal(t.activeVisits, 1);
@@ -329,7 +336,7 @@ describe('VisitTracker: memory only', () => {
       referrerPathname: '/item',
       utmSource: 'hn',
     };
-    const t = new VisitTracker();
+    const t = make();
     t.seed([stored]);
     assert.equal(t.activeVisits, 1);
     const next = await t.record(SITE, A, undefined, hit(T0 + 40 * MIN, { pathname: '/end' }));
@@ -344,7 +351,7 @@ describe('VisitTracker: memory only', () => {
     // The seeded record itself is not changed.
     assert.equal(stored.pageviews, 2);
 
-    const late = new VisitTracker();
+    const late = make();
     late.seed([stored]);
     const fresh = await late.record(SITE, A, undefined, hit(T0 + 40 * MIN + 1));
     assert.notEqual(fresh.visitId, 123456789n);
@@ -358,7 +365,7 @@ describe('VisitTracker: memory only', () => {
       ...NO_ATTRIBUTION,
     };
     const newer: VisitRecord = { ...base, visitId: 2n, startedAt: new Date(T0 + 40 * MIN), lastSeenAt: new Date(T0 + 45 * MIN) };
-    const t = new VisitTracker();
+    const t = make();
     t.seed([newer, base]);
     assert.equal((await t.record(SITE, A, undefined, hit(T0 + 50 * MIN))).visitId, 2n);
   });
