@@ -129,4 +129,4 @@ export interface VisitRecord extends Attribution {
  * A visit state's version: one more with every hit of the visit, whichever process recorded it, so the newest
  * state of a visit is the one with the highest version (shared visit state, ClickHouse's ReplacingMergeTree).
  */
-export const visitVersion = (v: VisitRecord) => v.pageviews + v.events;
+export const visitVersion = (v: Pick<VisitRecord, 'pageviews' | 'events'>) => v.pageviews + v.events;

@@ -1,11 +1,12 @@
 // Visits in progress as columns of a table (typed arrays and arrays of shared strings) found through an
-// open-addressed index, for the live ingest thread: about 130 bytes of memory a visit where an object each took
-// 355 (docs/benchmarks.md, "Memory in session 21"). The visit rules are visits.ts's own, applied through a cursor.
+// open-addressed index, for the live ingest thread: about 127 bytes of memory a visit where an object with shared
+// texts took 355 (measured by test/ingest/compact-visits.test.ts). The visit rules are visits.ts's own, applied
+// through a cursor.
 
-import { NO_ATTRIBUTION, type Attribution, type VisitRecord } from '../domain/hits.js';
+import { ATTRIBUTION_FIELDS, attributionOf, NO_ATTRIBUTION, type Attribution, type VisitRecord } from '../domain/hits.js';
 import { SharedTexts } from './shared-texts.js';
 import {
-  applyHit, continues, randomVisitId, snapshotOf, VISIT_TIMEOUT_MS,
+  applyHit, continues, randomVisitId, resume, snapshotOf, VISIT_TIMEOUT_MS,
   type RecordedVisit, type VisitFields, type VisitHit, type VisitState,
 } from './visits.js';
 
@@ -195,9 +196,6 @@ export class CompactVisitTracker implements VisitState {
     return this.visits;
   }
 
-  /** recordLive's last hit: whether it was its visit's first view of its page. */
-  lastFirstView = false;
-
   /** VisitTracker.record: the visit the hit continues (under today's hash, then yesterday's) or a new one. */
   record(siteId: string, currentId: bigint, previousId: bigint | undefined, hit: VisitHit): RecordedVisit {
     const at = hit.timestamp.getTime();
@@ -214,8 +212,7 @@ export class CompactVisitTracker implements VisitState {
     this.point(slot, site, high, low, row);
     const visit = this.cursor;
     visit.row = row;
-    this.lastFirstView = applyHit(visit, hit, at, this.texts);
-    return snapshotOf(visit, this.lastFirstView);
+    return snapshotOf(visit, applyHit(visit, hit, at, this.texts));
   }
 
   /** VisitTracker.seed: resumes visits from storage after a restart (found by the visitor hash they started with). */
@@ -227,21 +224,8 @@ export class CompactVisitTracker implements VisitState {
       const slot = this.find(site, high, low);
       if (slot >= 0 && this.columns.lastSeenMs[this.keyRow[slot]!]! >= record.lastSeenAt.getTime()) continue;
       const row = this.newRow(this.texts.of(record.siteId), record.visitorId, record.startedAt.getTime(), record.visitId);
-      const c = this.columns;
-      c.lastSeenMs[row] = record.lastSeenAt.getTime();
-      c.entryPage[row] = this.texts.of(record.entryPage);
-      c.exitPage[row] = this.texts.of(record.exitPage);
-      c.exitHostname[row] = this.texts.of(record.exitHostname);
-      c.pageviews[row] = record.pageviews;
-      c.events[row] = record.events;
-      c.attribution[row] = this.sharedAttribution(record);
-      // The pages a resumed visit had viewed are not stored, so its later first-view flags cannot be trusted; nor
-      // are pageview times, for which the visit's bounds stand in.
-      c.pathsExact[row] = 0;
-      if (record.pageviews > 0) {
-        c.firstPageviewAt[row] = c.startedMs[row]!;
-        c.lastPageviewAt[row] = c.lastSeenMs[row]!;
-      }
+      this.cursor.row = row;
+      resume(this.cursor, record, this.texts);
       this.point(slot, site, high, low, row);
     }
   }
@@ -310,21 +294,10 @@ export class CompactVisitTracker implements VisitState {
 
   /** One attribution object for equal attributions, its texts shared. */
   sharedAttribution(from: Partial<Attribution>): Readonly<Attribution> {
-    const a = {
-      referrerHostname: from.referrerHostname ?? '',
-      referrerPathname: from.referrerPathname ?? '',
-      referrerSource: from.referrerSource ?? '',
-      utmCampaign: from.utmCampaign ?? '',
-      utmContent: from.utmContent ?? '',
-      utmMedium: from.utmMedium ?? '',
-      utmSource: from.utmSource ?? '',
-      utmTerm: from.utmTerm ?? '',
-      ref: from.ref ?? '',
-      keyword: from.keyword ?? '',
-    };
+    const a = attributionOf(from);
     let key = '';
-    for (const f in a) {
-      const text = a[f as keyof Attribution];
+    for (const f of ATTRIBUTION_FIELDS) {
+      const text = a[f];
       // Each text with its length before it: no two attributions make one key.
       if (text !== '') key += `${f}${text.length}:${text}`;
     }
@@ -332,7 +305,7 @@ export class CompactVisitTracker implements VisitState {
     const held = this.attributions.get(key);
     if (held !== undefined) return held;
     if (this.attributions.size >= MAX_SHARED_ATTRIBUTIONS) this.attributions = new Map();
-    for (const f in a) a[f as keyof Attribution] = this.texts.of(a[f as keyof Attribution]);
+    for (const f of ATTRIBUTION_FIELDS) a[f] = this.texts.of(a[f]);
     const shared = Object.freeze(a);
     this.attributions.set(key, shared);
     return shared;

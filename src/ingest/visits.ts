@@ -178,20 +178,40 @@ export function keepNewest(latest: Map<bigint, VisitRecord>, visit: VisitRecord)
 type RestoredFields = Pick<VisitRecord, 'siteId' | 'entryPage' | 'exitPage' | 'exitHostname' | 'pageviews' | 'events'> & Partial<Attribution>;
 
 /**
- * A visit in progress again, from a state stored elsewhere (seeded from the store after a restart, or read from
- * Redis); attribution missing from states written by older versions is ''. The caller sets what the stored
- * state says about pages and pageview times.
+ * Gives `visit` (made at its start time) the fields of a state stored elsewhere (seeded from the store after a
+ * restart, or read from Redis); attribution missing from states written by older versions is ''. The caller sets
+ * what the stored state says about pages and pageview times. `texts`: where the pages and host are shared.
  */
-function restored(r: RestoredFields, visitorId: bigint, visitId: bigint, startedMs: number, lastSeenMs: number): ActiveVisit {
-  const visit = new ActiveVisit(r.siteId, visitorId, startedMs, visitId);
-  Object.assign(visit, attributionOf(r));
+function restore(visit: VisitFields, r: RestoredFields, lastSeenMs: number, texts?: SharedTexts): void {
+  visit.attribute(r);
   visit.lastSeenMs = lastSeenMs;
-  visit.entryPage = r.entryPage;
-  visit.exitPage = r.exitPage;
-  visit.exitHostname = r.exitHostname;
+  visit.entryPage = texts?.of(r.entryPage) ?? r.entryPage;
+  visit.exitPage = texts?.of(r.exitPage) ?? r.exitPage;
+  visit.exitHostname = texts?.of(r.exitHostname) ?? r.exitHostname;
   visit.pageviews = r.pageviews;
   visit.events = r.events;
+}
+
+/** A visit in progress again, as an object, from a stored state (restore()). */
+function restored(r: RestoredFields, visitorId: bigint, visitId: bigint, startedMs: number, lastSeenMs: number): ActiveVisit {
+  const visit = new ActiveVisit(r.siteId, visitorId, startedMs, visitId);
+  restore(visit, r, lastSeenMs);
   return visit;
+}
+
+/**
+ * Gives `visit` (made at the record's start time, under its visit and visitor ids) the state of a visit seeded
+ * from the store after a restart.
+ */
+export function resume(visit: VisitFields, record: VisitRecord, texts?: SharedTexts): void {
+  restore(visit, record, record.lastSeenAt.getTime(), texts);
+  // The pages a resumed visit had viewed are not stored, so its later first-view flags cannot be trusted.
+  visit.pathsExact = false;
+  // Pageview times are not stored; the visit's bounds are the best stand-ins.
+  if (record.pageviews > 0) {
+    visit.firstPageviewAt = visit.startedMs;
+    visit.lastPageviewAt = visit.lastSeenMs;
+  }
 }
 
 /** Whether a hit at `at` belongs to the visit: no gap over the timeout on either side. */
@@ -240,14 +260,8 @@ export class VisitTracker implements VisitState {
       const byVisitor = this.visitorsOf(record.siteId);
       const known = byVisitor.get(record.visitorId);
       if (known && known.lastSeenMs >= record.lastSeenAt.getTime()) continue;
-      const visit = restored(record, record.visitorId, record.visitId, record.startedAt.getTime(), record.lastSeenAt.getTime());
-      // The pages a resumed visit had viewed are not stored, so its later first-view flags cannot be trusted.
-      visit.pathsExact = false;
-      // Pageview times are not stored; the visit's bounds are the best stand-ins.
-      if (record.pageviews > 0) {
-        visit.firstPageviewAt = visit.startedMs;
-        visit.lastPageviewAt = visit.lastSeenMs;
-      }
+      const visit = new ActiveVisit(record.siteId, record.visitorId, record.startedAt.getTime(), record.visitId);
+      resume(visit, record);
       byVisitor.set(record.visitorId, visit);
     }
   }
@@ -518,7 +532,7 @@ function decode(text: string): { visit: ActiveVisit; keys: string[] } {
  * external referrer or campaign neither changes it nor starts a new visit (Fathom's first-touch rule).
  */
 export function applyHit(visit: VisitFields, hit: VisitHit, at: number, texts?: SharedTexts): boolean {
-  if (visit.pageviews + visit.events === 0) visit.attribute(hit);
+  if (visitVersion(visit) === 0) visit.attribute(hit);
   if (at < visit.startedMs) visit.startedMs = at;
   if (at > visit.lastSeenMs) visit.lastSeenMs = at;
   if (hit.type === 'event') {
