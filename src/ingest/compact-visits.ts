@@ -58,6 +58,25 @@ class VisitColumns {
     this.exitHostname = texts(capacity, from?.exitHostname);
     this.attribution = Array.from({ length: capacity }, (_, i) => from?.attribution[i] ?? NO_ATTRIBUTION);
   }
+
+  /** Copies row `from` of `source` into this table's row `to` (a table made smaller keeps its visits). */
+  copyRow(source: VisitColumns, from: number, to: number): void {
+    this.startedMs[to] = source.startedMs[from]!;
+    this.lastSeenMs[to] = source.lastSeenMs[from]!;
+    this.firstPageviewAt[to] = source.firstPageviewAt[from]!;
+    this.lastPageviewAt[to] = source.lastPageviewAt[from]!;
+    this.visitorId[to] = source.visitorId[from]!;
+    this.visitId[to] = source.visitId[from]!;
+    this.pageviews[to] = source.pageviews[from]!;
+    this.events[to] = source.events[from]!;
+    this.pathsExact[to] = source.pathsExact[from]!;
+    this.keys[to] = source.keys[from]!;
+    this.siteId[to] = source.siteId[from]!;
+    this.entryPage[to] = source.entryPage[from]!;
+    this.exitPage[to] = source.exitPage[from]!;
+    this.exitHostname[to] = source.exitHostname[from]!;
+    this.attribution[to] = source.attribution[from]!;
+  }
 }
 
 function grown<T extends Float64Array | BigUint64Array | Uint32Array | Uint8Array>(to: T, from: T | undefined): T {
@@ -263,21 +282,7 @@ export class CompactVisitTracker implements VisitState {
     for (let row = 0; row < this.nextRow; row++) {
       if (from.keys[row] === 0) continue;
       moved[row] = next;
-      to.startedMs[next] = from.startedMs[row]!;
-      to.lastSeenMs[next] = from.lastSeenMs[row]!;
-      to.firstPageviewAt[next] = from.firstPageviewAt[row]!;
-      to.lastPageviewAt[next] = from.lastPageviewAt[row]!;
-      to.visitorId[next] = from.visitorId[row]!;
-      to.visitId[next] = from.visitId[row]!;
-      to.pageviews[next] = from.pageviews[row]!;
-      to.events[next] = from.events[row]!;
-      to.pathsExact[next] = from.pathsExact[row]!;
-      to.keys[next] = from.keys[row]!;
-      to.siteId[next] = from.siteId[row]!;
-      to.entryPage[next] = from.entryPage[row]!;
-      to.exitPage[next] = from.exitPage[row]!;
-      to.exitHostname[next] = from.exitHostname[row]!;
-      to.attribution[next] = from.attribution[row]!;
+      to.copyRow(from, row, next);
       next++;
     }
     const paths = [...this.paths];
