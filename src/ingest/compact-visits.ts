@@ -253,10 +253,11 @@ export class CompactVisitTracker implements VisitState {
   sweep(now: Date): number {
     const before = this.visits;
     const c = this.columns;
+    const idleSince = now.getTime() - this.timeoutMs;
     for (let slot = 0; slot < this.keySite.length; slot++) {
       if (this.keySite[slot]! <= EMPTY) continue;
       const row = this.keyRow[slot]!;
-      if (now.getTime() - c.lastSeenMs[row]! > this.timeoutMs) {
+      if (c.lastSeenMs[row]! < idleSince) {
         this.keySite[slot] = REMOVED;
         this.keys--;
         this.removed++;

@@ -22,19 +22,11 @@ export interface VisitHit extends Attribution {
  * What the visit rules read and change: a visit object's own fields (ActiveVisit) or a row of a table of visits
  * (CompactVisitTracker). Times are numbers (ms); attribution is set once, at the visit's first hit.
  */
-export interface VisitFields {
-  readonly siteId: string;
-  /** The visitor hash the visit started under. */
-  readonly visitorId: bigint;
-  readonly visitId: bigint;
+export interface VisitFields
+  extends Readonly<Pick<VisitRecord, 'siteId' | 'visitorId' | 'visitId'>>,
+    Pick<VisitRecord, 'entryPage' | 'exitPage' | 'exitHostname' | 'pageviews' | 'events' | 'pathsExact'> {
   startedMs: number;
   lastSeenMs: number;
-  entryPage: string;
-  exitPage: string;
-  exitHostname: string;
-  pageviews: number;
-  events: number;
-  pathsExact: boolean;
   /** First and last pageview times (Infinity and -Infinity before the first). */
   firstPageviewAt: number;
   lastPageviewAt: number;
