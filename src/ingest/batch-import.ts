@@ -158,11 +158,6 @@ export class BatchImport {
   /** Whether each user agent is a bot: isBotUserAgent's own cache moves its entry to the end at every hit. */
   private readonly bots = new Map<string, boolean>();
   /**
-   * Each visit's attribution as CSV fields, made at its first hit (it never changes after) and forgotten with the
-   * visit: the ten fields of every hit's line were most of the time its line took.
-   */
-  private readonly attributions = new WeakMap<VisitRecord, string>();
-  /**
    * Each visitor's hashes (and their VisitTracker keys) under the salts of the day it was last seen, by site (and
    * domain, where the site counts domains apart), address and user agent: nested, so that no key text is made per
    * hit (a key of all four was most of a user agent long, made and dropped for every hit).
@@ -343,8 +338,9 @@ export class BatchImport {
     v.ref = k.ref;
     v.keyword = k.keyword;
     const visit = (this.storedVisit = this.visits.recordLive(site.id, known.current, known.previous, v));
-    let attribution = this.attributions.get(visit);
-    if (attribution === undefined) this.attributions.set(visit, (attribution = attributionCsv(visit)));
+    // The visit's attribution as CSV fields, made at its first hit (it never changes after) and kept with the visit:
+    // the ten fields of every hit's line were most of the time its line took.
+    const attribution = (visit.memo ??= attributionCsv(visit));
     const parts = this.scratchParts;
     if (site.id !== this.siteCsv.id) this.siteCsv = { id: site.id, csv: csvText(site.id) };
     parts.site = this.siteCsv.csv;

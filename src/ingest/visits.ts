@@ -48,7 +48,7 @@ export interface VisitFields
  * the record's times are Dates made when asked for (snapshot(), or the getters for a caller that reads the live
  * object).
  */
-class ActiveVisit implements VisitRecord, VisitFields {
+class ActiveVisit implements LiveVisit, VisitFields {
   startedMs: number;
   lastSeenMs: number;
   entryPage = '';
@@ -70,6 +70,7 @@ class ActiveVisit implements VisitRecord, VisitFields {
   firstPageviewAt = Infinity;
   lastPageviewAt = -Infinity;
   paths: Map<string, number> | undefined = undefined;
+  memo: string | undefined = undefined;
 
   constructor(
     readonly siteId: string,
@@ -101,6 +102,17 @@ class ActiveVisit implements VisitRecord, VisitFields {
   snapshot(firstView: boolean): RecordedVisit {
     return snapshotOf(this, firstView);
   }
+}
+
+/** recordLive's visit: the tracker's own record, which later hits change, with a slot for its caller. */
+export interface LiveVisit extends VisitRecord {
+  /**
+   * The caller's text about the visit, kept and forgotten with it (the set-based import keeps the visit's
+   * attribution as CSV fields here). A WeakMap keyed by the visits did that job for about a tenth of the import
+   * thread's CPU: V8's collections treat a WeakMap's entries apart (one lives only while its key does), the young
+   * generation's too (docs/benchmarks.md, "Import in session 23").
+   */
+  memo: string | undefined;
 }
 
 /** A visit's record as a plain object of its own (a spread would miss an ActiveVisit's times, which are getters). */
@@ -239,7 +251,7 @@ export class VisitTracker implements VisitState {
    * record, which later hits change, not a copy; whether the hit was the visit's first view of its page is
    * `lastFirstView` until the next hit.
    */
-  recordLive(siteId: string, currentId: bigint, previousId: bigint | undefined, hit: VisitHit): VisitRecord {
+  recordLive(siteId: string, currentId: bigint, previousId: bigint | undefined, hit: VisitHit): LiveVisit {
     return this.recordVisit(siteId, currentId, previousId, hit);
   }
 
