@@ -1,7 +1,9 @@
 // Collector throughput: sustained hits/second through HTTP into the embedded store and into scale-out mode
 // (PostgreSQL + ClickHouse + Redis), each against the same server's bare /healthz under the same load, and all
 // against a bare Fastify route in a process of its own (the issue's baseline), then a check that every accepted
-// hit was stored.
+// hit was stored. The runs go in rounds (BENCH_ROUNDS, default 3): each round measures the bare route, /healthz and
+// the collector one after the other, so that each round's ratios compare runs minutes apart at most; the machine's
+// speed drifts by a third within minutes (docs/benchmarks.md, "Collector and import in session 23").
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -23,6 +25,9 @@ const AGENTS = [
 
 /** Connections the generator keeps open (BENCH_CONNECTIONS overrides; the issue's runs use 64). */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+
+/** Rounds of bare route, /healthz and collector runs (BENCH_ROUNDS overrides). */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 
 /**
  * BENCH_RATE: requests per second the generator offers in every run, all connections together (default: as fast
@@ -204,26 +209,36 @@ app.get('/', (request, reply) => reply.header('cache-control', 'no-store').type(
 await app.listen({ host: '127.0.0.1', port: 0 });
 console.log(app.server.address().port);`;
 
-/** The bare Fastify route, loaded like the collector (same requests, same generator), in a process of its own. */
-async function measureBareFastify(seconds: number): Promise<Run> {
+interface BareRoute {
+  /** A run of the route, loaded like the collector (same requests, same generator). */
+  measure(seconds: number): Promise<Run>;
+  stop(): void;
+}
+
+/** The bare Fastify route in a process of its own, warmed up; it waits idle between runs. */
+async function startBareFastify(): Promise<BareRoute> {
   const child = spawn(process.execPath, ['--input-type=module', '-e', BARE_FASTIFY], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(String(d).trim())));
   const url = `http://127.0.0.1:${port}`;
   await load(url, 3, true, child.pid!);
-  const run = await load(url, seconds, true, child.pid!);
-  child.kill();
-  return run;
+  return { measure: (seconds) => load(url, seconds, true, child.pid!), stop: () => child.kill() };
+}
+
+/** One round's runs, one after the other. */
+interface Round {
+  bare: Run;
+  healthz: Run;
+  collector: Run;
 }
 
 interface Measured {
   mode: string;
-  baseline: Run;
-  collector: Run;
+  rounds: Round[];
   accepted: number;
   stored: number;
 }
 
-async function measure(mode: Mode, seconds: number): Promise<Measured> {
+async function measure(mode: Mode, seconds: number, bare: BareRoute): Promise<Measured> {
   const dir = mkdtempSync(join(tmpdir(), 'plumb-bench-'));
   const token = 'bench-bootstrap-token-0123456789';
   const server = await startServer({
@@ -243,48 +258,75 @@ async function measure(mode: Mode, seconds: number): Promise<Measured> {
 
   const pid = server.child.pid!;
   const warmup = await load(server.url, 3, true, pid); // warm-up: JIT, caches, first salts
-  const baseline = await load(server.url, seconds, false, pid);
-  const collector = await load(server.url, seconds, true, pid);
+  const rounds: Round[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const bareRun = await bare.measure(seconds);
+    const healthz = await load(server.url, seconds, false, pid);
+    rounds.push({ bare: bareRun, healthz, collector: await load(server.url, seconds, true, pid) });
+  }
   await server.stop(); // flushes the buffer
   const stored = await mode.storedHits(dir, site);
   await mode.cleanup();
   rmSync(dir, { recursive: true, force: true });
-  // Every 2xx of the warm-up and the measured run is an accepted hit and must have been stored.
-  return { mode: mode.name, baseline, collector, accepted: warmup.ok + collector.ok, stored };
+  // Every 2xx of the warm-up and the measured runs is an accepted hit and must have been stored.
+  return { mode: mode.name, rounds, accepted: rounds.reduce((n, r) => n + r.collector.ok, warmup.ok), stored };
+}
+
+/** The middle value (the mean of the two middle ones for an even count). */
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 export async function benchCollector(seconds = 15): Promise<void> {
   // BENCH_SCALE_OUT=off skips the scale-out run, BENCH_EMBEDDED=off the embedded one.
   const modes: Mode[] = process.env.BENCH_EMBEDDED === 'off' ? [] : [embedded];
   if (process.env.BENCH_SCALE_OUT !== 'off') modes.push(scaleOut(await freshScaleOut()));
-  const bare = await measureBareFastify(seconds);
+  const bare = await startBareFastify();
   const results: Measured[] = [];
-  for (const mode of modes) results.push(await measure(mode, seconds));
+  try {
+    for (const mode of modes) results.push(await measure(mode, seconds, bare));
+  } finally {
+    bare.stop();
+  }
 
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
-  console.log(`\nCollector benchmark (${seconds} s per run, ${CONNECTIONS} connections, ${cpus().length} cores, ${cpu})\n`);
+  console.log(`\nCollector benchmark (${ROUNDS} rounds of ${seconds} s runs, ${CONNECTIONS} connections, ${cpus().length} cores, ${cpu})\n`);
   console.log('| configuration | run | requests/s | p50 ms | p99 ms | server CPU µs/request (main thread / ingest thread) | context switches/request | Redis / ClickHouse / PostgreSQL CPU µs/request | 2xx | errors |');
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   const row = (config: string, name: string, r: Run) =>
     console.log(`| ${config} | ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.cpuPerRequest.toFixed(0)} (${r.mainPerRequest.toFixed(0)} / ${r.ingestPerRequest.toFixed(0)}) | ${r.switches.toFixed(2)} | ${Object.values(r.databasePerRequest).map((v) => v.toFixed(0)).join(' / ')} | ${r.ok} | ${r.errors} |`);
-  row('bare Fastify, own process', 'GET / the same GIF (baseline)', bare);
   for (const m of results) {
-    row(m.mode, 'GET /healthz', m.baseline);
-    row(m.mode, 'GET / pageview (collector)', m.collector);
+    m.rounds.forEach((r, i) => {
+      row('bare Fastify, own process', `round ${i + 1}: GET / the same GIF (baseline)`, r.bare);
+      row(m.mode, `round ${i + 1}: GET /healthz`, r.healthz);
+      row(m.mode, `round ${i + 1}: GET / pageview (collector)`, r.collector);
+    });
   }
   console.log('');
   for (const m of results) {
+    const ratios = (of: (r: Round) => number) => {
+      const each = m.rounds.map(of);
+      return `${median(each).toFixed(2)} (rounds: ${each.map((v) => v.toFixed(2)).join(', ')})`;
+    };
+    const collectors = m.rounds.map((r) => r.collector);
     console.log(
-      `${m.mode}: collector / bare Fastify route ${(m.collector.rps / bare.rps).toFixed(2)}, ` +
-        `collector / same server's /healthz ${(m.collector.rps / m.baseline.rps).toFixed(2)}`,
+      `${m.mode}: collector / bare Fastify route, median of the rounds' ratios ${ratios((r) => r.collector.rps / r.bare.rps)}; ` +
+        `collector / same server's /healthz ${ratios((r) => r.collector.rps / r.healthz.rps)}`,
+    );
+    console.log(
+      `  collector medians: ${median(collectors.map((r) => r.rps)).toFixed(0)} hits/s, p99 ${median(collectors.map((r) => r.p99))} ms, ` +
+        `server CPU ${median(collectors.map((r) => r.cpuPerRequest)).toFixed(0)} µs a hit; bare route median ${median(m.rounds.map((r) => r.bare.rps)).toFixed(0)} requests/s`,
     );
     // A few more than accepted may be stored: requests in flight when a run's time is up are served, but the
-    // load generator drops their answers (at most one per connection per run).
+    // load generator drops their answers (at most one per connection per run, the warm-up's included).
     const lost = m.stored < m.accepted;
+    const inFlight = (m.rounds.length + 1) * CONNECTIONS;
     console.log(
       `  hits answered 2xx: ${m.accepted}, stored after SIGTERM: ${m.stored} ` +
         `(${lost ? 'LOST HITS' : `none lost; ${m.stored - m.accepted} more were in flight when a run ended`})`,
     );
-    if (lost || m.stored - m.accepted > 2 * CONNECTIONS) process.exitCode = 1;
+    if (lost || m.stored - m.accepted > inFlight) process.exitCode = 1;
   }
 }
