@@ -81,7 +81,7 @@ async function* decoded(pieces: AsyncIterable<Buffer>): AsyncGenerator<string> {
  * collected its old generation twice as often (52 against 24 full collections for three million lines; the reader's
  * work 5.3 against 4.7 µs a hit: docs/benchmarks.md, "Collector and import in session 23").
  */
-const PIECE_BYTES = 64 * 1024;
+export const PIECE_BYTES = 64 * 1024;
 
 /**
  * Calls `line` with each line of an NDJSON file, in order, without holding the file: read in pieces, decoded as

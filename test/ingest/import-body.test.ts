@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { GeneralError } from '../../src/domain/errors.js';
-import { bodyText, eachLine, spoolBody } from '../../src/ingest/import-body.js';
+import { bodyText, eachLine, PIECE_BYTES, spoolBody } from '../../src/ingest/import-body.js';
 
 describe('import bodies', () => {
   let dir: string;
@@ -26,7 +26,7 @@ describe('import bodies', () => {
   };
 
   it('reads lines as split would, across read boundaries and multi-byte characters', async () => {
-    // Lines of about 700 KB, so that 1 MiB reads end mid-line and, with the 3-byte character, mid-character.
+    // Lines of about 700 KB, so that reads (PIECE_BYTES) end mid-line and, with the 3-byte character, mid-character.
     const long = (n: number) => `{"url":"https://ex.test/${'€'.repeat(n)}"}`;
     const text = ['', long(233_333), 'a\r', long(250_000), '', 'ü', long(1)].join('\n');
     assert.deepEqual(await linesOf(text), text.split('\n'));
@@ -35,7 +35,8 @@ describe('import bodies', () => {
   });
 
   it('reads ASCII pieces and pieces with other characters alike, as decoding the whole file would', async () => {
-    const MiB = 1024 * 1024;
+    // Piece boundaries fall at multiples of the read size.
+    const PIECE = PIECE_BYTES;
     const bytesOf = async (bytes: Buffer) => {
       const file = join(dir, 'bytes.ndjson');
       await writeFile(file, bytes);
@@ -46,14 +47,14 @@ describe('import bodies', () => {
     };
     const ascii = (n: number, fill = 'a') => Buffer.alloc(n, fill);
     // All ASCII, a line running across three pieces.
-    await bytesOf(Buffer.concat([ascii(10), Buffer.from('\n'), ascii(2 * MiB + 5, 'b'), Buffer.from('\nend')]));
+    await bytesOf(Buffer.concat([ascii(10), Buffer.from('\n'), ascii(2 * PIECE + 5, 'b'), Buffer.from('\nend')]));
     // A 3-byte character split across pieces, then ASCII pieces again.
     const euro = Buffer.from('€');
-    const split = await bytesOf(Buffer.concat([ascii(MiB - 1), euro, ascii(MiB), Buffer.from('\nü\n'), ascii(MiB)]));
-    assert.equal(split[0]!.at(-1 - MiB), '€');
+    const split = await bytesOf(Buffer.concat([ascii(PIECE - 1), euro, ascii(PIECE), Buffer.from('\nü\n'), ascii(PIECE)]));
+    assert.equal(split[0]!.at(-1 - PIECE), '€');
     // A character cut short at a piece's end, before an ASCII piece: one U+FFFD there, as decoding straight through.
-    const cut = await bytesOf(Buffer.concat([ascii(MiB - 2), euro.subarray(0, 2), ascii(10, 'c'), Buffer.from('\n'), ascii(MiB)]));
-    assert.equal(cut[0], `${'a'.repeat(MiB - 2)}\ufffd${'c'.repeat(10)}`);
+    const cut = await bytesOf(Buffer.concat([ascii(PIECE - 2), euro.subarray(0, 2), ascii(10, 'c'), Buffer.from('\n'), ascii(PIECE)]));
+    assert.equal(cut[0], `${'a'.repeat(PIECE - 2)}\ufffd${'c'.repeat(10)}`);
     // And cut short at the file's end.
     assert.equal((await bytesOf(Buffer.concat([ascii(5), euro.subarray(0, 1)])))[0], 'aaaaa\ufffd');
   });
