@@ -13,6 +13,7 @@ import autocannon from 'autocannon';
 import { DuckDatabase } from '../src/store/duckdb/database.js';
 import { DuckEventStore } from '../src/store/duckdb/event-store.js';
 import { startServer } from '../test/helpers/process.js';
+import { median } from './median.js';
 import { threadCpu } from './server-watch.js';
 import { clickhouseStatement, freshScaleOut, scaleOutServerEnv, type ScaleOutFixture } from '../test/helpers/scale-out.js';
 
@@ -270,13 +271,6 @@ async function measure(mode: Mode, seconds: number, bare: BareRoute): Promise<Me
   rmSync(dir, { recursive: true, force: true });
   // Every 2xx of the warm-up and the measured runs is an accepted hit and must have been stored.
   return { mode: mode.name, rounds, accepted: rounds.reduce((n, r) => n + r.collector.ok, warmup.ok), stored };
-}
-
-/** The middle value (the mean of the two middle ones for an even count). */
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 export async function benchCollector(seconds = 15): Promise<void> {

@@ -12,6 +12,7 @@ import { parseReportRequest } from '../src/report/parse.js';
 import type { DuckDatabase } from '../src/store/duckdb/database.js';
 import { OWNER_TOKEN, startTestApp, type TestApp } from '../test/helpers/app.js';
 import { load, reportCases } from './reports.js';
+import { median } from './median.js';
 
 const DAY = 86_400_000;
 
@@ -24,7 +25,6 @@ async function importDays(t: TestApp, siteId: string, end: Date): Promise<void> 
   })));
   await t.meta.finishImport(record.id, 'bench', { status: 'done', digest: 'bench', imported: 30, rejected: 0, firstHitAt: null, lastHitAt: null, failure: null });
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function timeGet(url: string, headers: Record<string, string>): Promise<number> {
   const started = performance.now();

@@ -9,8 +9,8 @@ import { DuckDatabase } from '../src/store/duckdb/database.js';
 import { DuckEventStore } from '../src/store/duckdb/event-store.js';
 import { migrate } from '../src/store/duckdb/migrations.js';
 import { storedHit } from '../test/helpers/stored-hits.js';
+import { median } from './median.js';
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export async function benchProps(batch = 5_000, rounds = 9): Promise<void> {
   const db = await DuckDatabase.open(':memory:');

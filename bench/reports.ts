@@ -23,6 +23,7 @@ import { sqlLiteral, stringLiteral } from '../src/store/clickhouse/literal.js';
 import type { OpenTransport } from '../src/store/clickhouse/transport.js';
 import { parseReportRequest } from '../src/report/parse.js';
 import type { DuckDatabase } from '../src/store/duckdb/database.js';
+import { median } from './median.js';
 
 const DAY = 86_400_000;
 
@@ -116,10 +117,6 @@ interface Case {
   query: string;
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-};
 const local = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
 
 interface Result {
