@@ -35,8 +35,7 @@ describe('import bodies', () => {
   });
 
   it('reads ASCII pieces and pieces with other characters alike, as decoding the whole file would', async () => {
-    // Piece boundaries fall at multiples of the read size.
-    const PIECE = PIECE_BYTES;
+    // Piece boundaries fall at multiples of PIECE_BYTES, the read size.
     const bytesOf = async (bytes: Buffer) => {
       const file = join(dir, 'bytes.ndjson');
       await writeFile(file, bytes);
@@ -47,14 +46,14 @@ describe('import bodies', () => {
     };
     const ascii = (n: number, fill = 'a') => Buffer.alloc(n, fill);
     // All ASCII, a line running across three pieces.
-    await bytesOf(Buffer.concat([ascii(10), Buffer.from('\n'), ascii(2 * PIECE + 5, 'b'), Buffer.from('\nend')]));
+    await bytesOf(Buffer.concat([ascii(10), Buffer.from('\n'), ascii(2 * PIECE_BYTES + 5, 'b'), Buffer.from('\nend')]));
     // A 3-byte character split across pieces, then ASCII pieces again.
     const euro = Buffer.from('€');
-    const split = await bytesOf(Buffer.concat([ascii(PIECE - 1), euro, ascii(PIECE), Buffer.from('\nü\n'), ascii(PIECE)]));
-    assert.equal(split[0]!.at(-1 - PIECE), '€');
+    const split = await bytesOf(Buffer.concat([ascii(PIECE_BYTES - 1), euro, ascii(PIECE_BYTES), Buffer.from('\nü\n'), ascii(PIECE_BYTES)]));
+    assert.equal(split[0]!.at(-1 - PIECE_BYTES), '€');
     // A character cut short at a piece's end, before an ASCII piece: one U+FFFD there, as decoding straight through.
-    const cut = await bytesOf(Buffer.concat([ascii(PIECE - 2), euro.subarray(0, 2), ascii(10, 'c'), Buffer.from('\n'), ascii(PIECE)]));
-    assert.equal(cut[0], `${'a'.repeat(PIECE - 2)}\ufffd${'c'.repeat(10)}`);
+    const cut = await bytesOf(Buffer.concat([ascii(PIECE_BYTES - 2), euro.subarray(0, 2), ascii(10, 'c'), Buffer.from('\n'), ascii(PIECE_BYTES)]));
+    assert.equal(cut[0], `${'a'.repeat(PIECE_BYTES - 2)}\ufffd${'c'.repeat(10)}`);
     // And cut short at the file's end.
     assert.equal((await bytesOf(Buffer.concat([ascii(5), euro.subarray(0, 1)])))[0], 'aaaaa\ufffd');
   });
