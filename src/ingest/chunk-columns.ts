@@ -4,10 +4,9 @@
 
 import type { IncomingHit } from '../domain/hits.js';
 import { placeCsv } from '../store/event-csv.js';
-import type { GeoLookup } from './enrich/geo.js';
+import type { GeoFields, GeoLookup } from './enrich/geo.js';
 import { parseImportLine, type ImportError } from './import.js';
 import { eachLine } from './import-body.js';
-import { remembered } from './remembered.js';
 
 /** A hit's texts, as indices into ChunkColumns.texts, in this order (no event name: -1). */
 const SITE = 0;
@@ -43,11 +42,18 @@ export function transferList(c: ChunkColumns): ArrayBuffer[] {
   return [c.lines.buffer, c.times.buffer, c.events.buffer, c.fields.buffer, c.values.buffer] as ArrayBuffer[];
 }
 
-/** Places addresses as the import thread does (placeCsv of a geo look-up), each once while it is remembered. */
+/**
+ * Places addresses as the import thread does (placeCsv of a geo look-up): each place's CSV fields made once, for
+ * the one object GeoLookup answers for it.
+ */
 export function placer(geo: GeoLookup): (ip: string) => string {
-  const places = new Map<string, string>();
-  const place = (ip: string) => placeCsv(geo.lookup(ip));
-  return (ip) => remembered(places, ip, place);
+  const fields = new WeakMap<Readonly<GeoFields>, string>();
+  return (ip) => {
+    const place = geo.lookup(ip);
+    let csv = fields.get(place);
+    if (csv === undefined) fields.set(place, (csv = placeCsv(place)));
+    return csv;
+  };
 }
 
 /** Columns built a line at a time, growing by doubling. */

@@ -102,6 +102,9 @@ async function readShared(path: string): Promise<SharedArrayBuffer> {
 }
 
 export class GeoLookup {
+  /** Each decoded record's place (the readers keep up to 10,000 records, recordCache; a record dropped takes its entry). */
+  private readonly places = new WeakMap<object, Readonly<GeoFields>>();
+
   private constructor(
     private readonly v4: Reader<Response>,
     private readonly v6: Reader<Response>,
@@ -142,26 +145,35 @@ export class GeoLookup {
     return new GeoLookup(new Reader<Response>(Buffer.from(databases.v4), { cache: recordCache() }), new Reader<Response>(Buffer.from(databases.v6), { cache: recordCache() }));
   }
 
-  /** Location of an IP address; all fields '' for private, loopback, unknown or invalid addresses. */
-  lookup(ip: string): GeoFields {
+  /**
+   * Location of an IP address; all fields '' for private, loopback, unknown or invalid addresses. The answer is
+   * frozen and shared: one object per record of the database, which the addresses of a network share, so a record's
+   * place is made once (the import places hundreds of thousands of addresses, of far fewer places).
+   */
+  lookup(ip: string): Readonly<GeoFields> {
     const address = unmapIpv4(ip);
     const version = isIP(address);
-    if (version === 0) return { ...NOWHERE };
-    if (unroutable(address, version as 4 | 6)) return { ...NOWHERE };
+    if (version === 0) return NOWHERE;
+    if (unroutable(address, version as 4 | 6)) return NOWHERE;
     let record: DbIpCityRecord | null;
     try {
       record = (version === 4 ? this.v4 : this.v6).get(address) as DbIpCityRecord | null;
     } catch {
-      return { ...NOWHERE }; // zone ids (`fe80::1%eth0`) and the like
+      return NOWHERE; // zone ids (`fe80::1%eth0`) and the like
     }
-    if (!record) return { ...NOWHERE };
-    const state = record.state1 ?? '';
-    return {
-      countryCode: (record.country_code ?? '').toUpperCase(),
-      region: record.state2 || state,
-      state,
-      city: cityName(record.city ?? ''),
-    };
+    if (!record) return NOWHERE;
+    let place = this.places.get(record);
+    if (place === undefined) {
+      const state = record.state1 ?? '';
+      place = Object.freeze({
+        countryCode: (record.country_code ?? '').toUpperCase(),
+        region: record.state2 || state,
+        state,
+        city: cityName(record.city ?? ''),
+      });
+      this.places.set(record, place);
+    }
+    return place;
   }
 }
 

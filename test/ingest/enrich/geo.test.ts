@@ -60,6 +60,19 @@ describe('GeoLookup', () => {
     }
   });
 
+  it('answers one frozen place for the addresses of one database record, which no caller can change', () => {
+    // 8.8.8.8 and 8.8.4.4 lie in one network of the database (Google's, Mountain View).
+    const place = geo.lookup('8.8.8.8');
+    assert.equal(geo.lookup('8.8.4.4'), place);
+    assert.ok(Object.isFrozen(place));
+    assert.throws(() => {
+      (place as { city: string }).city = 'Elsewhere';
+    }, TypeError);
+    assert.equal(geo.lookup('8.8.8.8').city, 'Mountain View');
+    assert.ok(Object.isFrozen(geo.lookup('10.0.0.1')));
+    assert.notEqual(geo.lookup('1.1.1.1'), place);
+  });
+
   it('shares one instance per process', async () => {
     assert.equal(await GeoLookup.open(), geo);
   });
