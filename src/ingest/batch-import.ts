@@ -4,7 +4,7 @@
 // order-dependent parts (a multi-domain site's hosts, goals made on first use, salts, visits) follow the hits in
 // time order exactly as the pipeline would. A test imports the same file both ways and compares every row.
 
-import { attributionOf, type IncomingHit, type VisitRecord } from '../domain/hits.js';
+import { attributionOf, type IncomingHit } from '../domain/hits.js';
 import { boundProps } from '../domain/props.js';
 import type { DropReason } from '../metrics.js';
 import { agentCsv, attributionCsv, csvText, hitCsvLineOf, pageCsv, placeCsv, propsCsv, type HitCsvParts } from '../store/event-csv.js';
@@ -21,7 +21,7 @@ import { CACHE_ENTRIES, remembered } from './remembered.js';
 import { utcDay, type DaySalts, type EphemeralSalts } from './salts.js';
 import type { CounterDeltas } from './thread-protocol.js';
 import { visitorHash } from './visitor.js';
-import { VisitTracker, type VisitHit } from './visits.js';
+import { VisitTracker, type LiveVisit, type VisitHit } from './visits.js';
 import { EncodedLines } from './encoded-lines.js';
 
 /** Sites and goals, asked for once per chunk (the ingest side answers from its cached directory). */
@@ -54,7 +54,7 @@ export interface BatchResult {
  * touched, each as the import's one object for it, which later hits change (a sink that writes a visit writes its
  * state at that time). A chunk's slices come in order; a later slice may hold the same visits.
  */
-export type RowsSink = (hits: EncodedLines, visits: VisitRecord[]) => Promise<void> | void;
+export type RowsSink = (hits: EncodedLines, visits: LiveVisit[]) => Promise<void> | void;
 
 /**
  * Stored hits per slice: the rows of one slice are written while the next is worked out. Large, because DuckDB
@@ -176,7 +176,7 @@ export class BatchImport {
   /** Each slice's hit lines, encoded as they are made. */
   private readonly lines = new EncodedLines();
   /** The visit of the last hit stored(). */
-  private storedVisit: VisitRecord | undefined;
+  private storedVisit: LiveVisit | undefined;
 
   /** An address's place as a hit's CSV fields. */
   private readonly place: (ip: string) => string;
@@ -254,7 +254,7 @@ export class BatchImport {
     hits.clear();
     // The visits the slice's hits touched: each is the tracker's one object for the visit, which its later hits
     // change (VisitTracker.recordLive), so the object is its newest state.
-    let visits = new Set<VisitRecord>();
+    let visits = new Set<LiveVisit>();
     for (let k = 0; k < passes; k++) {
       const i = passed[k]!;
       hitAt(columns, i, hit);

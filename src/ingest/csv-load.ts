@@ -4,7 +4,7 @@
 // new ones (appended).
 
 import { open, type FileHandle } from 'node:fs/promises';
-import type { VisitRecord } from '../domain/hits.js';
+import type { LiveVisit } from './visits.js';
 import { EncodedLines } from './encoded-lines.js';
 import { csvFiles, removeCsvFiles, visitCsvLine, type CsvRows } from '../store/event-csv.js';
 
@@ -16,22 +16,22 @@ import { csvFiles, removeCsvFiles, visitCsvLine, type CsvRows } from '../store/e
  * (import-thread.ts, VISIT_LOAD_ROWS).
  */
 export class PendingVisits {
-  private readonly stored = new WeakSet<VisitRecord>();
-  private pending = new Set<VisitRecord>();
+  private readonly stored = new WeakSet<LiveVisit>();
+  private pending = new Set<LiveVisit>();
 
   /** Visits waiting to be stored. */
   get size(): number {
     return this.pending.size;
   }
 
-  add(visits: readonly VisitRecord[]): void {
+  add(visits: readonly LiveVisit[]): void {
     for (const visit of visits) this.pending.add(visit);
   }
 
   /** Takes the waiting visits, split into those an earlier load stored and new ones, and notes them all as stored. */
-  take(): { stored: VisitRecord[]; fresh: VisitRecord[] } {
-    const stored: VisitRecord[] = [];
-    const fresh: VisitRecord[] = [];
+  take(): { stored: LiveVisit[]; fresh: LiveVisit[] } {
+    const stored: LiveVisit[] = [];
+    const fresh: LiveVisit[] = [];
     for (const visit of this.pending) {
       if (this.stored.has(visit)) stored.push(visit);
       else {
@@ -97,9 +97,10 @@ export class CsvLoad {
 }
 
 /** Writes `visits` as the lines of the file at `path` (VISIT_CSV_COLUMNS), encoded through `lines` (cleared first). */
-async function writeVisits(path: string, visits: readonly VisitRecord[], lines: EncodedLines): Promise<void> {
+async function writeVisits(path: string, visits: readonly LiveVisit[], lines: EncodedLines): Promise<void> {
   lines.clear();
-  for (const visit of visits) lines.push(visitCsvLine(visit));
+  // The attribution as the hits' lines had it, made once with the visit (BatchImport.stored).
+  for (const visit of visits) lines.push(visitCsvLine(visit, visit.memo));
   const file = await open(path, 'w');
   try {
     await file.write(lines.bytes());

@@ -143,11 +143,14 @@ export function hitCsvLine(h: StoredHit): string {
   return hitCsvLineOf(parts, h.type, h.timestamp.getTime(), h.visitorId, h.visitId, h.eventName, h.value, h.firstView, propsCsv(h.props));
 }
 
-/** One visit as a line of a file with VISIT_CSV_COLUMNS (without the line break). */
-export function visitCsvLine(v: VisitRecord): string {
+/**
+ * One visit as a line of a file with VISIT_CSV_COLUMNS (without the line break); `attribution` is attributionCsv(v),
+ * for a caller that made it already (a visit's attribution never changes after its first hit).
+ */
+export function visitCsvLine(v: VisitRecord, attribution = attributionCsv(v)): string {
   return [
     v.visitId, csvText(v.siteId), v.visitorId, v.startedAt.getTime(), v.lastSeenAt.getTime(), csvText(v.entryPage),
-    csvText(v.exitPage), csvText(v.exitHostname), v.pageviews, v.events, v.pathsExact, attributionCsv(v),
+    csvText(v.exitPage), csvText(v.exitHostname), v.pageviews, v.events, v.pathsExact, attribution,
   ].join(',');
 }
 
@@ -188,7 +191,7 @@ export async function writeCsvRows(
 ): Promise<CsvRows> {
   const rows: CsvRows = { ...csvFiles(dir, name), hits: hits.length, visits: visits.length, newVisits: newVisits.length };
   await writeFile(rows.hitsFile, hits.map(hitCsvLine).join('\n'));
-  await writeFile(rows.visitsFile, visits.map(visitCsvLine).join('\n'));
-  await writeFile(rows.newVisitsFile, newVisits.map(visitCsvLine).join('\n'));
+  await writeFile(rows.visitsFile, visits.map((v) => visitCsvLine(v)).join('\n'));
+  await writeFile(rows.newVisitsFile, newVisits.map((v) => visitCsvLine(v)).join('\n'));
   return rows;
 }
