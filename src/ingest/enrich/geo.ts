@@ -46,11 +46,23 @@ for (const [network, prefix] of [
   ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32],
 ] as const) UNROUTABLE_V6.addSubnet(network, prefix, 'ipv6');
 
-/** A dotted-quad IPv4 address (as isIP accepts it) as an unsigned 32-bit number. */
+/**
+ * A dotted-quad IPv4 address (as isIP accepts it: four decimal octets) as an unsigned 32-bit number, read a
+ * character at a time: splitting it into strings was a twentieth of the import reader's time.
+ */
 function ipv4Number(address: string): number {
   let value = 0;
-  for (const octet of address.split('.')) value = value * 256 + Number(octet);
-  return value;
+  let octet = 0;
+  for (let i = 0; i < address.length; i++) {
+    const c = address.charCodeAt(i);
+    if (c === 46) {
+      value = value * 256 + octet;
+      octet = 0;
+    } else {
+      octet = octet * 10 + (c - 48);
+    }
+  }
+  return value * 256 + octet;
 }
 
 function unroutable(address: string, version: 4 | 6): boolean {
