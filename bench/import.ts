@@ -6,7 +6,8 @@
 // store's part alone: the rows the import stored, copied out as the CSV files an import's load reads, loaded by
 // EventStore.writeCsv into an empty database in one load on one thread (the best case for DuckDB's insert into this
 // schema, and a ceiling for any import that stores these rows).
-// BENCH_IMPORT_HITS sets the size (default 1,000,000).
+// BENCH_IMPORT_HITS sets the size (default 1,000,000), BENCH_ROUNDS the rounds (default 3), each with a fresh server
+// and its own baselines.
 
 import { rmSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -19,6 +20,7 @@ import { DuckEventStore, sqlText } from '../src/store/duckdb/event-store.js';
 import { migrate } from '../src/store/duckdb/migrations.js';
 import { HIT_CSV_COLUMNS, VISIT_CSV_COLUMNS, csvFiles, type CsvColumn } from '../src/store/event-csv.js';
 import { startServer } from '../test/helpers/process.js';
+import { median } from './median.js';
 import { cpuSeconds, describeThreads, rss, runCli, watchServer } from './server-watch.js';
 
 const ADMIN = 'bench-admin-token-0123456789abcdef';
@@ -96,7 +98,31 @@ async function storeFinishedRows(source: string, site: string, dir: string): Pro
   return { seconds, cpu: (used.user + used.system) / 1e6, hits };
 }
 
-export async function benchImport(hits = 1_000_000): Promise<void> {
+/** What one round measured: a fresh server importing the file, and the file's baselines in the same round. */
+interface Round {
+  lines: number;
+  bytes: number;
+  seconds: number;
+  baseline: number;
+  finished: { seconds: number; cpu: number; hits: number };
+  serverCpu: number;
+  threads: Awaited<ReturnType<ReturnType<typeof watchServer>['stop']>>['threads'];
+  cliCpu: number;
+  cliPeak: number;
+  rssBefore: number;
+  peak: number;
+  rssAfter: number;
+  slowestHealthz: number;
+  p99Healthz: number;
+  healthzAsked: number;
+  load: number[];
+  imported: number;
+  rejected: number;
+  stored: number;
+}
+
+/** A fresh server and data directory; the generated file for its site; the import and both baselines. */
+async function importRound(hits: number): Promise<Round> {
   const dir = mkdtempSync(join(tmpdir(), 'plumb-bench-import-'));
   try {
     const server = await startServer({
@@ -138,32 +164,61 @@ export async function benchImport(hits = 1_000_000): Promise<void> {
     await events.close();
     await db.close();
     const finished = await storeFinishedRows(join(dir, 'data', 'plumb.duckdb'), site, dir);
+    return {
+      lines, bytes: text.length, seconds, baseline, finished, serverCpu, threads, cliCpu: summary.cliCpu, cliPeak: summary.cliPeak,
+      rssBefore, peak, rssAfter, slowestHealthz, p99Healthz, healthzAsked, load, imported: summary.imported,
+      rejected: summary.rejected, stored,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
-    const cpu = cpus()[0]?.model ?? 'unknown CPU';
-    console.log(`\nImport benchmark: ${lines.toLocaleString('en')} generated hits (${(text.length / 1e6).toFixed(0)} MB NDJSON), ${cpus().length} cores, ${cpu}\n`);
-    console.log('| run | seconds | hits/s |');
-    console.log('|---|---|---|');
-    console.log(`| DuckDB read_ndjson of the file (baseline) | ${baseline.toFixed(2)} | ${Math.round(lines / baseline).toLocaleString('en')} |`);
-    console.log(`| plumb import (enrichment, hashing, visits, stored) | ${seconds.toFixed(2)} | ${Math.round(lines / seconds).toLocaleString('en')} |`);
-    console.log(`| DuckDB storing the import's finished rows (CSV files of its hits and visits, one load, one thread: the store's part alone) | ${finished.seconds.toFixed(2)} | ${Math.round(finished.hits / finished.seconds).toLocaleString('en')} |`);
-    console.log(`\nplumb import / baseline: ${(baseline / seconds).toFixed(3)}; plumb import / the store's part alone: ${(finished.seconds / seconds).toFixed(3)}`);
-    console.log(`DuckDB's CPU storing the finished rows: ${((finished.cpu * 1e6) / finished.hits).toFixed(1)} µs per hit`);
-    console.log(`server CPU during the import: ${serverCpu.toFixed(1)} s, ${((serverCpu * 1e6) / lines).toFixed(1)} µs per hit (all threads)`);
-    console.log(`server CPU by thread: ${describeThreads(threads, lines)}`);
-    const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
-    console.log(`CLI (reading, sorting and sending the file): CPU ${summary.cliCpu.toFixed(1)} s, ${((summary.cliCpu * 1e6) / lines).toFixed(1)} µs per hit; peak RSS ${mib(summary.cliPeak)}`);
-    console.log(`server RSS: ${mib(rssBefore)} before the import, peak ${mib(peak)} during it, ${mib(rssAfter)} 10 s after it`);
-    console.log(`/healthz during the import (${healthzAsked} asked one after another): slowest ${slowestHealthz.toFixed(0)} ms, p99 ${p99Healthz.toFixed(0)} ms`);
-    // How much of the machine the import kept busy: what is left is where neither process had work (the server
-    // before the CLI's first chunk, the CLI at the end while the server stores its last loads).
-    console.log(`cores in use on average during the import (server and CLI): ${((serverCpu + summary.cliCpu) / seconds).toFixed(2)} of ${cpus().length}`);
-    console.log(`load average before the import: ${load.map((l) => l.toFixed(2)).join(', ')}`);
-    console.log(`imported ${summary.imported}, refused ${summary.rejected} (bots and the like), stored ${stored}`);
-    if (stored !== summary.imported) {
+const rate = (n: number, seconds: number) => Math.round(n / seconds).toLocaleString('en');
+
+/**
+ * BENCH_ROUNDS rounds (default 3), each with a fresh server and its own baselines: the machine's speed drifts by
+ * 10% within minutes (docs/benchmarks.md, "Collector and import in session 24"), so the figures are each round's and
+ * their median, and the details are the median round's.
+ */
+export async function benchImport(hits = 1_000_000): Promise<void> {
+  const count = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+  const rounds: Round[] = [];
+  for (let i = 0; i < count; i++) rounds.push(await importRound(hits));
+
+  const first = rounds[0]!;
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  console.log(`\nImport benchmark: ${first.lines.toLocaleString('en')} generated hits (${(first.bytes / 1e6).toFixed(0)} MB NDJSON), ${count} round${count === 1 ? '' : 's'}, ${cpus().length} cores, ${cpu}\n`);
+  console.log('| round | DuckDB read_ndjson of the file (baseline), hits/s | plumb import (enrichment, hashing, visits, stored), hits/s | DuckDB storing the import\'s finished rows (CSV files of its hits and visits, one load, one thread: the store\'s part alone), hits/s | import / read_ndjson | import / store\'s part | server CPU µs per hit |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const [i, r] of rounds.entries()) {
+    console.log(
+      `| ${i + 1} | ${rate(r.lines, r.baseline)} | ${rate(r.lines, r.seconds)} | ${rate(r.finished.hits, r.finished.seconds)} | ${(r.baseline / r.seconds).toFixed(3)} | ${(r.finished.seconds / r.seconds).toFixed(3)} | ${((r.serverCpu * 1e6) / r.lines).toFixed(1)} |`,
+    );
+  }
+  const mid = median(rounds.map((r) => r.seconds));
+  const r = rounds.find((x) => x.seconds === mid)!;
+  console.log(
+    `\nmedians of the rounds: plumb import ${rate(r.lines, mid)} hits/s; plumb import / baseline ${median(rounds.map((x) => x.baseline / x.seconds)).toFixed(3)}; plumb import / the store's part alone ${median(rounds.map((x) => x.finished.seconds / x.seconds)).toFixed(3)}`,
+  );
+  console.log(`\nthe median round (${rounds.indexOf(r) + 1}):`);
+  console.log(`DuckDB's CPU storing the finished rows: ${((r.finished.cpu * 1e6) / r.finished.hits).toFixed(1)} µs per hit`);
+  console.log(`server CPU during the import: ${r.serverCpu.toFixed(1)} s, ${((r.serverCpu * 1e6) / r.lines).toFixed(1)} µs per hit (all threads)`);
+  console.log(`server CPU by thread: ${describeThreads(r.threads, r.lines)}`);
+  const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+  console.log(`CLI (reading, sorting and sending the file): CPU ${r.cliCpu.toFixed(1)} s, ${((r.cliCpu * 1e6) / r.lines).toFixed(1)} µs per hit; peak RSS ${mib(r.cliPeak)}`);
+  console.log(`server RSS: ${mib(r.rssBefore)} before the import, peak ${mib(r.peak)} during it, ${mib(r.rssAfter)} 10 s after it`);
+  console.log(`/healthz during the import (${r.healthzAsked} asked one after another): slowest ${r.slowestHealthz.toFixed(0)} ms, p99 ${r.p99Healthz.toFixed(0)} ms`);
+  // How much of the machine the import kept busy: what is left is where neither process had work (the server
+  // before the CLI's first chunk, the CLI at the end while the server stores its last loads).
+  console.log(`cores in use on average during the import (server and CLI): ${((r.serverCpu + r.cliCpu) / r.seconds).toFixed(2)} of ${cpus().length}`);
+  console.log(`load average before the import: ${r.load.map((l) => l.toFixed(2)).join(', ')}`);
+  console.log(`\nevery round: server RSS peak ${rounds.map((x) => mib(x.peak)).join(' / ')}; /healthz p99 ${rounds.map((x) => `${x.p99Healthz.toFixed(0)} ms`).join(' / ')}`);
+  for (const [i, x] of rounds.entries()) {
+    console.log(`round ${i + 1}: imported ${x.imported}, refused ${x.rejected} (bots and the like), stored ${x.stored}`);
+    if (x.stored !== x.imported) {
       console.log('STORED HITS DIFFER FROM IMPORTED');
       process.exitCode = 1;
     }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
   }
 }
