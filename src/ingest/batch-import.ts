@@ -7,10 +7,10 @@
 import { attributionOf, type IncomingHit } from '../domain/hits.js';
 import { boundProps } from '../domain/props.js';
 import type { DropReason } from '../metrics.js';
-import { agentCsv, attributionCsv, csvText, hitCsvLineOf, pageCsv, placeCsv, propsCsv, type HitCsvParts } from '../store/event-csv.js';
+import { agentCsv, attributionCsv, csvText, hitCsvLineOf, pageCsv, propsCsv, type HitCsvParts } from '../store/event-csv.js';
 import type { Site } from '../store/types.js';
 import { campaignFields, type CampaignFields } from './enrich/campaign.js';
-import { columnsOf, hitAt, placeAt, siteIdAt, timeOrder, type ChunkColumns } from './chunk-columns.js';
+import { columnsOf, hitAt, placeAt, placer, siteIdAt, timeOrder, type ChunkColumns } from './chunk-columns.js';
 import type { GeoLookup } from './enrich/geo.js';
 import { parseReferrer, type ReferrerFields } from './enrich/referrer.js';
 import { normalizePage } from './enrich/url.js';
@@ -183,7 +183,7 @@ export class BatchImport {
 
   constructor(private readonly deps: BatchImportDeps) {
     this.excluded = excludedHostTest(deps.excludedHosts);
-    this.place = (ip) => placeCsv(deps.geo.lookup(ip));
+    this.place = placer(deps.geo);
   }
 
   /** Visits the import still holds (those that a later hit may continue). */
