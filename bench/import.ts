@@ -21,7 +21,7 @@ import { migrate } from '../src/store/duckdb/migrations.js';
 import { HIT_CSV_COLUMNS, VISIT_CSV_COLUMNS, csvFiles, type CsvColumn } from '../src/store/event-csv.js';
 import { startServer } from '../test/helpers/process.js';
 import { median } from './median.js';
-import { cpuSeconds, describeThreads, rss, runCli, watchServer } from './server-watch.js';
+import { cpuSeconds, describeThreads, rss, runCli, watchServer, type Watched } from './server-watch.js';
 
 const ADMIN = 'bench-admin-token-0123456789abcdef';
 const OWNER = 'bench-bootstrap-token-0123456789';
@@ -106,15 +106,12 @@ interface Round {
   baseline: number;
   finished: { seconds: number; cpu: number; hits: number };
   serverCpu: number;
-  threads: Awaited<ReturnType<ReturnType<typeof watchServer>['stop']>>['threads'];
   cliCpu: number;
   cliPeak: number;
   rssBefore: number;
-  peak: number;
+  /** The server watched during the import: its peak RSS, /healthz and CPU by thread. */
+  watched: Watched;
   rssAfter: number;
-  slowestHealthz: number;
-  p99Healthz: number;
-  healthzAsked: number;
   load: number[];
   imported: number;
   rejected: number;
@@ -152,7 +149,7 @@ async function importRound(hits: number): Promise<Round> {
     const summary = await importFile(['import', file], { PLUMB_URL: server.url, PLUMB_ADMIN_TOKEN: ADMIN });
     const seconds = (performance.now() - started) / 1000;
     const serverCpu = cpuSeconds(server.child.pid!) - cpuBefore;
-    const { peak, slowestHealthz, p99Healthz, healthzAsked, threads } = await watch.stop();
+    const watched = await watch.stop();
     // Whether the memory the import took is given back: the server idle for a while after it.
     await new Promise((resolve) => setTimeout(resolve, 10_000));
     const rssAfter = rss(server.child.pid!);
@@ -165,9 +162,8 @@ async function importRound(hits: number): Promise<Round> {
     await db.close();
     const finished = await storeFinishedRows(join(dir, 'data', 'plumb.duckdb'), site, dir);
     return {
-      lines, bytes: text.length, seconds, baseline, finished, serverCpu, threads, cliCpu: summary.cliCpu, cliPeak: summary.cliPeak,
-      rssBefore, peak, rssAfter, slowestHealthz, p99Healthz, healthzAsked, load, imported: summary.imported,
-      rejected: summary.rejected, stored,
+      lines, bytes: text.length, seconds, baseline, finished, serverCpu, cliCpu: summary.cliCpu, cliPeak: summary.cliPeak,
+      rssBefore, watched, rssAfter, load, imported: summary.imported, rejected: summary.rejected, stored,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -204,16 +200,16 @@ export async function benchImport(hits = 1_000_000): Promise<void> {
   console.log(`\nthe median round (${rounds.indexOf(r) + 1}):`);
   console.log(`DuckDB's CPU storing the finished rows: ${((r.finished.cpu * 1e6) / r.finished.hits).toFixed(1)} µs per hit`);
   console.log(`server CPU during the import: ${r.serverCpu.toFixed(1)} s, ${((r.serverCpu * 1e6) / r.lines).toFixed(1)} µs per hit (all threads)`);
-  console.log(`server CPU by thread: ${describeThreads(r.threads, r.lines)}`);
+  console.log(`server CPU by thread: ${describeThreads(r.watched.threads, r.lines)}`);
   const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
   console.log(`CLI (reading, sorting and sending the file): CPU ${r.cliCpu.toFixed(1)} s, ${((r.cliCpu * 1e6) / r.lines).toFixed(1)} µs per hit; peak RSS ${mib(r.cliPeak)}`);
-  console.log(`server RSS: ${mib(r.rssBefore)} before the import, peak ${mib(r.peak)} during it, ${mib(r.rssAfter)} 10 s after it`);
-  console.log(`/healthz during the import (${r.healthzAsked} asked one after another): slowest ${r.slowestHealthz.toFixed(0)} ms, p99 ${r.p99Healthz.toFixed(0)} ms`);
+  console.log(`server RSS: ${mib(r.rssBefore)} before the import, peak ${mib(r.watched.peak)} during it, ${mib(r.rssAfter)} 10 s after it`);
+  console.log(`/healthz during the import (${r.watched.healthzAsked} asked one after another): slowest ${r.watched.slowestHealthz.toFixed(0)} ms, p99 ${r.watched.p99Healthz.toFixed(0)} ms`);
   // How much of the machine the import kept busy: what is left is where neither process had work (the server
   // before the CLI's first chunk, the CLI at the end while the server stores its last loads).
   console.log(`cores in use on average during the import (server and CLI): ${((r.serverCpu + r.cliCpu) / r.seconds).toFixed(2)} of ${cpus().length}`);
   console.log(`load average before the import: ${r.load.map((l) => l.toFixed(2)).join(', ')}`);
-  console.log(`\nevery round: server RSS peak ${rounds.map((x) => mib(x.peak)).join(' / ')}; /healthz p99 ${rounds.map((x) => `${x.p99Healthz.toFixed(0)} ms`).join(' / ')}`);
+  console.log(`\nevery round: server RSS peak ${rounds.map((x) => mib(x.watched.peak)).join(' / ')}; /healthz p99 ${rounds.map((x) => `${x.watched.p99Healthz.toFixed(0)} ms`).join(' / ')}`);
   for (const [i, x] of rounds.entries()) {
     console.log(`round ${i + 1}: imported ${x.imported}, refused ${x.rejected} (bots and the like), stored ${x.stored}`);
     if (x.stored !== x.imported) {

@@ -11,7 +11,6 @@ import { migrate } from '../src/store/duckdb/migrations.js';
 import { storedHit } from '../test/helpers/stored-hits.js';
 import { median } from './median.js';
 
-
 export async function benchProps(batch = 5_000, rounds = 9): Promise<void> {
   const db = await DuckDatabase.open(':memory:');
   await migrate(db);
