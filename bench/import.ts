@@ -4,8 +4,9 @@
 // answer times while the import runs (slowest and p99, asked from this process, which does nothing else meanwhile:
 // an event-loop stall seen from outside); then a check that every imported hit was stored. A second baseline is the
 // store's part alone: the rows the import stored, copied out as the CSV files an import's load reads, loaded by
-// EventStore.writeCsv into an empty database in one load on one thread (the best case for DuckDB's insert into this
-// schema, and a ceiling for any import that stores these rows).
+// EventStore.writeCsv into an empty database in one load as an import's loads run (DuckDB on one thread, the new
+// visits beside the hits on a second connection): the best case for DuckDB's insert into this schema, and a ceiling
+// for any import that stores these rows.
 // BENCH_IMPORT_HITS sets the size (default 1,000,000), BENCH_ROUNDS the rounds (default 3), each with a fresh server
 // and its own baselines.
 
@@ -185,7 +186,7 @@ export async function benchImport(hits = 1_000_000): Promise<void> {
   const first = rounds[0]!;
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   console.log(`\nImport benchmark: ${first.lines.toLocaleString('en')} generated hits (${(first.bytes / 1e6).toFixed(0)} MB NDJSON), ${count} round${count === 1 ? '' : 's'}, ${cpus().length} cores, ${cpu}\n`);
-  console.log('| round | DuckDB read_ndjson of the file (baseline), hits/s | plumb import (enrichment, hashing, visits, stored), hits/s | DuckDB storing the import\'s finished rows (CSV files of its hits and visits, one load, one thread: the store\'s part alone), hits/s | import / read_ndjson | import / store\'s part | server CPU µs per hit |');
+  console.log('| round | DuckDB read_ndjson of the file (baseline), hits/s | plumb import (enrichment, hashing, visits, stored), hits/s | DuckDB storing the import\'s finished rows (CSV files of its hits and visits, one load as the import\'s run: the store\'s part alone), hits/s | import / read_ndjson | import / store\'s part | server CPU µs per hit |');
   console.log('|---|---|---|---|---|---|---|');
   for (const [i, r] of rounds.entries()) {
     console.log(

@@ -1,6 +1,7 @@
 // Bulk loads on DuckDB (an import's CSV files, EventStore.writeCsv, and the collector's record files,
 // EventStore.loadRecords) run on one DuckDB thread; the database gets its own thread count back afterwards, whether
-// the load was stored or failed (and then stored nothing).
+// the load was stored or failed (and then stored nothing). An import's load stores its new visits beside its hits
+// and replaced visits (on a second connection): all of them are there once it is done.
 
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -13,6 +14,7 @@ import { encodeRecord } from '../../src/ingest/hit-record.js';
 import { migrate } from '../../src/store/duckdb/migrations.js';
 import { writeCsvRows } from '../../src/store/event-csv.js';
 import { storedHit } from '../helpers/stored-hits.js';
+import type { StoredHit, VisitRecord } from '../../src/domain/hits.js';
 
 /**
  * A store on a fresh in-memory database whose thread count is 3 (not the machine's core count, so that a count reset
@@ -49,6 +51,35 @@ describe('DuckDB bulk loads', () => {
       const missing = { ...(await writeCsvRows(dir, 'b', [storedHit('SITETHRD', '2026-03-01T11:00:00Z')], [])), hitsFile: join(dir, 'no-such-file.csv') };
       await assert.rejects(store.writeCsv(missing));
       assert.equal(await count(), 1);
+      assert.equal(await threads(), 3);
+    }));
+
+  it('an import\'s load stores its hits, the visits it replaces and its new visits; new visits that fail take the hits with them', () =>
+    withStore('SITEVIST', async ({ store, dir, threads, count }) => {
+      const first = storedHit('SITEVIST', '2026-03-01T10:00:00Z');
+      const second = storedHit('SITEVIST', '2026-03-01T10:05:00Z', { visitId: first.visitId });
+      const other = storedHit('SITEVIST', '2026-03-01T10:06:00Z');
+      const visitOf = (h: StoredHit, pageviews: number, lastSeenAt = h.timestamp): VisitRecord => ({
+        siteId: h.siteId, visitId: h.visitId, visitorId: h.visitorId, startedAt: first.timestamp, lastSeenAt,
+        entryPage: h.pathname, exitPage: h.pathname, exitHostname: h.hostname, pageviews, events: 0, pathsExact: true,
+        referrerHostname: '', referrerPathname: '', referrerSource: '', utmCampaign: '', utmContent: '', utmMedium: '',
+        utmSource: '', utmTerm: '', ref: '', keyword: '',
+      });
+      const visits = async () =>
+        (await store.query('SELECT visit_id, pageviews FROM visits WHERE site_id = ? ORDER BY visit_id', ['SITEVIST'])).map((r) => [r.visit_id, r.pageviews]);
+
+      await store.writeCsv(await writeCsvRows(dir, 'a', [first], [], [visitOf(first, 1)]));
+      // The second load continues the first's visit (its row replaced) and starts another (appended).
+      await store.writeCsv(await writeCsvRows(dir, 'b', [second, other], [visitOf(first, 2, second.timestamp)], [visitOf(other, 1)]));
+      assert.equal(await count(), 3);
+      assert.deepEqual(await visits(), [[first.visitId, 2], [other.visitId, 1]]);
+
+      // New visits that cannot be read: the load fails and its hits are not stored either.
+      const late = storedHit('SITEVIST', '2026-03-01T11:00:00Z');
+      const rows = await writeCsvRows(dir, 'c', [late], [], [visitOf(late, 1)]);
+      await assert.rejects(store.writeCsv({ ...rows, newVisitsFile: join(dir, 'no-such-file.csv') }));
+      assert.equal(await count(), 3);
+      assert.deepEqual(await visits(), [[first.visitId, 2], [other.visitId, 1]]);
       assert.equal(await threads(), 3);
     }));
 

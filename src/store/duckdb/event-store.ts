@@ -157,6 +157,11 @@ export class DuckEventStore implements EventStore {
   private constructor(
     private readonly conn: SerialConnection,
     private readonly readers: SerialConnection[],
+    /**
+     * A second writer, for an import load's new visits only: they go in beside the load's hits, on another core
+     * (writeCsv). Nothing else writes through it.
+     */
+    private readonly side: SerialConnection,
     /** DuckDB's thread count, which an import's load lowers while it runs (writeCsv). */
     private readonly threads: number,
   ) {}
@@ -173,7 +178,7 @@ export class DuckEventStore implements EventStore {
       return Number((await q.rows<{ n: bigint }>("SELECT current_setting('threads') AS n"))[0]!.n);
     });
     const pool = await Promise.all(Array.from({ length: readers }, () => db.connection()));
-    return new DuckEventStore(conn, pool, threads);
+    return new DuckEventStore(conn, pool, await db.connection(), threads);
   }
 
   query(sql: string, params: readonly QueryParam[]): Promise<Record<string, unknown>[]> {
@@ -239,19 +244,34 @@ export class DuckEventStore implements EventStore {
     });
   }
 
-  /** Loads an import's rows (loadOnOneThread). */
+  /**
+   * Loads an import's rows (loadOnOneThread). Visits that no earlier load stored are appended in a transaction of
+   * their own on the side connection, at the same time as the hits and the replaced visits on the writer's: the two
+   * run on two cores, which matters once the import thread is done and the last load is all that is left (the
+   * last load's hits and visits took about a second on one core, docs/benchmarks.md, "Import in session 25"). No
+   * other write touches those new rows, and a later load that replaces them starts only after this one is done.
+   * If one of the two fails the other may have committed, as rows of a chunk already may when the chunk spans two
+   * loads: the chunk fails either way.
+   */
   writeCsv(rows: CsvRows): Promise<void> {
     const insert = (table: string, file: string, columns: readonly CsvColumn[]) =>
       `INSERT INTO ${table} (${columnList(columns)}) ${selectCsv(file, columns)}`;
     return this.loadOnOneThread(async (q) => {
-      if (rows.hits > 0) await q.exec(insert('hits', rows.hitsFile, HIT_CSV_COLUMNS));
-      if (rows.visits > 0) {
-        await emptyStaging(q);
-        await q.exec(insert('visit_updates', rows.visitsFile, VISIT_CSV_COLUMNS));
-        await this.replaceVisits(q);
+      const fresh =
+        rows.newVisits > 0 ? this.side.transaction((s) => s.exec(insert('visits', rows.newVisitsFile, VISIT_CSV_COLUMNS))) : Promise.resolve();
+      // Awaited below whatever happens here: the load is not over while the side's insert runs.
+      fresh.catch(() => undefined);
+      try {
+        if (rows.hits > 0) await q.exec(insert('hits', rows.hitsFile, HIT_CSV_COLUMNS));
+        if (rows.visits > 0) {
+          await emptyStaging(q);
+          await q.exec(insert('visit_updates', rows.visitsFile, VISIT_CSV_COLUMNS));
+          await this.replaceVisits(q);
+        }
+      } finally {
+        await fresh.catch(() => undefined);
       }
-      // Visits that no earlier load stored: appended, with no staging and no look for an old row.
-      if (rows.newVisits > 0) await q.exec(insert('visits', rows.newVisitsFile, VISIT_CSV_COLUMNS));
+      await fresh;
       return rows.hits;
     });
   }
@@ -349,6 +369,7 @@ export class DuckEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
+    await this.side.close();
     await this.conn.close();
   }
 }
