@@ -2,7 +2,7 @@
 // read as it goes, then its index, back to the thread that asked, the index's arrays moved rather than copied.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { flatTimestampAt, timestampOf } from './line-time.js';
+import { flatTimestampsIn, timestampOf } from './line-time.js';
 import { indexPart, type FromIndexThread } from './ndjson-file.js';
 import { nameThread } from '../thread-name.js';
 
@@ -14,7 +14,7 @@ const REPORT_BYTES = 8 * 1024 * 1024;
 const send = (message: FromIndexThread, transfer: ArrayBuffer[] = []) => parentPort!.postMessage(message, transfer);
 const { path, start, end } = workerData as { path: string; start: number; end: number };
 let reported = 0;
-const index = await indexPart(path, start, end, timestampOf, flatTimestampAt, (bytes) => {
+const index = await indexPart(path, start, end, timestampOf, flatTimestampsIn, (bytes) => {
   if (bytes - reported < REPORT_BYTES && bytes < end - start) return;
   reported = bytes;
   send({ t: 'read', bytes });

@@ -6,9 +6,12 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { startWorker } from '../ingest/start-worker.js';
-import { flatTimestampAt, timestampOf } from './line-time.js';
+import { flatTimestampsIn, timestampOf, type LineTimes } from './line-time.js';
 
 const NEWLINE = 0x0a;
+/** Bytes of a file read at once while it is indexed, and the room kept before them for the line the last block cut. */
+const BLOCK_BYTES = 1 << 20;
+const CARRY_ROOM = 64 * 1024;
 const OPEN_BRACE = 0x7b;
 const NOT_BLANK = /\S/;
 
@@ -49,14 +52,14 @@ export interface LineIndex {
 
 /** Reads a line's time from its text (line-time.ts, timestampOf). */
 export type TextTime = (line: string) => number;
-/** Reads a line's time from its place in a block decoded as latin1, or leaves it (line-time.ts, flatTimestampAt). */
-export type BlockTime = (block: string, start: number, end: number) => number | undefined;
+/** Reads the times of a block's lines, decoded as latin1, from their places in it, or leaves them (line-time.ts, flatTimestampsIn). */
+export type BlockTime = (block: string) => LineTimes;
 
 /**
  * Indexes the lines that start in bytes [start, end) of the file at `path`: `end` is the file's size, or the
  * place just after a line break (a line cut there belongs to the next part). Line numbers count from 1 at `start`.
  * `quickTimestamp`, if given, reads a line's time without its text where it can: from the line's place in its block
- * decoded as latin1, where byte and character offsets are the same; lines it leaves (undefined) are decoded as
+ * decoded as latin1, where byte and character offsets are the same (asked for each block's lines in order); lines it leaves (undefined) are decoded as
  * UTF-8 and read with `timestampOf`. `onRead` is told the bytes of the part read so far, after each block and at
  * the end. Rejects when the file cannot be read.
  */
@@ -75,10 +78,10 @@ export async function indexPart(
     const numbers = new Column(uints(1024), uints);
     const timestamps = new Column(floats(1024), floats);
     let lineNumber = 0;
-    const line = (bytes: Buffer, block: string, from: number, to: number, offset: number) => {
+    const line = (bytes: Buffer, block: string, times: LineTimes | undefined, from: number, to: number, offset: number) => {
       lineNumber++;
       // A line that starts with `{` is not blank, and its time may be read without its text.
-      const quick = block.charCodeAt(from) === OPEN_BRACE ? quickTimestamp?.(block, from, to) : undefined;
+      const quick = block.charCodeAt(from) === OPEN_BRACE ? times?.(from, to) : undefined;
       if (quick === undefined) {
         const text = bytes.toString('utf8', from, to);
         if (isBlankLine(text)) return;
@@ -88,27 +91,48 @@ export async function indexPart(
       lengths.push(to - from);
       numbers.push(lineNumber);
     };
-    // Lines are found in the file's blocks as they are read; a line cut by a block's end is carried over. Each
-    // block is decoded as latin1 once (a copy of its bytes), and lines are found in that text: a search of a
-    // string costs far less than a native call on the bytes a line.
+    // Lines are found in the file's blocks as they are read, the next block read while this one is indexed. A line
+    // cut by a block's end is carried over: copied just before the next block, into room its buffer keeps for it
+    // (joining the two instead was a copy of every byte of the file), or joined to it when longer. Each block is
+    // decoded as latin1 once (a copy of its bytes), and lines are found in that text: a search of a string costs
+    // far less than a native call on the bytes a line.
+    const buffers = [Buffer.allocUnsafe(CARRY_ROOM + BLOCK_BYTES), Buffer.allocUnsafe(CARRY_ROOM + BLOCK_BYTES)];
+    const readBlock = async (turn: number, at: number) => {
+      const { bytesRead } = await file.read(buffers[turn]!, CARRY_ROOM, Math.min(BLOCK_BYTES, end - at), at);
+      return buffers[turn]!.subarray(CARRY_ROOM, CARRY_ROOM + bytesRead);
+    };
     let carry: Buffer = Buffer.alloc(0);
     let carryOffset = start;
-    if (end > start) {
-      for await (const read of file.createReadStream({ autoClose: false, start, end: end - 1, highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
-        const bytes = carry.length > 0 ? Buffer.concat([carry, read]) : read;
-        const block = bytes.toString('latin1');
-        let from = 0;
-        for (let nl = block.indexOf('\n'); nl !== -1; nl = block.indexOf('\n', from)) {
-          line(bytes, block, from, nl, carryOffset + from);
-          from = nl + 1;
-        }
-        carryOffset += from;
-        carry = bytes.subarray(from);
-        onRead?.(carryOffset + carry.length - start);
+    let at = start;
+    let reading = at < end ? readBlock(0, at) : undefined;
+    for (let turn = 0; reading; turn ^= 1) {
+      const read = await reading;
+      if (read.length === 0) break;
+      at += read.length;
+      // The other buffer is free once this block's carry has been copied out of it (below, before the next read).
+      let bytes: Buffer;
+      if (carry.length === 0) bytes = read;
+      else if (carry.length <= CARRY_ROOM) {
+        bytes = buffers[turn]!.subarray(CARRY_ROOM - carry.length, CARRY_ROOM + read.length);
+        carry.copy(bytes, 0);
+      } else bytes = Buffer.concat([carry, read]);
+      reading = at < end ? readBlock(turn ^ 1, at) : undefined;
+      const block = bytes.toString('latin1');
+      const times = quickTimestamp?.(block);
+      let from = 0;
+      for (let nl = block.indexOf('\n'); nl !== -1; nl = block.indexOf('\n', from)) {
+        line(bytes, block, times, from, nl, carryOffset + from);
+        from = nl + 1;
       }
+      carryOffset += from;
+      carry = bytes.subarray(from);
+      onRead?.(carryOffset + carry.length - start);
     }
     // The file's last line, with or without a line break after it (a part that ends at a line break has none).
-    if (carry.length > 0 || end === (await file.stat()).size) line(carry, carry.toString('latin1'), 0, carry.length, carryOffset);
+    if (carry.length > 0 || end === (await file.stat()).size) {
+      const block = carry.toString('latin1');
+      line(carry, block, quickTimestamp?.(block), 0, carry.length, carryOffset);
+    }
     onRead?.(end - start);
     return {
       offsets: offsets.values.subarray(0, offsets.length),
@@ -227,7 +251,7 @@ export class NdjsonFile {
         onRead?.(read.reduce((a, b) => a + b, 0), size);
       };
       const parts = cuts.slice(0, -1).map((start, k) =>
-        k === 0 ? indexPart(path, start, cuts[1]!, timestampOf, flatTimestampAt, partRead(k)) : indexOnThread(path, start, cuts[k + 1]!, partRead(k)),
+        k === 0 ? indexPart(path, start, cuts[1]!, timestampOf, flatTimestampsIn, partRead(k)) : indexOnThread(path, start, cuts[k + 1]!, partRead(k)),
       );
       // Every part is waited for (a failed one rejects, and no thread is left running).
       const settled = await Promise.allSettled(parts);

@@ -1,16 +1,26 @@
-// plumb import's reading of a line's time: flatTimestampAt (from a file block's bytes) gives what timestampOf (from
-// the line's text) gives, on lines made to tell them apart, and answers the common line itself.
+// plumb import's reading of a line's time: flatTimestampsIn (from a file block's bytes, line after line) gives what
+// timestampOf (from the line's text) gives, on lines made to tell them apart, and answers the common line itself.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { flatTimestampAt, timestampOf } from '../../src/cli/line-time.js';
+import { flatTimestampAt, flatTimestampsIn, timestampOf } from '../../src/cli/line-time.js';
 
-/** flatTimestampAt of `line` in a block as the index has it: UTF-8 bytes read as latin1, between other lines. */
+/**
+ * The time of `line` in a block as the index has it (UTF-8 bytes read as latin1, between other lines), asked for as
+ * the index asks, after the line before it and before the one after; the same as asked for that line alone.
+ */
 function quick(line: string): number | undefined {
-  const before = '{"timestamp":"1999-01-01 00:00:00","url":"x"}\n';
-  const block = Buffer.from(`${before}${line}\n{"timestamp":"2001-01-01 00:00:00"}`).toString('latin1');
-  const start = Buffer.byteLength(before);
-  return flatTimestampAt(block, start, start + Buffer.byteLength(line));
+  const before = '{"timestamp":"1999-01-01 00:00:00","url":"x"}';
+  const after = '{"timestamp":"2001-01-01 00:00:00"}';
+  const block = Buffer.from(`${before}\n${line}\n${after}`).toString('latin1');
+  const start = before.length + 1;
+  const end = start + Buffer.byteLength(line);
+  const times = flatTimestampsIn(block);
+  assert.equal(times(0, before.length), Date.UTC(1999, 0, 1), line);
+  const t = times(start, end);
+  assert.equal(times(end + 1, block.length), Date.UTC(2001, 0, 1), line);
+  assert.equal(flatTimestampAt(block, start, end), t, line);
+  return t;
 }
 
 const flat = (t: string) => `{"site_id":"S","type":"pageview","timestamp":"${t}","url":"https://a.example/é"}`;
@@ -44,6 +54,8 @@ describe('flatTimestampAt', () => {
       flat('2026/01/02 03:04:05'),
       flat('٢٠٢٦-01-02 03:04:05'),
       '{"timestamp":"2026-01-02 03:04:05","timestamp":"2027-01-02 03:04:05"}',
+      '{"timestamp":"timestamp":"2026-01-02 03:04:05"}',
+      '{"x":"amp\\":\\"","timestamp":"2026-01-02 03:04:05","timestamp":"2027-01-02 03:04:05"}',
       '{"a":{"b":1},"timestamp":"2026-01-02 03:04:05"}',
       '{"timestamp": "2026-01-02 03:04:05"}',
       ' {"timestamp":"2026-01-02 03:04:05"}',
@@ -69,5 +81,16 @@ describe('flatTimestampAt', () => {
     assert.equal(flatTimestampAt(block, 0, block.indexOf('\n')), Date.UTC(2026, 0, 2, 3, 4, 5));
     // A line cut short before its closing quote.
     assert.equal(flatTimestampAt(block, 0, 33), undefined);
+  });
+
+  it('reads lines asked for out of order as it reads them in order', () => {
+    const lines = ['{"timestamp":"2026-01-02 03:04:05"}', '{"a":1}', '{"timestamp":"2027-01-01 00:00:00"}', '{"x":"y","timestamp":"2028-01-01 00:00:00"}'];
+    const block = lines.join('\n');
+    const starts = lines.map((_, i) => lines.slice(0, i).join('\n').length + (i > 0 ? 1 : 0));
+    const expected = [Date.UTC(2026, 0, 2, 3, 4, 5), undefined, Date.UTC(2027, 0, 1), Date.UTC(2028, 0, 1)];
+    for (const order of [[0, 1, 2, 3], [3, 2, 1, 0], [2, 0, 3, 1], [1, 3, 0, 2]]) {
+      const times = flatTimestampsIn(block);
+      for (const i of order) assert.equal(times(starts[i]!, starts[i]! + lines[i]!.length), expected[i], `line ${i} in order ${order.join(',')}`);
+    }
   });
 });

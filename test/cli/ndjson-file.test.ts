@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { flatTimestampAt, timestampOf as lineTime } from '../../src/cli/line-time.js';
+import { flatTimestampsIn, timestampOf as lineTime } from '../../src/cli/line-time.js';
 import { NdjsonFile } from '../../src/cli/ndjson-file.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'plumb-ndjson-'));
@@ -109,7 +109,7 @@ describe('NdjsonFile', () => {
     const path = join(dir, 'times.ndjson');
     writeFileSync(path, lines.join('\n'));
     const asked: string[] = [];
-    const quick = await NdjsonFile.open(path, (line) => (asked.push(line), lineTime(line)), flatTimestampAt);
+    const quick = await NdjsonFile.open(path, (line) => (asked.push(line), lineTime(line)), flatTimestampsIn);
     const text = await NdjsonFile.open(path, lineTime);
     try {
       assert.deepEqual([...quick.timestamps], [...text.timestamps]);
@@ -143,7 +143,7 @@ describe('NdjsonFile', () => {
     for (const [name, text] of [['no-break', lines.join('\n')], ['break', `${lines.join('\n')}\n`], ['blank-end', `${lines.join('\n')}\n\n  `]] as const) {
       const path = join(dir, `parts-${name}.ndjson`);
       writeFileSync(path, text);
-      const one = await NdjsonFile.open(path, lineTime, flatTimestampAt);
+      const one = await NdjsonFile.open(path, lineTime, flatTimestampsIn);
       try {
         for (const [partBytes, most] of [[300, 2], [300, 4], [1_000, 4], [Buffer.byteLength(text), 4]] as const) {
           // How far the index has read, all parts together: never back, and the whole file at the end.

@@ -41,7 +41,7 @@ describe('time', () => {
     const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
     const two = () => String(next(40)).padStart(2, '0');
     const texts: string[] = [];
-    for (const y of ['0000', '0001', '0099', '0100', '1900', '2000', '2023', '2024', '9999']) {
+    for (const y of ['0000', '0001', '0099', '0100', '0399', '0400', '1600', '1899', '1900', '1969', '1970', '2000', '2023', '2024', '2100', '2400', '7777', '9999']) {
       // Every month's last days and the times around each limit, then random ones.
       for (let mo = 0; mo <= 13; mo++) {
         for (const d of ['00', '01', '28', '29', '30', '31', '32']) texts.push(`${y}-${String(mo).padStart(2, '0')}-${d} 12:00:00`);
