@@ -68,6 +68,9 @@ class ColumnsBuilder {
   private readonly texts: string[] = [];
   private readonly places: (string | null)[] = [];
   private readonly index = new Map<string, number>();
+  /** The text index of the last line's site id, and of the last user agent seen with each address, by its text index. */
+  private lastSite = -1;
+  private readonly agentAt: number[] = [];
   private readonly errors: ImportError[] = [];
   private next: number;
 
@@ -96,11 +99,17 @@ class ColumnsBuilder {
     this.times[i] = hit.timestamp.getTime();
     this.events[i] = hit.type === 'event' ? 1 : 0;
     const f = i * FIELDS;
-    this.fields[f + SITE] = this.text(hit.siteId);
+    // A chunk is nearly always one site's: its id is compared with the last line's before it is looked up.
+    const site = hit.siteId === this.texts[this.lastSite] ? this.lastSite : (this.lastSite = this.text(hit.siteId));
+    this.fields[f + SITE] = site;
     this.fields[f + URL] = this.text(hit.url);
     this.fields[f + REFERRER] = this.text(hit.referrer);
-    this.fields[f + AGENT] = this.text(hit.userAgent);
     const ip = (this.fields[f + IP] = this.text(hit.ip));
+    // A visitor's hits share an address and a user agent: the agent is compared with the last one seen at this
+    // address before it is looked up. Looking a long text up hashes it whole (each line's texts are new strings).
+    const known = this.agentAt[ip];
+    const agent = known !== undefined && hit.userAgent === this.texts[known] ? known : (this.agentAt[ip] = this.text(hit.userAgent));
+    this.fields[f + AGENT] = agent;
     if (this.place && this.places[ip] === null) this.places[ip] = this.place(hit.ip);
     this.fields[f + EVENT] = hit.eventName === undefined ? -1 : this.text(hit.eventName);
     this.values[i] = hit.value ?? NaN;

@@ -112,6 +112,17 @@ describe('chunk columns', () => {
     assert.deepEqual(hitsOf(columns), oneByOne(lines, 1).parsed);
   });
 
+  it('keep each distinct text once when sites alternate and an address changes agents', () => {
+    // Equal texts that are different strings, as parsed lines' are; the agent is also an address's text elsewhere.
+    const agents = ['Agent/1', 'Agent/2', '81.2.69.1'];
+    const lines = Array.from({ length: 60 }, (_, i) =>
+      pv(i, { site_id: i % 3 === 0 ? 'SITEBBBB' : 'SITEAAAA', user_agent: agents[(i * 7) % 3]!, ip: `81.2.69.${i % 2}` }),
+    );
+    const columns = columnsOf(lines, 1);
+    assert.deepEqual(hitsOf(columns), oneByOne(lines, 1).parsed);
+    assert.equal(new Set(columns.texts).size, columns.texts.length);
+  });
+
   it('read a file as the lines of its text, an empty file and a file of blank lines as no hits', async () => {
     const file = join(dir, 'mixed.ndjson');
     await writeFile(file, `${mixed.join('\r\n')}\n`);
