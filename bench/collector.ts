@@ -183,7 +183,8 @@ const embedded: Mode = {
   async storedHits(dir, site) {
     const db = await DuckDatabase.open(join(dir, 'plumb.duckdb'));
     const events = await DuckEventStore.open(db);
-    const stored = (await events.listHits(site)).length;
+    // Counted by DuckDB: listed as objects, a minute's hits at 13,000 a second ran this process out of heap.
+    const stored = Number((await events.query('SELECT count(*) AS n FROM hits WHERE site_id = ?', [site]))[0]!.n);
     await events.close();
     await db.close();
     return stored;
