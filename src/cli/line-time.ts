@@ -81,6 +81,3 @@ export function flatTimestampsIn(block: string): LineTimes {
     return timestampMsAt(block, p);
   };
 }
-
-/** flatTimestampsIn for one line of `block`. */
-export const flatTimestampAt = (block: string, start: number, end: number): number | undefined => flatTimestampsIn(block)(start, end);

@@ -52,15 +52,18 @@ export interface LineIndex {
 
 /** Reads a line's time from its text (line-time.ts, timestampOf). */
 export type TextTime = (line: string) => number;
-/** Reads the times of a block's lines, decoded as latin1, from their places in it, or leaves them (line-time.ts, flatTimestampsIn). */
+/**
+ * Reads the times of a block's lines (the block decoded as latin1) from their places in it, or leaves them
+ * (line-time.ts, flatTimestampsIn).
+ */
 export type BlockTime = (block: string) => LineTimes;
 
 /**
  * Indexes the lines that start in bytes [start, end) of the file at `path`: `end` is the file's size, or the
  * place just after a line break (a line cut there belongs to the next part). Line numbers count from 1 at `start`.
  * `quickTimestamp`, if given, reads a line's time without its text where it can: from the line's place in its block
- * decoded as latin1, where byte and character offsets are the same (asked for each block's lines in order); lines it leaves (undefined) are decoded as
- * UTF-8 and read with `timestampOf`. `onRead` is told the bytes of the part read so far, after each block and at
+ * decoded as latin1, where byte and character offsets are the same (a block's lines asked for in order); lines it
+ * leaves (undefined) are decoded as UTF-8 and read with `timestampOf`. `onRead` is told the bytes of the part read so far, after each block and at
  * the end. Rejects when the file cannot be read.
  */
 export async function indexPart(

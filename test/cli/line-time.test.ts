@@ -3,7 +3,10 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { flatTimestampAt, flatTimestampsIn, timestampOf } from '../../src/cli/line-time.js';
+import { flatTimestampsIn, timestampOf } from '../../src/cli/line-time.js';
+
+/** The time of the one line at [start, end) of `block`, asked for alone. */
+const flatTimestampAt = (block: string, start: number, end: number) => flatTimestampsIn(block)(start, end);
 
 /**
  * The time of `line` in a block as the index has it (UTF-8 bytes read as latin1, between other lines), asked for as
@@ -25,7 +28,7 @@ function quick(line: string): number | undefined {
 
 const flat = (t: string) => `{"site_id":"S","type":"pageview","timestamp":"${t}","url":"https://a.example/é"}`;
 
-describe('flatTimestampAt', () => {
+describe('flatTimestampsIn', () => {
   it('reads the common line as timestampOf does', () => {
     for (const t of ['2026-01-02 03:04:05', '1970-01-01 00:00:00', '2024-02-29 23:59:59', '9999-12-31 23:59:59', '1000-01-01 00:00:00', '1969-12-31 23:59:59']) {
       const line = flat(t);
