@@ -63,8 +63,8 @@ export type BlockTime = (block: string) => LineTimes;
  * place just after a line break (a line cut there belongs to the next part). Line numbers count from 1 at `start`.
  * `quickTimestamp`, if given, reads a line's time without its text where it can: from the line's place in its block
  * decoded as latin1, where byte and character offsets are the same (a block's lines asked for in order); lines it
- * leaves (undefined) are decoded as UTF-8 and read with `timestampOf`. `onRead` is told the bytes of the part read so far, after each block and at
- * the end. Rejects when the file cannot be read.
+ * leaves (undefined) are decoded as UTF-8 and read with `timestampOf`. `onRead` is told the bytes of the part read
+ * so far, after each block and at the end. Rejects when the file cannot be read.
  */
 export async function indexPart(
   path: string,

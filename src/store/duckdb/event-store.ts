@@ -249,10 +249,9 @@ export class DuckEventStore implements EventStore {
    * their own on the side connection, at the same time as the hits and the replaced visits on the writer's: the two
    * run on two cores, which matters once the import thread is done and the last load is all that is left (the
    * last load's hits and visits took about a second on one core: docs/benchmarks.md, "Import and collector in
-   * session 25"). No
-   * other write touches those new rows, and a later load that replaces them starts only after this one is done.
-   * If one of the two fails the other may have committed, as rows of a chunk already may when the chunk spans two
-   * loads: the chunk fails either way.
+   * session 25"). No other write touches those new rows, and a later load that replaces them starts only after
+   * this one is done. If one of the two fails the other may have committed, as rows of a chunk already may when
+   * the chunk spans two loads: the chunk fails either way.
    */
   writeCsv(rows: CsvRows): Promise<void> {
     const insert = (table: string, file: string, columns: readonly CsvColumn[]) =>
