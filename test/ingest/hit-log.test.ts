@@ -117,4 +117,26 @@ describe('hit log', () => {
       rmSync(own, { recursive: true, force: true });
     }
   });
+
+  it('writes a record file of more parts than one system call takes, lines and groups mixed, in their order', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'plumb-hitlog-'));
+    try {
+      const files: LoadFile[] = [];
+      const batches = new LoadBatches(own, (file) => files.push(file), (err) => assert.fail(String(err)), { maxRecords: 10_000, maxWaitMs: 60_000 });
+      // Linux takes at most 1,024 buffers a writev: 3,000 parts need three.
+      const expected: string[] = [];
+      for (let i = 0; i < 3000; i++) {
+        const line = `{"n":${i},"text":"${'é'.repeat(i % 7)}"}\n`;
+        expected.push(line);
+        if (i % 2 === 0) batches.add(line, 0);
+        else batches.addGroup({ data: Buffer.from(line), records: 1, seq: i });
+      }
+      await batches.cut();
+      assert.equal(files.length, 1);
+      assert.deepEqual({ hits: files[0]!.hits, seq: files[0]!.seq }, { hits: 3000, seq: 2999 });
+      assert.equal(readFileSync(files[0]!.file, 'utf8'), expected.join(''));
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
 });
