@@ -4,6 +4,7 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { createServer } from 'node:http';
 import { SessionManager } from '../auth/sessions.js';
 import type { TokenAuthenticator } from '../auth/token-authenticator.js';
 import { SiteCache } from './v1/site-cache.js';
@@ -19,6 +20,7 @@ import type { TeamStore } from '../store/team-types.js';
 import type { EventStore, MetaStore } from '../store/types.js';
 import { adminApi } from './admin/index.js';
 import { collector } from './collector.js';
+import { collectorLane, type Lane } from './collector-lane.js';
 import { dashboardImportRoutes } from './dashboard/imports.js';
 import { dashboardReportApi } from './dashboard/report-api.js';
 import { peerScriptRoutes } from './peer-scripts.js';
@@ -61,8 +63,18 @@ export interface AppDeps {
 
 const BODY_LIMIT = 1024 * 1024;
 
+/** How long an idle kept-alive connection stays open (Fastify's default, given to the server made here). */
+const KEEP_ALIVE_MS = 72_000;
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const requestTimeout = deps.requestTimeoutMs ?? 30_000;
+  const connectionTimeout = 2 * requestTimeout;
+  // Node cuts a request off at its first look past both the headers timeout (60 s unless set) and the request
+  // timeout, and looks every 30 s whatever they are: a 30 s timeout gave its 408 after 60-90 s. Headers get the
+  // request's timeout, and Node looks four times per timeout: a slow request is cut off within 1.25 times it.
+  const http = { headersTimeout: requestTimeout, connectionsCheckingInterval: Math.ceil(requestTimeout / 4) };
+  // The collector's fast lane sees each request first (collector-lane.ts); it exists once the app's headers do.
+  let lane: Lane | undefined;
   const app = Fastify({
     logger: deps.logger ?? false,
     // A hop count is valid for Fastify (proxy-addr) though its type declarations leave numbers out.
@@ -70,15 +82,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: BODY_LIMIT,
     // Slow or stalled clients must not hold a connection open forever.
     requestTimeout,
-    connectionTimeout: 2 * requestTimeout,
-    // Node cuts a request off at its first look past both the headers timeout (60 s unless set) and the request
-    // timeout, and looks every 30 s whatever they are: a 30 s timeout gave its 408 after 60-90 s. Headers get the
-    // request's timeout, and Node looks four times per timeout: a slow request is cut off within 1.25 times it.
-    http: { headersTimeout: requestTimeout, connectionsCheckingInterval: Math.ceil(requestTimeout / 4) },
+    connectionTimeout,
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    http,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     frameworkErrors: frameworkErrorHandler,
     // Requests Node's parser refuses (431, malformed request lines) also answer in the `{error}` shape.
     clientErrorHandler,
+    // The server Fastify would make (its lib/server.js, with the options above), each request offered to the lane.
+    serverFactory: (handler) => {
+      const server = createServer(http, (req, res) => {
+        if (!lane?.(req, res)) handler(req, res);
+      });
+      server.keepAliveTimeout = KEEP_ALIVE_MS;
+      server.requestTimeout = requestTimeout;
+      server.setTimeout(connectionTimeout);
+      return server;
+    },
   });
   app.setValidatorCompiler(validatorCompiler);
   installErrorHandling(app);
@@ -96,7 +116,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cookie);
   // Security headers on every answer. Resources may be loaded cross-origin (sites embed /script.js and send to
   // the collector from anywhere), so CORP is cross-origin; nothing here is meant to be framed or sniffed.
-  const documentHeaders = addSecurityHeaders(app, {
+  const securityHeaders = addSecurityHeaders(app, {
     crossOriginResourcePolicy: { policy: 'cross-origin' },
     crossOriginEmbedderPolicy: false,
     contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
@@ -151,7 +171,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await events.deleteSite(siteId);
     },
   };
-  await app.register(collector, { ingest, metrics, documentHeaders });
+  await app.register(collector, { ingest, metrics, documentHeaders: securityHeaders.document });
+  lane = collectorLane({ ingest, metrics, log: app.log, trustProxy: deps.trustProxy ?? false, beaconHeaders: securityHeaders.beacon });
+  // A closing server answers new requests 503 (Fastify's return503OnClosing): the lane steps aside for it.
+  app.addHook('preClose', (done) => {
+    lane = undefined;
+    done();
+  });
   await app.register(trackerScriptRoute, deps.trackerScript);
   // Plausible's and Umami's trackers and collection endpoints (switching without re-tagging; docs/collection.md).
   await app.register(peerScriptRoutes);

@@ -49,16 +49,23 @@ export function securityHeaders(options: HelmetOptions): Record<string, string> 
   return headers;
 }
 
+/** The precomputed sets: every answer's, and a beacon's few. */
+export interface SecurityHeaderSets {
+  document: Readonly<Record<string, string>>;
+  beacon: Readonly<Record<string, string>>;
+}
+
 /**
  * Sets the precomputed security headers on every reply of `app` (call it on the root instance), the beacon's few on
- * beacon routes. Returns the full set, for a beacon route's answers that are not a beacon's.
+ * beacon routes. Returns both sets: the full one for a beacon route's answers that are not a beacon's, the beacon's
+ * for answers given outside Fastify (collector-lane.ts).
  */
-export function addSecurityHeaders(app: FastifyInstance, options: HelmetOptions): Readonly<Record<string, string>> {
+export function addSecurityHeaders(app: FastifyInstance, options: HelmetOptions): SecurityHeaderSets {
   const headers = securityHeaders(options);
   const beacon = Object.fromEntries(BEACON_HEADER_NAMES.flatMap((name) => (name in headers ? [[name, headers[name]!]] : [])));
   app.addHook('onRequest', (request, reply, done) => {
     void reply.headers(request.routeOptions.config.beacon === true ? beacon : headers);
     done();
   });
-  return headers;
+  return { document: headers, beacon };
 }
