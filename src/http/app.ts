@@ -21,6 +21,7 @@ import type { EventStore, MetaStore } from '../store/types.js';
 import { adminApi } from './admin/index.js';
 import { collector } from './collector.js';
 import { collectorLane, type Lane } from './collector-lane.js';
+import { trustProxyOption } from './trust-proxy.js';
 import { dashboardImportRoutes } from './dashboard/imports.js';
 import { dashboardReportApi } from './dashboard/report-api.js';
 import { peerScriptRoutes } from './peer-scripts.js';
@@ -75,10 +76,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const http = { headersTimeout: requestTimeout, connectionsCheckingInterval: Math.ceil(requestTimeout / 4) };
   // The collector's fast lane sees each request first (collector-lane.ts); it exists once the app's headers do.
   let lane: Lane | undefined;
+  const trustProxy = trustProxyOption(deps.trustProxy ?? false);
   const app = Fastify({
     logger: deps.logger ?? false,
-    // A hop count is valid for Fastify (proxy-addr) though its type declarations leave numbers out.
-    trustProxy: (deps.trustProxy ?? false) as FastifyServerOptions['trustProxy'],
+    trustProxy,
     bodyLimit: BODY_LIMIT,
     // Slow or stalled clients must not hold a connection open forever.
     requestTimeout,
@@ -172,7 +173,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   };
   await app.register(collector, { ingest, metrics, documentHeaders: securityHeaders.document });
-  lane = collectorLane({ ingest, metrics, log: app.log, trustProxy: deps.trustProxy ?? false, beaconHeaders: securityHeaders.beacon });
+  lane = collectorLane({ ingest, metrics, log: app.log, trustProxy, beaconHeaders: securityHeaders.beacon });
   // A closing server answers new requests 503 (Fastify's return503OnClosing): the lane steps aside for it.
   app.addHook('preClose', (done) => {
     lane = undefined;

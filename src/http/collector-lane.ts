@@ -6,7 +6,6 @@
 // and the route answers it as it always did, errors included.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import proxyAddr from '@fastify/proxy-addr';
 import { parse as parseQuery } from 'fast-querystring';
 import type { FastifyBaseLogger } from 'fastify';
 import { InvalidHit } from '../ingest/pipeline.js';
@@ -14,6 +13,7 @@ import type { Ingest } from '../ingest/live.js';
 import type { Metrics } from '../metrics.js';
 import { hitFromParams, paramsOf, PIXEL } from './collector.js';
 import { ANY_ORIGIN } from './security-headers.js';
+import { clientAddress, type TrustProxy } from './trust-proxy.js';
 
 /** Takes the request and answers it (true), or leaves it to Fastify (false) without having touched it. */
 export type Lane = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -24,19 +24,8 @@ export interface LaneDeps {
   log: FastifyBaseLogger;
   /** The security headers of a beacon's answer (addSecurityHeaders). */
   beaconHeaders: Readonly<Record<string, string>>;
-  /** Fastify's trustProxy, as the app was given it: the lane reads the client's address the way Fastify does. */
-  trustProxy: boolean | number | string;
-}
-
-/** The client's address as Fastify's `request.ip` gives it under `trustProxy` (fastify/lib/request.js). */
-function clientAddress(trustProxy: boolean | number | string): (req: IncomingMessage) => string {
-  if (trustProxy === false) return (req) => req.socket.remoteAddress ?? '';
-  // Fastify 5 trusts no proxy for a bare hop count: it cannot tell the nearest peer is a proxy.
-  const trust =
-    trustProxy === true ? () => true
-    : typeof trustProxy === 'number' ? () => false
-    : proxyAddr.compile(trustProxy.split(',').map((entry) => entry.trim()));
-  return (req) => proxyAddr.all(req, trust).at(-1) ?? '';
+  /** Fastify's trustProxy, as the app gave it: the lane reads the client's address the way Fastify does. */
+  trustProxy: TrustProxy;
 }
 
 export function collectorLane({ ingest, metrics, log, trustProxy, beaconHeaders }: LaneDeps): Lane {

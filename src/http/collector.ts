@@ -110,7 +110,7 @@ function pageUrl(h: string | undefined, p: string | undefined, qs: URLSearchPara
 }
 
 /** What a hit is, where the parameters alone do not tell (a legacy goal code's event is looked up first). */
-export interface HitKind {
+interface HitKind {
   type: HitType;
   eventName: string | undefined;
   value: number | undefined;
