@@ -91,4 +91,10 @@ export class Metrics {
   drop(reason: DropReason): void {
     this.hitsDropped.inc({ reason });
   }
+
+  /** An HTTP answer, by its route pattern: Fastify's onResponse hook and the collector's fast lane count here. */
+  answered(method: string, route: string, status: number, seconds: number): void {
+    this.requests.inc({ method, route, status: String(status) });
+    this.requestSeconds.observe({ method, route }, seconds);
+  }
 }

@@ -142,9 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const { meta, events, ingest, metrics, auth, limiter, usage, adminToken } = deps;
   app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unknown';
-    metrics.requests.inc({ method: request.method, route, status: String(reply.statusCode) });
-    metrics.requestSeconds.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    metrics.answered(request.method, request.routeOptions.url ?? 'unknown', reply.statusCode, reply.elapsedTime / 1000);
   });
   app.get('/metrics', async (_request, reply) => {
     metrics.bufferPending.set(ingest.pending);

@@ -33,11 +33,8 @@ export function collectorLane({ ingest, metrics, log, trustProxy, beaconHeaders 
   const json = { ...beaconHeaders, ...ANY_ORIGIN, 'content-type': 'application/json; charset=utf-8' };
   const addressOf = clientAddress(trustProxy);
 
-  /** What the route's onResponse hook counts for every answer (src/http/app.ts). */
-  const answered = (status: number, started: number) => {
-    metrics.requests.inc({ method: 'GET', route: '/', status: String(status) });
-    metrics.requestSeconds.observe({ method: 'GET', route: '/' }, (performance.now() - started) / 1000);
-  };
+  /** Counted as the route's onResponse hook counts its answers (src/http/app.ts). */
+  const answered = (status: number, started: number) => metrics.answered('GET', '/', status, (performance.now() - started) / 1000);
 
   const fail = (res: ServerResponse, status: number, message: string, started: number) => {
     const body = JSON.stringify({ error: message });

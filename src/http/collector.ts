@@ -122,8 +122,13 @@ interface HitKind {
  * a malformed one. Synchronous: the fast lane (collector-lane.ts) takes only hits this reads alone.
  */
 export function hitFromParams(params: Record<string, string>, userAgent: string, ip: string): IncomingHit {
-  if (params.name === undefined) return incomingHit(params, userAgent, ip, { type: 'pageview', eventName: undefined, value: undefined, props: [] });
-  return incomingHit(params, userAgent, ip, { type: 'event', eventName: params.name, ...eventPayload(params.payload) });
+  return incomingHit(params, userAgent, ip, kindOf(params));
+}
+
+/** A pageview, or an event named by `name` with its payload's value and properties (a 400 for a bad payload). */
+function kindOf(params: Record<string, string>): HitKind {
+  if (params.name === undefined) return { type: 'pageview', eventName: undefined, value: undefined, props: [] };
+  return { type: 'event', eventName: params.name, ...eventPayload(params.payload) };
 }
 
 function incomingHit(params: Record<string, string>, userAgent: string, ip: string, { type, eventName, value, props }: HitKind): IncomingHit {
@@ -168,31 +173,23 @@ export async function collector(app: FastifyInstance, { ingest, metrics, documen
         return reply.send({ name: 'Plumb', api: '/v1', openapi: '/openapi.json', script: '/script.js', dashboard: '/sites' });
       }
       if (!params.sid) throw invalid('sid (the site id) is required');
-      let type: HitType = 'pageview';
-      let eventName: string | undefined;
-      let value: number | undefined;
-      let props: PropList = [];
-      if (params.name !== undefined) {
-        type = 'event';
-        eventName = params.name;
-        ({ value, props } = eventPayload(params.payload));
-      } else if (params.gcode !== undefined) {
+      let kind: HitKind;
+      if (params.name === undefined && params.gcode !== undefined) {
         // Legacy goals: the code is the event's tracking code; its name is what gets recorded.
-        type = 'event';
         const goal = await ingest.sites.goalByCode(params.sid, params.gcode);
-        value = params.gval ? cents(params.gval, 'gval') : 0;
+        const value = params.gval ? cents(params.gval, 'gval') : 0;
         if (!goal) {
-          metrics.hitsReceived.inc({ type });
+          metrics.hitsReceived.inc({ type: 'event' });
           metrics.drop('unknown-goal');
           return answer(request, reply);
         }
-        eventName = goal.name;
-      }
+        kind = { type: 'event', eventName: goal.name, value, props: [] };
+      } else kind = kindOf(params);
       if (ingest.isFull) {
         metrics.hitsRefused.inc();
         return reply.code(503).header('retry-after', '1').send({ error: 'Plumb is busy writing; retry shortly' });
       }
-      await ingest.collect(incomingHit(params, request.headers['user-agent'] ?? '', request.ip, { type, eventName, value, props }));
+      await ingest.collect(incomingHit(params, request.headers['user-agent'] ?? '', request.ip, kind));
     } catch (err) {
       const problem = err instanceof InvalidHit ? invalid(err.message) : err;
       if (problem instanceof GeneralError && problem.status === 400) metrics.hitsInvalid.inc();

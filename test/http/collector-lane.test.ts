@@ -7,6 +7,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { collectorLane } from '../../src/http/collector-lane.js';
+import { trustProxyOption } from '../../src/http/trust-proxy.js';
 import { OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
@@ -49,7 +50,7 @@ describe('collector fast lane', () => {
     t = await startTestApp({ trustProxy: true });
     site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Lane' })).body.id;
     appBase = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const lane = collectorLane({ ingest: t.ingest, metrics: t.metrics, log: t.app.log, trustProxy: true, beaconHeaders: {} });
+    const lane = collectorLane({ ingest: t.ingest, metrics: t.metrics, log: t.app.log, trustProxy: trustProxyOption(true), beaconHeaders: {} });
     probe = createServer((req, res) => {
       if (lane(req, res)) return;
       declined.push(req.url ?? '');
