@@ -77,7 +77,11 @@ function batch(siteId: string): { hit: StoredHit; visit: VisitRecord }[] {
       ...(i % 4 === 0 ? { props: [['url', `https://example.com${text}`], [text, 'ünï ✓'], ['n', String(i)]] as const } : {}),
     });
     // Versions grow along the batch; some visits get two states of the same version (the later one wins).
-    out.push({ hit, visit: visitOf(hit, { pageviews: 1 + Math.floor(i / 40), events: event ? 1 : 0, exitPage: text, pathsExact: i % 11 !== 0 }) });
+    // Some visits differ from their hit where records leave the visit's value out when it is the hit's: a visit
+    // started under the day before's visitor, and (never from the pipeline, but a record must keep it) a campaign of
+    // its own.
+    const own = i % 6 === 1 ? { visitorId: 5n + BigInt(i), utmSource: `visit ${text}` } : {};
+    out.push({ hit, visit: visitOf(hit, { pageviews: 1 + Math.floor(i / 40), events: event ? 1 : 0, exitPage: text, pathsExact: i % 11 !== 0, ...own }) });
   }
   return out;
 }
@@ -130,7 +134,7 @@ describe('DuckDB record files (the collector path) against the appender', () => 
     const { store, db, done } = await freshStore();
     const file = join(dir, 'torn.ndjson');
     const [first] = batch('TORN');
-    writeFileSync(file, encodeRecord(1, first!.hit, first!.visit) + '{"s": 2, "h": {"siteId": "TORN"');
+    writeFileSync(file, encodeRecord(1, first!.hit, first!.visit) + encodeRecord(2, first!.hit, first!.visit).slice(0, 40));
     await assert.rejects(store.loadRecords!(file, 2));
     assert.equal((await rowsOf(db, 'hits', 'ts')).length, 0);
     assert.equal(await store.logWatermark(), 0);

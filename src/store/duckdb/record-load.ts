@@ -2,46 +2,64 @@
 // it on its threads, which costs the event loop nothing, where appending row by row took ~35 µs of it per hit.
 
 import { ATTRIBUTION_FIELDS } from '../../domain/hits.js';
+import { RECORD_FIELDS } from '../../ingest/hit-record.js';
 import { HIT_TEXT_COLUMNS, snake } from '../event-rows.js';
 
-const HIT_STRUCT = [
-  'siteId VARCHAR', 'type VARCHAR', 'timestamp BIGINT', 'visitorId VARCHAR', 'visitId VARCHAR',
-  ...HIT_TEXT_COLUMNS.map((c) => `${c} VARCHAR`),
-  'eventName VARCHAR', 'value BIGINT', 'firstView BOOLEAN', 'props VARCHAR[][]',
+/** A record's value (a RECORD_FIELDS name) in SQL: the line's values are read as the text list `r`. */
+function value(field: string): string {
+  const at = RECORD_FIELDS.indexOf(field);
+  if (at < 0) throw new Error(`no record field ${field}`);
+  return `r[${at + 1}]`;
+}
+const ms = (field: string) => `make_timestamp(CAST(${value(field)} AS BIGINT) * 1000)`;
+const toId = (sql: string) => `CAST(${sql} AS UBIGINT)`;
+const id = (field: string) => toId(value(field));
+/** A visit field that the record leaves null where the hit has the same value (encodeRecord). */
+const shared = (field: string, cast = (sql: string) => sql) => `coalesce(${cast(value(`visit.${field}`))}, ${cast(value(`hit.${field}`))})`;
+
+/** The hits table's columns, as INSERT_HITS takes them from `record_batch`. */
+const HIT_COLUMNS = [
+  'site_id', 'type', 'ts', 'visitor_id', 'visit_id', ...HIT_TEXT_COLUMNS.map(snake), 'event_name', 'value', 'first_view', 'prop_keys',
+  'prop_values',
 ];
-const VISIT_STRUCT = [
-  'siteId VARCHAR', 'visitId VARCHAR', 'visitorId VARCHAR', 'startedAt BIGINT', 'lastSeenAt BIGINT', 'entryPage VARCHAR',
-  'exitPage VARCHAR', 'exitHostname VARCHAR', 'pageviews INTEGER', 'events INTEGER', 'pathsExact BOOLEAN',
-  ...ATTRIBUTION_FIELDS.map((c) => `${c} VARCHAR`),
-];
-const struct = (fields: string[]) => `STRUCT(${fields.join(', ')})`;
 
 /**
- * Reads the file (the one parameter) into the temp table `record_batch`, whose rowid is then each line's place in
- * the file (DuckDB keeps a file's order when it inserts what it reads). Numbering the lines with row_number() cost
- * a window over the whole batch.
+ * Reads the file (the one parameter) into the temp table `record_batch`, typed: the hits table's columns, then the
+ * visit's as `visit_*`. Its rowid is each line's place in the file (DuckDB keeps a file's order when it inserts
+ * what it reads); numbering the lines with row_number() cost a window over the whole batch. Each line is read as a
+ * list of texts (numbers and booleans as their JSON text, the custom properties as a JSON array) and cast here.
  */
-export const STAGE_RECORDS = `CREATE OR REPLACE TEMP TABLE record_batch AS
-  SELECT s, h, v FROM read_json(?, format = 'newline_delimited',
-    columns = {s: 'BIGINT', h: '${struct(HIT_STRUCT)}', v: '${struct(VISIT_STRUCT)}'})`;
+export const STAGE_RECORDS = `CREATE OR REPLACE TEMP TABLE record_batch AS SELECT
+  ${value('hit.siteId')} AS site_id, ${value('hit.type')} AS type, ${ms('hit.timestamp')} AS ts,
+  ${id('hit.visitorId')} AS visitor_id, ${id('hit.visitId')} AS visit_id,
+  ${HIT_TEXT_COLUMNS.map((c) => `${value(`hit.${c}`)} AS ${snake(c)}`).join(', ')},
+  ${value('hit.eventName')} AS event_name, CAST(${value('hit.value')} AS BIGINT) AS value,
+  CAST(${value('hit.firstView')} AS BOOLEAN) AS first_view,
+  list_transform(props, p -> p[1]) AS prop_keys, list_transform(props, p -> p[2]) AS prop_values,
+  ${shared('siteId')} AS visit_site_id, ${shared('visitId', toId)} AS visit_visit_id,
+  ${shared('visitorId', toId)} AS visit_visitor_id, ${ms('visit.startedAt')} AS visit_started_at,
+  ${ms('visit.lastSeenAt')} AS visit_last_seen_at, ${value('visit.entryPage')} AS visit_entry_page,
+  ${value('visit.exitPage')} AS visit_exit_page, ${value('visit.exitHostname')} AS visit_exit_hostname,
+  CAST(${value('visit.pageviews')} AS INTEGER) AS visit_pageviews, CAST(${value('visit.events')} AS INTEGER) AS visit_events,
+  CAST(${value('visit.pathsExact')} AS BOOLEAN) AS visit_paths_exact,
+  ${ATTRIBUTION_FIELDS.map((c) => `${shared(c)} AS visit_${snake(c)}`).join(', ')}
+  FROM (
+    -- Most hits have no custom properties: NULL (as write() stores them) without parsing JSON.
+    SELECT r, CASE WHEN ${value('hit.props')} = '[]' THEN NULL ELSE from_json(${value('hit.props')}, '[["VARCHAR"]]') END AS props
+    FROM read_json(?, format = 'newline_delimited', records = 'false', columns = {r: 'VARCHAR[]'})
+  )`;
 
-const ms = (field: string) => `make_timestamp(${field} * 1000)`;
+export const INSERT_HITS = `INSERT INTO hits BY NAME SELECT ${HIT_COLUMNS.join(', ')} FROM record_batch ORDER BY rowid`;
 
-export const INSERT_HITS = `INSERT INTO hits BY NAME SELECT
-  h.siteId AS site_id, h.type AS type, ${ms('h.timestamp')} AS ts, CAST(h.visitorId AS UBIGINT) AS visitor_id,
-  CAST(h.visitId AS UBIGINT) AS visit_id, ${HIT_TEXT_COLUMNS.map((c) => `h.${c} AS ${snake(c)}`).join(', ')},
-  h.eventName AS event_name, h.value AS value, h.firstView AS first_view,
-  list_transform(h.props, p -> p[1]) AS prop_keys, list_transform(h.props, p -> p[2]) AS prop_values
-  FROM record_batch ORDER BY rowid`;
+const VISIT_COLUMNS = [
+  'visit_id', 'site_id', 'visitor_id', 'started_at', 'last_seen_at', 'entry_page', 'exit_page', 'exit_hostname', 'pageviews',
+  'events', 'paths_exact', ...ATTRIBUTION_FIELDS.map(snake),
+];
 
 /**
  * Each visit's newest state in the batch into `visit_updates` (as the write buffer's keepNewest picks it: the
  * highest version, the later line on a tie).
  */
-export const STAGE_VISITS = `INSERT INTO visit_updates BY NAME SELECT
-  CAST(v.visitId AS UBIGINT) AS visit_id, v.siteId AS site_id, CAST(v.visitorId AS UBIGINT) AS visitor_id,
-  ${ms('v.startedAt')} AS started_at, ${ms('v.lastSeenAt')} AS last_seen_at, v.entryPage AS entry_page,
-  v.exitPage AS exit_page, v.exitHostname AS exit_hostname, v.pageviews AS pageviews, v.events AS events,
-  v.pathsExact AS paths_exact, ${ATTRIBUTION_FIELDS.map((c) => `v.${c} AS ${snake(c)}`).join(', ')}
-  FROM record_batch QUALIFY row_number() OVER (PARTITION BY v.visitId ORDER BY v.pageviews + v.events DESC, rowid DESC) = 1`;
-
+export const STAGE_VISITS = `INSERT INTO visit_updates BY NAME SELECT ${VISIT_COLUMNS.map((c) => `visit_${c} AS ${c}`).join(', ')}
+  FROM record_batch
+  QUALIFY row_number() OVER (PARTITION BY visit_visit_id ORDER BY visit_pageviews + visit_events DESC, rowid DESC) = 1`;
