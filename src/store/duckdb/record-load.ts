@@ -3,6 +3,7 @@
 
 import { ATTRIBUTION_FIELDS } from '../../domain/hits.js';
 import { RECORD_FIELDS } from '../../ingest/hit-record.js';
+import { HIT_CSV_COLUMNS, VISIT_CSV_COLUMNS } from '../event-csv.js';
 import { HIT_TEXT_COLUMNS, snake } from '../event-rows.js';
 
 /** A record's value (a RECORD_FIELDS name) in SQL: the line's values are read as the text list `r`. */
@@ -17,11 +18,9 @@ const id = (field: string) => toId(value(field));
 /** A visit field that the record leaves null where the hit has the same value (encodeRecord). */
 const shared = (field: string, cast = (sql: string) => sql) => `coalesce(${cast(value(`visit.${field}`))}, ${cast(value(`hit.${field}`))})`;
 
-/** The hits table's columns, as INSERT_HITS takes them from `record_batch`. */
-const HIT_COLUMNS = [
-  'site_id', 'type', 'ts', 'visitor_id', 'visit_id', ...HIT_TEXT_COLUMNS.map(snake), 'event_name', 'value', 'first_view', 'prop_keys',
-  'prop_values',
-];
+/** The hits and visits tables' columns (the import's CSV loads name the same), as `record_batch` holds them. */
+const HIT_COLUMNS = HIT_CSV_COLUMNS.map((c) => c.name);
+const VISIT_COLUMNS = VISIT_CSV_COLUMNS.map((c) => c.name);
 
 /**
  * Reads the file (the one parameter) into the temp table `record_batch`, typed: the hits table's columns, then the
@@ -50,11 +49,6 @@ export const STAGE_RECORDS = `CREATE OR REPLACE TEMP TABLE record_batch AS SELEC
   )`;
 
 export const INSERT_HITS = `INSERT INTO hits BY NAME SELECT ${HIT_COLUMNS.join(', ')} FROM record_batch ORDER BY rowid`;
-
-const VISIT_COLUMNS = [
-  'visit_id', 'site_id', 'visitor_id', 'started_at', 'last_seen_at', 'entry_page', 'exit_page', 'exit_hostname', 'pageviews',
-  'events', 'paths_exact', ...ATTRIBUTION_FIELDS.map(snake),
-];
 
 /**
  * Each visit's newest state in the batch into `visit_updates` (as the write buffer's keepNewest picks it: the
