@@ -143,6 +143,10 @@ describe('imports of processes that die, in scale-out', () => {
   });
 
   it('a process restarted on its data directory undoes its own earlier run\'s import at start', async () => {
+    // Only the restarted process may undo this import. The in-process ones above stop sweeping: B looks every 300 ms
+    // with a lease of 2 s, so on a loaded machine it took the import over while the process restarted, and was
+    // still undoing it when the restarted process looked (which then left it to B, its owner by then).
+    for (const p of plumbs) await p.importSweeper.close();
     const dir = dataDir();
     const first = await startReal(dir);
     const held = upload(first.url, 'restarted.csv');
