@@ -108,7 +108,7 @@ interface Run {
   databasePerRequest: { redis: number; clickhouse: number; postgres: number };
   /** Server CPU per answered request, µs (all threads, DuckDB's included). */
   cpuPerRequest: number;
-  /** The same for the server's main thread alone (the event loop), and for its ingest thread (src/ingest/ingest-thread.ts). */
+  /** The same for the server's main thread alone (the event loop), and for its ingest thread (src/ingest/live/ingest-thread.ts). */
   mainPerRequest: number;
   ingestPerRequest: number;
   /** The server's context switches per answered request, all threads. */

@@ -8,9 +8,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BatchImport, type ImportLookups } from '../src/ingest/batch-import.js';
-import { placer, readColumns, type ChunkColumns } from '../src/ingest/chunk-columns.js';
-import { CsvLoad, PendingVisits } from '../src/ingest/csv-load.js';
+import { BatchImport, type ImportLookups } from '../src/ingest/bulk-import/batch-import.js';
+import { placer, readColumns, type ChunkColumns } from '../src/ingest/bulk-import/chunk-columns.js';
+import { CsvLoad, PendingVisits } from '../src/ingest/bulk-import/csv-load.js';
 import { GeoLookup } from '../src/ingest/enrich/geo.js';
 import { EphemeralSalts } from '../src/ingest/salts.js';
 import { DuckDatabase } from '../src/store/duckdb/database.js';
@@ -21,7 +21,7 @@ import type { CsvRows } from '../src/store/event-csv.js';
 import type { Site } from '../src/store/types.js';
 import { generate } from './import.js';
 
-/** As the CLI sends them and the import thread loads them (src/cli/import.ts, src/ingest/import-thread.ts). */
+/** As the CLI sends them and the import thread loads them (src/cli/import.ts, src/ingest/bulk-import/import-thread.ts). */
 const CHUNK_LINES = 100_000;
 const SLICE_HITS = 8_192;
 const LOAD_HITS = ROW_GROUP_ROWS;
@@ -74,7 +74,7 @@ export async function benchImportWork(hits = 1_000_000): Promise<void> {
         const first = i * CHUNK_LINES;
         read[i] = undefined!;
         // Loads of exactly a row group, a chunk's last rows in one load with the next chunk's first, and visits
-        // stored once they fill a row group of their own, as the server's (src/ingest/import-thread.ts).
+        // stored once they fill a row group of their own, as the server's (src/ingest/bulk-import/import-thread.ts).
         await batch.chunk(columns, first + 1, lookups, async (rows, touched) => {
           stored += rows.length;
           await csv.add(rows);

@@ -15,7 +15,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { AdminClient } from '../src/cli/admin-client.js';
-import { demoTraffic } from '../src/ingest/demo-traffic.js';
+import { demoTraffic } from '../src/cli/demo-traffic.js';
 import { DuckDatabase } from '../src/store/duckdb/database.js';
 import { DuckEventStore, sqlText } from '../src/store/duckdb/event-store.js';
 import { migrate } from '../src/store/duckdb/migrations.js';

@@ -9,13 +9,13 @@ import { TokenAuthenticator } from './auth/token-authenticator.js';
 import { NO_MAILER, SmtpMailer, type Mailer } from './mail/mailer.js';
 import { ReportScheduler } from './mail/report-scheduler.js';
 import { buildApp } from './http/app.js';
-import { ImportService } from './http/import-service.js';
+import { ImportService } from './http/peers/import-service.js';
 import { buildTrackerScript, type TrackerScript } from './http/tracker-script.js';
-import { IMPORT_TIMING, ImportOwner, type ImportTiming } from './ingest/import-owner.js';
-import { ImportSpool } from './ingest/import-spool.js';
-import { ImportSweeper } from './ingest/import-sweeper.js';
-import { Ingest } from './ingest/live.js';
-import type { WriteBufferOptions } from './ingest/write-buffer.js';
+import { IMPORT_TIMING, ImportOwner, type ImportTiming } from './ingest/peer-imports/import-owner.js';
+import { ImportSpool } from './ingest/peer-imports/import-spool.js';
+import { ImportSweeper } from './ingest/peer-imports/import-sweeper.js';
+import { Ingest } from './ingest/ingest.js';
+import type { WriteBufferOptions } from './ingest/live/write-buffer.js';
 import { Limiter } from './limits/limiter.js';
 import { UsageMeter } from './limits/usage-meter.js';
 import type { LocalAdminKey } from './local-admin-key.js';
@@ -90,7 +90,7 @@ export interface AssembleOptions {
   publicUrl?: string | undefined;
   /** Whether email reports go out on a timer (tests run them with `reportEmails.runOnce(now)` instead). */
   reportEmailTimer?: boolean;
-  /** Heartbeat, lease and sweep intervals of imports (src/ingest/import-owner.ts); tests shorten them. */
+  /** Heartbeat, lease and sweep intervals of imports (src/ingest/peer-imports/import-owner.ts); tests shorten them. */
   importTiming?: Partial<ImportTiming>;
   /** The process's id as the owner of imports (tests of several processes in one); by default as described in assemble. */
   importOwner?: string;

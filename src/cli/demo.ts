@@ -1,7 +1,7 @@
 // `plumb demo`: a demo site with goals and a milestone through /v1, then a generated month of its traffic
 // through the import, and a summary that tells the bots left out (on purpose) from real problems.
 
-import { DEFAULT_DEMO_EVENTS, demoTraffic, emptyTotals } from '../ingest/demo-traffic.js';
+import { DEFAULT_DEMO_EVENTS, demoTraffic, emptyTotals } from './demo-traffic.js';
 import { withV1 } from './acting.js';
 import type { AdminClient } from './admin-client.js';
 import { importNdjson, progressBar, type ImportSummary } from './import.js';
@@ -23,7 +23,7 @@ export interface DemoResult extends ImportSummary {
   share_url: string | null;
 }
 
-/** The import's message for a bot's hit (src/ingest/import.ts). */
+/** The import's message for a bot's hit (src/ingest/line-import.ts). */
 const BOT_MESSAGE = 'user_agent is a bot';
 
 export async function demo(client: AdminClient, url: string, o: DemoOptions): Promise<DemoResult> {

@@ -183,7 +183,7 @@ export type FromIndexThread = { t: 'read'; bytes: number } | { t: 'index'; index
 /** A part of a file indexed on a thread of its own (index-thread.ts); `onRead` as indexPart's. */
 function indexOnThread(path: string, start: number, end: number, onRead?: (bytes: number) => void): Promise<LineIndex> {
   return new Promise((resolve, reject) => {
-    const thread = startWorker('index-thread', { path, start, end }, undefined, import.meta.url);
+    const thread = startWorker(import.meta.url, 'index-thread', { path, start, end });
     thread.on('message', (message: FromIndexThread) => {
       if (message.t === 'read') {
         onRead?.(message.bytes);

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'fast-querystring';
 import type { FastifyBaseLogger } from 'fastify';
 import { InvalidHit } from '../ingest/pipeline.js';
-import type { Ingest } from '../ingest/live.js';
+import type { Ingest } from '../ingest/ingest.js';
 import type { Metrics } from '../metrics.js';
 import { hitFromParams, paramsOf, PIXEL } from './collector.js';
 import { ANY_ORIGIN } from './security-headers.js';

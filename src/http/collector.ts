@@ -6,7 +6,7 @@ import type { HitType, IncomingHit } from '../domain/hits.js';
 import { readProps, type PropList } from '../domain/props.js';
 import { GeneralError } from '../domain/errors.js';
 import { InvalidHit } from '../ingest/pipeline.js';
-import type { Ingest } from '../ingest/live.js';
+import type { Ingest } from '../ingest/ingest.js';
 import type { Metrics } from '../metrics.js';
 import { ANY_ORIGIN, BEACON_ROUTE } from './security-headers.js';
 

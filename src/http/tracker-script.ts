@@ -1,5 +1,5 @@
 // GET /script.js: Plumb's tracker (src/tracker/tracker.js), minified once at start, served compressed and cached;
-// the building and serving of tracker scripts, shared with the peers' script paths (./peer-scripts.ts).
+// the building and serving of tracker scripts, shared with the peers' script paths (./peers/peer-scripts.ts).
 
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';

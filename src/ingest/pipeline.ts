@@ -28,6 +28,13 @@ export interface HitCounters {
   dropped(reason: DropReason): void;
 }
 
+/** Counts to add to the process's metrics, from a thread that keeps its own (the ingest and import threads). */
+export interface CounterDeltas {
+  received: { pageview: number; event: number };
+  recorded: { pageview: number; event: number };
+  dropped: Partial<Record<DropReason, number>>;
+}
+
 /** HitCounters straight into the process's Metrics. */
 export const metricsCounters = (metrics: Metrics): HitCounters => ({
   received: (type) => metrics.hitsReceived.inc({ type }),

@@ -5,10 +5,10 @@
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 
 /**
- * `name`: the module beside this one, without extension (`ingest-thread`), or beside the module at the URL `beside`
+ * `name`: the thread's module, without extension (`ingest-thread`), in the folder of the module at the URL `beside`
  * (its caller's `import.meta.url`); `resourceLimits` as Worker takes them.
  */
-export function startWorker(name: string, workerData: unknown, resourceLimits?: ResourceLimits, beside: string = import.meta.url): Worker {
+export function startWorker(beside: string, name: string, workerData: unknown, resourceLimits?: ResourceLimits): Worker {
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`./${name}.js`, beside), { workerData, resourceLimits });
   const entry = JSON.stringify(new URL(`./${name}.ts`, beside).href);
   const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));

@@ -1,4 +1,4 @@
-// Imported daily aggregates (another product's history, src/ingest/plausible-import.ts) in reports: which queries
+// Imported daily aggregates (another product's history, src/ingest/peer-imports/plausible-import.ts) in reports: which queries
 // they can answer, and how their numbers join the recorded hits' rows. The rule is docs/reports.md's "Imported
 // data": a query is answered with them only when every number it asks for is one they carry exactly; otherwise
 // reports use recorded hits only.

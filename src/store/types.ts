@@ -84,7 +84,7 @@ export type ImportStatus = 'running' | 'done' | 'failed';
 /**
  * One import of another product's export into a site. Imported hits have visit ids in the import's own range
  * (`visitIdBase` to `visitIdBase + 2^32 - 1`), so deleting the import deletes exactly them. A running import has
- * an owner (the process running it) that renews `heartbeatAt` while it runs (src/ingest/import-lease.ts).
+ * an owner (the process running it) that renews `heartbeatAt` while it runs (src/ingest/peer-imports/import-owner.ts).
  */
 export interface ImportRecord {
   id: string;
@@ -248,7 +248,7 @@ export interface MetaStore {
   /** Replaces them; an empty list makes the share page non-embeddable again. */
   setEmbedOrigins(siteId: string, origins: readonly string[]): Promise<void>;
 
-  /** Imports (src/ingest/umami-import.ts): recorded when they start (running, heartbeat now), finished with their outcome. */
+  /** Imports (src/ingest/peer-imports/umami-import.ts): recorded when they start (running, heartbeat now), finished with their outcome. */
   createImport(input: NewImport): Promise<ImportRecord>;
   /** Finishes the import if it is still running under `owner`; undefined when it is not (swept or deleted meanwhile). */
   finishImport(id: string, owner: string, outcome: ImportOutcome): Promise<ImportRecord | undefined>;
@@ -307,7 +307,7 @@ export type QueryParam = string | number | boolean | null | Date | bigint;
 
 /**
  * What imported days are stored under ('': the site's totals): the report fields they can be grouped and filtered
- * by, each from one table of the export (src/ingest/plausible-import.ts), and `event_name`, an event's daily
+ * by, each from one table of the export (src/ingest/peer-imports/plausible-import.ts), and `event_name`, an event's daily
  * completions (imported_custom_events: completions in `pageviews`, visitors in `visitors`).
  */
 export const IMPORTED_DIMENSIONS = [
@@ -365,7 +365,7 @@ export interface EventStore {
    */
   writeCsv?(rows: CsvRows): Promise<void>;
   /**
-   * Stores a file of records (src/ingest/hit-record.ts, one per line) like `write`, read by the database itself:
+   * Stores a file of records (src/ingest/live/hit-record.ts, one per line) like `write`, read by the database itself:
    * the stores that can (DuckDB) spare the process the per-row work. `logSeq` as for `write`.
    */
   loadRecords?(file: string, logSeq?: number): Promise<void>;

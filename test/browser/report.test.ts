@@ -14,7 +14,7 @@ import { strFromU8, unzipSync } from 'fflate';
 import type { Browser, Page, Route } from 'playwright-core';
 import { hashPassword } from '../../src/domain/secrets.js';
 import { formatTimestamp } from '../../src/domain/time.js';
-import { demoTraffic } from '../../src/ingest/demo-traffic.js';
+import { demoTraffic } from '../../src/cli/demo-traffic.js';
 import { projectRoot } from '../../src/project-root.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 import { browserSkipReason, closePage, launchBrowser, openPage, sidewaysOverflow } from './browser.js';

@@ -8,8 +8,8 @@ import { bootstrap } from '../../src/bootstrap.js';
 import { newTokenSecret } from '../../src/domain/ids.js';
 import { hashToken } from '../../src/domain/secrets.js';
 import { buildTrackerScript, type TrackerScript } from '../../src/http/tracker-script.js';
-import type { ImportTiming } from '../../src/ingest/import-owner.js';
-import type { WriteBufferOptions } from '../../src/ingest/write-buffer.js';
+import type { ImportTiming } from '../../src/ingest/peer-imports/import-owner.js';
+import type { WriteBufferOptions } from '../../src/ingest/live/write-buffer.js';
 import type { LocalAdminKey } from '../../src/local-admin-key.js';
 import type { QueryGateOptions } from '../../src/report/query-gate.js';
 import type { LimitStore } from '../../src/store/types.js';
@@ -55,7 +55,7 @@ export interface TestAppOptions {
   localAdminKey?: LocalAdminKey;
   /** Outgoing mail to a test SMTP server (test/helpers/mail.ts), with PLUMB_PUBLIC_URL. */
   mail?: { smtpUrl: string; publicUrl: string };
-  /** Heartbeat, lease and sweep intervals of imports (src/ingest/import-owner.ts). */
+  /** Heartbeat, lease and sweep intervals of imports (src/ingest/peer-imports/import-owner.ts). */
   importTiming?: Partial<ImportTiming>;
 }
 

@@ -2,7 +2,7 @@
 // Events.csv; hourly rows in UTC) with the sums per local day of the site that Plumb should report, worked out
 // here with Intl's time zones, independently of Plumb's own.
 
-import { random } from '../../src/ingest/demo-traffic.js';
+import { random } from '../../src/cli/demo-traffic.js';
 
 export interface DayCounts {
   pageviews: number;

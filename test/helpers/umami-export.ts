@@ -1,7 +1,7 @@
 // A generated Umami export (website_event joined with session, as psql's \copy writes it in CSV) with the numbers
 // Umami itself would report for it, so importer tests can check Plumb's reports against the source.
 
-import { random } from '../../src/ingest/demo-traffic.js';
+import { random } from '../../src/cli/demo-traffic.js';
 
 const COLUMNS = [
   'event_id', 'website_id', 'session_id', 'visit_id', 'created_at', 'hostname', 'url_path', 'url_query', 'referrer_domain',

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { AdminClient } from '../../src/cli/admin-client.js';
 import { importLines, importNdjson } from '../../src/cli/import.js';
 import { NdjsonFile } from '../../src/cli/ndjson-file.js';
-import { demoTraffic, emptyTotals, type DemoTotals } from '../../src/ingest/demo-traffic.js';
+import { demoTraffic, emptyTotals, type DemoTotals } from '../../src/cli/demo-traffic.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 
 function generate(siteId: string, seed: number): { lines: string[]; totals: DemoTotals } {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { IncomingHit } from '../../src/domain/hits.js';
-import { Ingest } from '../../src/ingest/live.js';
+import { Ingest } from '../../src/ingest/ingest.js';
 import { InvalidHit } from '../../src/ingest/pipeline.js';
 import { utcDay } from '../../src/ingest/salts.js';
 import { Metrics } from '../../src/metrics.js';

@@ -1,5 +1,5 @@
 // SharedTexts (equal texts as one string). What it is for, visits in progress holding less memory, is measured with
-// CompactVisitTracker (test/ingest/compact-visits.test.ts).
+// CompactVisitTracker (test/ingest/live/compact-visits.test.ts).
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

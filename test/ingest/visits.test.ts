@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { NO_ATTRIBUTION, type HitType, type VisitRecord } from '../../src/domain/hits.js';
 import { SharedVisitTracker, VISIT_TIMEOUT_MS, visitorKey, VisitTracker, type VisitHit, type VisitState } from '../../src/ingest/visits.js';
 import { RedisVisitStateStore } from '../../src/store/redis/visit-state.js';
-import { CompactVisitTracker } from '../../src/ingest/compact-visits.js';
+import { CompactVisitTracker } from '../../src/ingest/live/compact-visits.js';
 import { REDIS_URL } from '../helpers/redis.js';
 
 const SITE = 'SITEAAAA';

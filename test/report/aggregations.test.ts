@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { demoTraffic, type DemoHit } from '../../src/ingest/demo-traffic.js';
+import { demoTraffic, type DemoHit } from '../../src/cli/demo-traffic.js';
 import { OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 import { AGENTS, compare, createSite, f, forSite, importLines, line, type Case, type Target } from './fixtures.js';
 import { aggregationsOf, EVENT_AGGREGATES, GROUP_FIELDS, localString, PAGEVIEW_AGGREGATES, prepare, type OracleQuery, type Prepared } from './oracle.js';

@@ -2,7 +2,7 @@
 // `GET /v1/aggregations` request that must answer the same rows.
 
 import assert from 'node:assert/strict';
-import type { DemoHit } from '../../src/ingest/demo-traffic.js';
+import type { DemoHit } from '../../src/cli/demo-traffic.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, type TestApp } from '../helpers/app.js';
 import { aggregationsOf, type Filter, type OracleQuery, type Prepared } from './oracle.js';
 

@@ -4,7 +4,7 @@
 // arithmetic and ordering are all done here, on purpose the slow and obvious way.
 
 import type { HitAttributes } from '../../src/domain/hits.js';
-import type { DemoHit } from '../../src/ingest/demo-traffic.js';
+import type { DemoHit } from '../../src/cli/demo-traffic.js';
 import { Enricher, isBotUserAgent } from '../../src/ingest/enrich/index.js';
 
 export interface OracleSite {

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { DemoHit } from '../../src/ingest/demo-traffic.js';
+import type { DemoHit } from '../../src/cli/demo-traffic.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 import { AGENTS, createSite, f, importLines, line } from './fixtures.js';
 import { aggregationsOf, currentVisitorsOf, prepare, type OracleQuery } from './oracle.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { assemble, type Plumb } from '../../src/assemble.js';
 import { bootstrap } from '../../src/bootstrap.js';
-import type { ImportTiming } from '../../src/ingest/import-owner.js';
+import type { ImportTiming } from '../../src/ingest/peer-imports/import-owner.js';
 import type { ImportRecord } from '../../src/store/types.js';
 import { heldUpload, type HeldUpload } from '../helpers/held-upload.js';
 import { startServer, type ServerProcess } from '../helpers/process.js';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { NO_ATTRIBUTION, type VisitRecord } from '../../src/domain/hits.js';
-import { InsertBatches, type InsertBatch } from '../../src/ingest/insert-batches.js';
+import { InsertBatches, type InsertBatch } from '../../src/ingest/live/insert-batches.js';
 import { keepNewest } from '../../src/ingest/visits.js';
 import { parseClickHouseUrl } from '../../src/store/clickhouse/client.js';
 import { ClickHouseEventStore } from '../../src/store/clickhouse/event-store.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
 import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
-import { encodeRecord } from '../../src/ingest/hit-record.js';
+import { encodeRecord } from '../../src/ingest/live/hit-record.js';
 import { migrate } from '../../src/store/duckdb/migrations.js';
 import { writeCsvRows } from '../../src/store/event-csv.js';
 import { storedHit } from '../helpers/stored-hits.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { StoredHit, VisitRecord } from '../../src/domain/hits.js';
-import { encodeRecord } from '../../src/ingest/hit-record.js';
+import { encodeRecord } from '../../src/ingest/live/hit-record.js';
 import { keepNewest } from '../../src/ingest/visits.js';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
 import { DuckEventStore } from '../../src/store/duckdb/event-store.js';

@@ -1,10 +1,10 @@
-// /admin/imports: other products' exports imported into any site (src/http/import-service.ts), listed and deleted.
+// /admin/imports: other products' exports imported into any site (src/http/peers/import-service.ts), listed and deleted.
 
 import type { FastifyInstance } from 'fastify';
 import { notFound, ValidationError } from '../../domain/errors.js';
 import { TRACKING_CODE_RE } from '../../domain/ids.js';
 import type { ImportKind, MetaStore, Site } from '../../store/types.js';
-import { holdConnection, importBody, streamedImportBodies, type ImportService } from '../import-service.js';
+import { holdConnection, importBody, streamedImportBodies, type ImportService } from '../peers/import-service.js';
 
 export interface ImportRoutesOptions {
   meta: MetaStore;

@@ -1,4 +1,4 @@
-// The dashboard's upload routes for imports (src/http/import-service.ts): an owner or admin of the site's account
+// The dashboard's upload routes for imports (src/http/peers/import-service.ts): an owner or admin of the site's account
 // uploads Umami's, Plausible's or Fathom's export, lists the site's imports and deletes one. Session plus
 // anti-CSRF header, checked before any of the body is read.
 
@@ -7,7 +7,7 @@ import type { SessionManager } from '../../auth/sessions.js';
 import { notFound } from '../../domain/errors.js';
 import { TRACKING_CODE_RE } from '../../domain/ids.js';
 import type { ImportKind, MetaStore, Site } from '../../store/types.js';
-import { holdConnection, importBody, streamedImportBodies, type ImportService } from '../import-service.js';
+import { holdConnection, importBody, streamedImportBodies, type ImportService } from '../peers/import-service.js';
 import { memberForApi } from './guard.js';
 
 export interface DashboardImportDeps {

@@ -453,7 +453,7 @@ export const MIGRATIONS: Migration[] = [
     name: 'owners and failures of imports',
     sql: `
       -- A running import's owner (the process running it) and the time it last said it is alive, so that an import
-      -- left running by a process that died is found and undone (src/ingest/import-sweeper.ts); and why a failed
+      -- left running by a process that died is found and undone (src/ingest/peer-imports/import-sweeper.ts); and why a failed
       -- import failed. Made again rather than given columns, as the sites table in version 9 (seq's nextval).
       CREATE TABLE imports_before_v19 AS SELECT * FROM imports;
       DROP TABLE imports;

@@ -1,8 +1,8 @@
-// The SQL that stores a file of hit records (src/ingest/hit-record.ts) in DuckDB: DuckDB's own JSON reader parses
+// The SQL that stores a file of hit records (src/ingest/live/hit-record.ts) in DuckDB: DuckDB's own JSON reader parses
 // it on its threads, which costs the event loop nothing, where appending row by row took ~35 µs of it per hit.
 
 import { ATTRIBUTION_FIELDS } from '../../domain/hits.js';
-import { RECORD_FIELDS } from '../../ingest/hit-record.js';
+import { RECORD_FIELDS } from '../../ingest/live/hit-record.js';
 import { HIT_CSV_COLUMNS, VISIT_CSV_COLUMNS } from '../event-csv.js';
 import { HIT_TEXT_COLUMNS, snake } from '../event-rows.js';
 

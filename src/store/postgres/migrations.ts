@@ -255,7 +255,7 @@ export const PG_MIGRATIONS: Migration[] = [
     name: 'owners and failures of imports',
     sql: `
       -- A running import's owner (the process running it) and the time it last said it is alive, so that an import
-      -- left running by a process that died is found and undone (src/ingest/import-sweeper.ts); and why a failed
+      -- left running by a process that died is found and undone (src/ingest/peer-imports/import-sweeper.ts); and why a failed
       -- import failed. Running imports are found by a partial index: every process looks for them periodically.
       ALTER TABLE imports ADD COLUMN owner TEXT, ADD COLUMN heartbeat_at TIMESTAMPTZ, ADD COLUMN failure TEXT;
       CREATE INDEX imports_running ON imports (created_at) WHERE status = 'running';
