@@ -29,13 +29,13 @@ const CHUNK_BYTES = 40 * 1024 * 1024;
 const FIRST_CHUNK_SHARE = 1 / 4;
 
 /**
- * Chunks sent before the oldest is answered. A chunk's answer waits for the load that holds its last rows, which
- * the next chunk's first rows fill, and for the load that stores its visits (the server gathers three loads' visits
- * into one, src/ingest/bulk-import/import-thread.ts), so answers trail the import thread by about four chunks, plus the loads
- * DuckDB has yet to store (up to two). With fewer in flight the thread ran out of chunks and sent loads short of a
- * row group (six: every fourth load, in a logged run). Ten keep it fed; the server takes up to 12 ahead of the one
- * it expects (src/ingest/bulk-import/chunk-order.ts). A chunk of a file in time order is streamed from the file, so the chunks
- * the server has not read yet cost little here (for 1M lines the CLI peaked at 225-249 MiB; 428-494 when it held
+ * Chunks sent before the oldest is answered. A chunk's answer waits for the load that holds its last rows, which the
+ * next chunk's first rows fill, and for the load that stores its visits (the server gathers three loads' visits into
+ * one, src/ingest/bulk-import/import-thread.ts), so answers trail the import thread by about four chunks, plus the
+ * loads DuckDB has yet to store (up to two). With fewer in flight the thread ran out of chunks and sent loads short of
+ * a row group (six: every fourth load, in a logged run). Ten keep it fed; the server takes up to 12 ahead of the one it
+ * expects (src/ingest/bulk-import/chunk-order.ts). A chunk of a file in time order is streamed from the file, so the
+ * chunks the server has not read yet cost little here (for 1M lines the CLI peaked at 225-249 MiB; 428-494 when it held
  * ten chunks whole, 356-462 six).
  */
 const CHUNKS_IN_FLIGHT = 10;

@@ -1,9 +1,10 @@
-// Live collection wiring. The live pipeline runs on the ingest thread (src/ingest/live/ingest-thread.ts), so the event
-// loop that serves HTTP only parses requests and answers them; this side hands hits over in batches, answers the
-// thread's MetaStore calls, and writes the rows it sends back through the write buffer (the embedded DuckDB file
-// belongs to this thread). /admin/import runs set-based on the import thread where the event store loads rows in
-// bulk (src/ingest/bulk-import/bulk-importer.ts), else on the ingest thread too; importPipeline() gives in-process tools and
-// tests a pipeline here. Visit state is the thread's memory (embedded) or a store every process shares (scale-out).
+// The ingest side as the rest of Plumb sees it (class Ingest): live hits and /admin/import. The live pipeline runs
+// on the ingest thread (src/ingest/live/ingest-thread.ts), so the event loop that serves HTTP only parses requests
+// and answers them; this side hands hits over in batches, answers the thread's MetaStore calls, and writes the rows
+// it sends back through the write buffer (the embedded DuckDB file belongs to this thread). /admin/import runs
+// set-based on the import thread where the event store loads rows in bulk (src/ingest/bulk-import/), else line by
+// line on the ingest thread too (line-import.ts); importPipeline() gives in-process tools and tests a pipeline here.
+// Visit state is the thread's memory (embedded) or a store every process shares (scale-out).
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -13,7 +13,7 @@ const START_OF: Record<DateGrouping, string> = {
   year: 'toStartOfYear',
 };
 
-/** The visit columns a report reads from a joined visit (src/report/compiler.ts: visit facts, groups, filters). */
+/** The visit columns a report reads from a joined visit (the plans in src/report/plans/: visit facts, groups, filters). */
 const JOINED_VISIT_COLUMNS = ['visit_id', 'started_at', 'last_seen_at', 'pageviews', 'entry_page', 'exit_page'];
 
 export class ClickHouseDialect extends SqlDialect {

@@ -1,11 +1,12 @@
-// Imported daily aggregates (another product's history, src/ingest/peer-imports/plausible-import.ts) in reports: which queries
-// they can answer, and how their numbers join the recorded hits' rows. The rule is docs/reports.md's "Imported
-// data": a query is answered with them only when every number it asks for is one they carry exactly; otherwise
-// reports use recorded hits only.
+// Imported daily aggregates (another product's history, src/ingest/peer-imports/plausible-import.ts) in reports: which
+// queries they can answer, and how their numbers join the recorded hits' rows. The rule is docs/reports.md's "Imported
+// data": a query is answered with them only when every number it asks for is one they carry exactly; otherwise reports
+// use recorded hits only.
 
 import { zoneOffsetMs } from '../domain/zoned-time.js';
 import { IMPORTED_DIMENSIONS, IMPORTED_LACKS, type ImportedDimension, type ImportedDaySums, type Site } from '../store/types.js';
-import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS, valueConditions } from './compiler.js';
+import { valueConditions } from './conditions.js';
+import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS } from './result-columns.js';
 import { Binder, type CompiledQuery, type SqlDialect } from './dialect.js';
 import { formatAggregate } from './format.js';
 import { POSITIVE_OPERATORS, type Aggregate } from './fields.js';

@@ -306,8 +306,8 @@ export interface LimitStore {
 export type QueryParam = string | number | boolean | null | Date | bigint;
 
 /**
- * What imported days are stored under ('': the site's totals): the report fields they can be grouped and filtered
- * by, each from one table of the export (src/ingest/peer-imports/plausible-import.ts), and `event_name`, an event's daily
+ * What imported days are stored under ('': the site's totals): the report fields they can be grouped and filtered by,
+ * each from one table of the export (src/ingest/peer-imports/plausible-import.ts), and `event_name`, an event's daily
  * completions (imported_custom_events: completions in `pageviews`, visitors in `visitors`).
  */
 export const IMPORTED_DIMENSIONS = [

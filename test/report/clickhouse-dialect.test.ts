@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ClickHouseDialect } from '../../src/report/clickhouse-dialect.js';
-import { likePattern, ReportCompiler } from '../../src/report/compiler.js';
+import { ReportCompiler } from '../../src/report/compiler.js';
+import { likePattern } from '../../src/report/conditions.js';
 import { SqlDialect } from '../../src/report/dialect.js';
 import type { ReportQuery } from '../../src/report/query.js';
 import type { ClickHouseConnection } from '../../src/store/clickhouse/client.js';

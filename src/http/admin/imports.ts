@@ -1,4 +1,5 @@
-// /admin/imports: other products' exports imported into any site (src/http/peers/import-service.ts), listed and deleted.
+// /admin/imports: other products' exports imported into any site (src/http/peers/import-service.ts), listed and
+// deleted.
 
 import type { FastifyInstance } from 'fastify';
 import { notFound, ValidationError } from '../../domain/errors.js';

@@ -1,6 +1,6 @@
 // A chunk's NDJSON lines parsed into columns: numbers in typed arrays and each distinct text once in a table. The
-// import's reader thread (src/ingest/bulk-import/import-reader-thread.ts) makes them and the import thread turns them back into
-// hits; typed arrays cross threads without a copy and a text is cloned once per chunk, not once per hit.
+// import's reader thread (src/ingest/bulk-import/import-reader-thread.ts) makes them and the import thread turns them
+// back into hits; typed arrays cross threads without a copy and a text is cloned once per chunk, not once per hit.
 
 import type { IncomingHit } from '../../domain/hits.js';
 import { placeCsv } from '../../store/event-csv.js';

@@ -1,5 +1,5 @@
-// The import thread's side of its reader thread (src/ingest/bulk-import/import-reader-thread.ts): a chunk's file in, its lines
-// parsed into columns out. The reader is started on first use and again after it stopped.
+// The import thread's side of its reader thread (src/ingest/bulk-import/import-reader-thread.ts): a chunk's file in,
+// its lines parsed into columns out. The reader is started on first use and again after it stopped.
 
 import type { Worker } from 'node:worker_threads';
 import type { ChunkColumns } from './chunk-columns.js';

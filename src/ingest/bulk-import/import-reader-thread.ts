@@ -1,5 +1,5 @@
-// The import thread's reader: parses each chunk's NDJSON file into columns (src/ingest/bulk-import/chunk-columns.ts) as soon as
-// the chunk arrives, and places its new addresses, so that this part of a chunk's work runs beside the import
+// The import thread's reader: parses each chunk's NDJSON file into columns (src/ingest/bulk-import/chunk-columns.ts) as
+// soon as the chunk arrives, and places its new addresses, so that this part of a chunk's work runs beside the import
 // thread's work on the chunk before.
 
 import { parentPort } from 'node:worker_threads';

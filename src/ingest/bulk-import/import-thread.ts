@@ -1,7 +1,7 @@
-// The import thread: set-based NDJSON imports (src/ingest/bulk-import/batch-import.ts) off the event loop that serves HTTP and
-// off the ingest thread that serves live hits. Each chunk arrives as a file of the request's body, parsed by the
-// reader thread (src/ingest/bulk-import/chunk-reader.ts) while this one works on the chunk before, and comes back as CSV files of
-// its rows, which the main thread has its store load in one statement each.
+// The import thread: set-based NDJSON imports (src/ingest/bulk-import/batch-import.ts) off the event loop that serves
+// HTTP and off the ingest thread that serves live hits. Each chunk arrives as a file of the request's body, parsed by
+// the reader thread (src/ingest/bulk-import/chunk-reader.ts) while this one works on the chunk before, and comes back
+// as CSV files of its rows, which the main thread has its store load in one statement each.
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { BatchImport, type ImportLookups, type RowsSink } from './batch-import.js';

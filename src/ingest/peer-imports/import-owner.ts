@@ -1,9 +1,9 @@
-// Who runs an import, and how others can tell it is still alive. Every process has an owner id; an import it
-// starts is recorded with that id and a heartbeat time, renewed every `heartbeatMs` while the import runs (a
-// lease). A process that dies stops renewing: once the heartbeat is older than `leaseMs`, any process may take the
-// import for an orphan (src/ingest/peer-imports/import-sweeper.ts). Times are the processes' own clocks, so in scale-out they
-// must agree within much less than the lease (NTP does). An import whose lease was lost (the process stalled or
-// could not reach the meta store for a whole lease, and another took the import over) stops at its next write.
+// Who runs an import, and how others can tell it is still alive. Every process has an owner id; an import it starts is
+// recorded with that id and a heartbeat time, renewed every `heartbeatMs` while the import runs (a lease). A process
+// that dies stops renewing: once the heartbeat is older than `leaseMs`, any process may take the import for an orphan
+// (src/ingest/peer-imports/import-sweeper.ts). Times are the processes' own clocks, so in scale-out they must agree
+// within much less than the lease (NTP does). An import whose lease was lost (the process stalled or could not reach
+// the meta store for a whole lease, and another took the import over) stops at its next write.
 
 import { GeneralError } from '../../domain/errors.js';
 import type { ImportRecord, MetaStore } from '../../store/types.js';

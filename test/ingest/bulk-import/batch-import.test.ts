@@ -141,11 +141,11 @@ const LOAD_HITS = 300;
 const VISIT_LOAD_ROWS = 200;
 
 /**
- * One import as the import thread runs it (src/ingest/bulk-import/import-thread.ts): its chunks in order, each written to a file
- * and parsed into columns as the reader thread parses it (or, `lines`, parsed line by line by BatchImport itself),
- * each chunk's rows in slices gathered into loads of LOAD_HITS hits or more (a chunk's last load may be smaller),
- * the visits they touched waiting across loads until there are VISIT_LOAD_ROWS of them (or the chunk is done), each
- * load stored by writeCsv before the chunk is answered. Every load's counts are kept in `loads`.
+ * One import as the import thread runs it (src/ingest/bulk-import/import-thread.ts): its chunks in order, each written
+ * to a file and parsed into columns as the reader thread parses it (or, `lines`, parsed line by line by BatchImport
+ * itself), each chunk's rows in slices gathered into loads of LOAD_HITS hits or more (a chunk's last load may be
+ * smaller), the visits they touched waiting across loads until there are VISIT_LOAD_ROWS of them (or the chunk is
+ * done), each load stored by writeCsv before the chunk is answered. Every load's counts are kept in `loads`.
  */
 class ThreadLikeImport {
   readonly batch: BatchImport;

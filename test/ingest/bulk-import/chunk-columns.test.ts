@@ -1,6 +1,7 @@
-// A chunk's lines as the reader thread parses them (columns) against the import's line parser on each: the same
-// hits with the same line numbers, the same errors, for good lines, bad ones, blank ones and empty chunks, and each
-// address's place; and the reader thread itself (src/ingest/bulk-import/chunk-reader.ts), including a file it cannot read.
+// A chunk's lines as the reader thread parses them (columns) against the import's line parser on each: the same hits
+// with the same line numbers, the same errors, for good lines, bad ones, blank ones and empty chunks, and each
+// address's place; and the reader thread itself (src/ingest/bulk-import/chunk-reader.ts), including a file it cannot
+// read.
 
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -1,6 +1,6 @@
-// Where uploaded export zips wait (src/ingest/peer-imports/import-spool.ts): at start, a data directory's spool is emptied (it is
-// one process's alone), and in the system's temporary directory only spools of processes that no longer exist go,
-// with those of earlier versions once a day old; a live process's spool stays.
+// Where uploaded export zips wait (src/ingest/peer-imports/import-spool.ts): at start, a data directory's spool is
+// emptied (it is one process's alone), and in the system's temporary directory only spools of processes that no longer
+// exist go, with those of earlier versions once a day old; a live process's spool stays.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
