@@ -5,29 +5,14 @@
 // BENCH_FATHOM_MB sets the larger export's CSV size (default 950: a 1 GB export stays under the upload cap of
 // 1 GiB); the smaller is a tenth of it.
 
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { AdminClient } from '../src/cli/admin-client.js';
-import { startServer } from '../test/helpers/process.js';
-import { runCli, rss, watchServer } from './server-watch.js';
+import { benchPeerImport, exportMbColumn, measuredColumns, rowsColumn, type Made, type PeerBench } from './peer-import-harness.js';
 
-const ADMIN = 'bench-admin-token-0123456789abcdef';
-const OWNER = 'bench-bootstrap-token-0123456789';
 const HOUR = 3_600_000;
 
-/** CPU seconds (user + system) a process has used so far (Linux), 0 where /proc is not there. */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
 /** Writes a Fathom export folder of about `mb` MB: hourly site totals and, per hour, page views of up to 400 pages. */
-async function writeExport(dir: string, mb: number): Promise<{ rows: number; pageviews: number; firstDay: string; lastDay: string }> {
+async function writeExport(dir: string, mb: number): Promise<Made> {
   mkdirSync(dir, { recursive: true });
   const open = (name: string, header: string) => {
     const out = createWriteStream(join(dir, name));
@@ -69,84 +54,14 @@ async function writeExport(dir: string, mb: number): Promise<{ rows: number; pag
   return { rows, pageviews, firstDay: day(start), lastDay: day(hour - HOUR) };
 }
 
-interface Run {
-  mb: number;
-  rows: number;
-  seconds: number;
-  serverPeak: number;
-  cliPeak: number;
-  serverCpu: number;
-  cliCpu: number;
-  slowest: number;
-  imported: number;
-  pageviews: number;
-  stored: number;
-}
+const fathom: PeerBench<Made> = {
+  kind: 'fathom',
+  site: { timezone: 'UTC' },
+  ending: '',
+  write: writeExport,
+  columns: [exportMbColumn('CSV MB'), rowsColumn('hourly rows'), ...measuredColumns({ cpuPerRow: false })],
+};
 
-async function once(mb: number, dir: string): Promise<Run> {
-  const folder = join(dir, `fathom-${mb}`);
-  const made = await writeExport(folder, mb);
-  const size = ['Site.csv', 'Pages.csv'].reduce((a, f) => a + statSync(join(folder, f)).size, 0);
-  const server = await startServer({
-    PLUMB_DATA_DIR: join(dir, `data-${mb}`),
-    PLUMB_ADMIN_TOKEN: ADMIN,
-    PLUMB_BOOTSTRAP_TOKEN: OWNER,
-    PLUMB_RATE_LIMITS: 'off',
-    PLUMB_LOG_LEVEL: 'warn',
-  });
-  try {
-    const client = new AdminClient(server.url, ADMIN);
-    const site = (await client.api<{ id: string }>('POST', '/v1/sites', OWNER, { name: 'Fathom bench', timezone: 'UTC' })).id;
-    const watch = watchServer(server.child.pid!, { everyMs: 100, healthz: server.url });
-    const cpuBefore = cpuSeconds(server.child.pid!);
-    const started = performance.now();
-    let cliPeak = 0;
-    let cliCpu = 0;
-    const cli = runCli(['import', 'fathom', folder, '--site', site, '--json'], { PLUMB_URL: server.url, PLUMB_ADMIN_TOKEN: ADMIN }, (pid) => {
-      const sampler = setInterval(() => {
-        cliPeak = Math.max(cliPeak, rss(pid));
-        cliCpu = Math.max(cliCpu, cpuSeconds(pid));
-      }, 100);
-      return () => clearInterval(sampler);
-    });
-    const { code, out } = await cli;
-    const seconds = (performance.now() - started) / 1000;
-    const serverCpu = cpuSeconds(server.child.pid!) - cpuBefore;
-    const { peak, slowestHealthz } = await watch.stop();
-    if (code !== 0) throw new Error(`plumb import fathom failed (exit ${code}):\n${out.slice(0, 2000)}`);
-    const result = JSON.parse(out) as { imported: number };
-    const report = await client.api<{ pageviews: string }[]>(
-      'GET', `/v1/aggregations?entity=pageview&entity_id=${site}&aggregates=pageviews&date_from=${made.firstDay}&date_to=${made.lastDay}`, OWNER,
-    );
-    return {
-      mb: size / 1e6, rows: made.rows, seconds, serverPeak: peak, cliPeak, serverCpu, cliCpu, slowest: slowestHealthz,
-      imported: result.imported, pageviews: made.pageviews, stored: Number(report[0]?.pageviews ?? 0),
-    };
-  } finally {
-    await server.stop();
-    rmSync(folder, { recursive: true, force: true });
-  }
-}
-
-export async function benchFathomImport(mb = 950): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'plumb-bench-fathom-'));
-  try {
-    const load = loadavg().map((l) => l.toFixed(1)).join(' ');
-    const runs = [await once(Math.round(mb / 10), dir), await once(mb, dir)];
-    console.log(`\nFathom import benchmark: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}; load average before: ${load}, after: ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
-    console.log('| CSV MB | hourly rows | wall s | rows/s | server CPU s | CLI CPU s | server peak RSS MiB | CLI peak RSS MiB | slowest /healthz ms |');
-    console.log('|---|---|---|---|---|---|---|---|---|');
-    for (const r of runs) {
-      console.log(
-        `| ${r.mb.toFixed(0)} | ${r.rows.toLocaleString('en')} | ${r.seconds.toFixed(1)} | ${Math.round(r.rows / r.seconds).toLocaleString('en')} | ` +
-          `${r.serverCpu.toFixed(1)} | ${r.cliCpu.toFixed(1)} | ${(r.serverPeak / 2 ** 20).toFixed(0)} | ${(r.cliPeak / 2 ** 20).toFixed(0)} | ${r.slowest.toFixed(0)} |`,
-      );
-      if (r.imported !== r.rows || r.stored !== r.pageviews) {
-        console.log(`ROWS LOST: ${r.rows} rows, ${r.imported} imported; ${r.pageviews} page views, ${r.stored} reported`);
-        process.exitCode = 1;
-      }
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+export function benchFathomImport(mb = 950): Promise<void> {
+  return benchPeerImport(fathom, mb);
 }

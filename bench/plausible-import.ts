@@ -5,27 +5,18 @@
 // check that every row was imported and every page view reached the reports. BENCH_PLAUSIBLE_MB sets the larger
 // export's CSV size (default 1000); the smaller is a tenth of it. The zip is deflated, as Plausible CE writes it.
 
-import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createWriteStream } from 'node:fs';
 import { Zip, ZipDeflate } from 'fflate';
-import { AdminClient } from '../src/cli/admin-client.js';
-import { startServer } from '../test/helpers/process.js';
-import { cpuSeconds, rss, runCli, watchServer } from './server-watch.js';
+import { benchPeerImport, exportMbColumn, measuredColumns, megabytes, rowsColumn, type Made, type PeerBench } from './peer-import-harness.js';
 
-const ADMIN = 'bench-admin-token-0123456789abcdef';
-const OWNER = 'bench-bootstrap-token-0123456789';
 const DAY_MS = 86_400_000;
 /** Pages a day in imported_pages (almost all of the export's bytes). */
 const PAGES_A_DAY = 2000;
 const CHUNK = 1 << 20;
 
-interface Made {
-  rows: number;
+interface Written extends Made {
+  /** The CSV before deflating: the size the export is asked for in. */
   csvBytes: number;
-  pageviews: number;
-  firstDay: string;
-  lastDay: string;
 }
 
 /**
@@ -33,7 +24,7 @@ interface Made {
  * through a streaming zip (never built in memory): daily totals, 2,000 pages a day, and a day's sources, browsers,
  * systems, devices, countries, entry and exit pages and custom events.
  */
-async function writeExport(file: string, mb: number): Promise<Made> {
+async function writeExport(file: string, mb: number): Promise<Written> {
   const out = createWriteStream(file);
   const pending: Uint8Array[] = [];
   let failure: Error | undefined;
@@ -52,7 +43,7 @@ async function writeExport(file: string, mb: number): Promise<Made> {
   const start = Date.UTC(2000, 0, 1);
   const dayOf = (d: number) => new Date(start + d * DAY_MS).toISOString().slice(0, 10);
   const suffix = `_${dayOf(0).replace(/-/g, '')}_${dayOf(days - 1).replace(/-/g, '')}.csv`;
-  const made: Made = { rows: 0, csvBytes: 0, pageviews: 0, firstDay: dayOf(0), lastDay: dayOf(days - 1) };
+  const made: Written = { rows: 0, csvBytes: 0, pageviews: 0, firstDay: dayOf(0), lastDay: dayOf(days - 1) };
 
   /** One table: its header, then `rowsOf(day)` for every day, pushed a MB at a time. */
   const table = async (name: string, header: string, rowsOf: (day: string) => string[]) => {
@@ -126,86 +117,19 @@ async function writeExport(file: string, mb: number): Promise<Made> {
   return made;
 }
 
-interface Run {
-  csvMb: number;
-  zipMb: number;
-  rows: number;
-  seconds: number;
-  serverPeak: number;
-  cliPeak: number;
-  serverCpu: number;
-  cliCpu: number;
-  slowest: number;
-  imported: number;
-  rejected: number;
-  pageviews: number;
-  stored: number;
-}
+const plausible: PeerBench<Written> = {
+  kind: 'plausible',
+  site: { timezone: 'UTC' },
+  ending: '.zip',
+  write: writeExport,
+  columns: [
+    { head: 'CSV MB', cell: (r) => megabytes(r.made.csvBytes) },
+    exportMbColumn('zip MB'),
+    rowsColumn('rows'),
+    ...measuredColumns({ cpuPerRow: true }),
+  ],
+};
 
-async function once(mb: number, dir: string): Promise<Run> {
-  const file = join(dir, `plausible-${mb}.zip`);
-  const made = await writeExport(file, mb);
-  const server = await startServer({
-    PLUMB_DATA_DIR: join(dir, `data-${mb}`),
-    PLUMB_ADMIN_TOKEN: ADMIN,
-    PLUMB_BOOTSTRAP_TOKEN: OWNER,
-    PLUMB_RATE_LIMITS: 'off',
-    PLUMB_LOG_LEVEL: 'warn',
-  });
-  try {
-    const client = new AdminClient(server.url, ADMIN);
-    const site = (await client.api<{ id: string }>('POST', '/v1/sites', OWNER, { name: 'Plausible bench', timezone: 'UTC' })).id;
-    const watch = watchServer(server.child.pid!, { everyMs: 100, healthz: server.url });
-    const cpuBefore = cpuSeconds(server.child.pid!);
-    const started = performance.now();
-    let cliPeak = 0;
-    let cliCpu = 0;
-    const { code, out } = await runCli(['import', 'plausible', file, '--site', site, '--json'], { PLUMB_URL: server.url, PLUMB_ADMIN_TOKEN: ADMIN }, (pid) => {
-      const sampler = setInterval(() => {
-        cliPeak = Math.max(cliPeak, rss(pid));
-        cliCpu = Math.max(cliCpu, cpuSeconds(pid));
-      }, 100);
-      return () => clearInterval(sampler);
-    });
-    const seconds = (performance.now() - started) / 1000;
-    const serverCpu = cpuSeconds(server.child.pid!) - cpuBefore;
-    const { peak, slowestHealthz } = await watch.stop();
-    if (code !== 0) throw new Error(`plumb import plausible failed (exit ${code}):\n${out.slice(0, 2000)}`);
-    const result = JSON.parse(out) as { imported: number; rejected: number };
-    const report = await client.api<{ pageviews: string }[]>(
-      'GET', `/v1/aggregations?entity=pageview&entity_id=${site}&aggregates=pageviews&date_from=${made.firstDay}&date_to=${made.lastDay}`, OWNER,
-    );
-    return {
-      csvMb: made.csvBytes / 1e6, zipMb: statSync(file).size / 1e6, rows: made.rows, seconds, serverPeak: peak, cliPeak, serverCpu, cliCpu,
-      slowest: slowestHealthz, imported: result.imported, rejected: result.rejected, pageviews: made.pageviews, stored: Number(report[0]?.pageviews ?? 0),
-    };
-  } finally {
-    await server.stop();
-    rmSync(file, { force: true });
-    rmSync(join(dir, `data-${mb}`), { recursive: true, force: true });
-  }
-}
-
-export async function benchPlausibleImport(mb = 1000): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'plumb-bench-plausible-'));
-  try {
-    const load = loadavg().map((l) => l.toFixed(1)).join(' ');
-    const runs = [await once(Math.round(mb / 10), dir), await once(mb, dir)];
-    console.log(`\nPlausible import benchmark: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}; load average before: ${load}, after: ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
-    console.log('| CSV MB | zip MB | rows | wall s | rows/s | server CPU s | server CPU µs/row | CLI CPU s | server peak RSS MiB | CLI peak RSS MiB | slowest /healthz ms |');
-    console.log('|---|---|---|---|---|---|---|---|---|---|---|');
-    for (const r of runs) {
-      console.log(
-        `| ${r.csvMb.toFixed(0)} | ${r.zipMb.toFixed(0)} | ${r.rows.toLocaleString('en')} | ${r.seconds.toFixed(1)} | ${Math.round(r.rows / r.seconds).toLocaleString('en')} | ` +
-          `${r.serverCpu.toFixed(1)} | ${((r.serverCpu / r.rows) * 1e6).toFixed(1)} | ${r.cliCpu.toFixed(1)} | ${(r.serverPeak / 2 ** 20).toFixed(0)} | ` +
-          `${(r.cliPeak / 2 ** 20).toFixed(0)} | ${r.slowest.toFixed(0)} |`,
-      );
-      if (r.imported !== r.rows || r.rejected !== 0 || r.stored !== r.pageviews) {
-        console.log(`ROWS LOST: ${r.rows} rows, ${r.imported} imported, ${r.rejected} rejected; ${r.pageviews} page views, ${r.stored} reported`);
-        process.exitCode = 1;
-      }
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+export function benchPlausibleImport(mb = 1000): Promise<void> {
+  return benchPeerImport(plausible, mb);
 }
