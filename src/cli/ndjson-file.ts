@@ -5,7 +5,7 @@
 
 import { open, type FileHandle } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { startWorker } from '../ingest/start-worker.js';
+import { startWorker } from '../start-worker.js';
 import { flatTimestampsIn, timestampOf, type LineTimes } from './line-time.js';
 
 const NEWLINE = 0x0a;

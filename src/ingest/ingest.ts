@@ -24,7 +24,7 @@ import { bodyText } from './bulk-import/import-body.js';
 import { HitPipeline, InvalidHit, metricsCounters, type Outcome } from './pipeline.js';
 import { EphemeralSalts } from './salts.js';
 import { SiteDirectory } from './site-directory.js';
-import { startWorker } from './start-worker.js';
+import { startWorker } from '../start-worker.js';
 import { INGEST_META_METHODS, type FromThread, type IngestMeta, type IngestMetaMethod, type ThreadConfig, type ToThread } from './live/thread-protocol.js';
 import { keepNewest, VISIT_TIMEOUT_MS, VisitTracker } from './visits.js';
 import { WriteBuffer, type WriteBufferOptions } from './live/write-buffer.js';

@@ -14,7 +14,7 @@ import type { ImportResult } from '../line-import.js';
 import { spoolBody } from './import-body.js';
 import { IMPORT_SESSION_MS, type FromImportThread, type ImportThreadConfig, type ToImportThread } from './import-protocol.js';
 import type { SiteDirectory } from '../site-directory.js';
-import { startWorker } from '../start-worker.js';
+import { startWorker } from '../../start-worker.js';
 import type { CounterDeltas } from '../pipeline.js';
 
 /** Adds counts gathered on another thread to the process's metrics. */

@@ -3,7 +3,7 @@
 
 import type { Worker } from 'node:worker_threads';
 import type { ChunkColumns } from './chunk-columns.js';
-import { startWorker } from '../start-worker.js';
+import { startWorker } from '../../start-worker.js';
 
 export interface ToReader {
   id: number;
