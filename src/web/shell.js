@@ -8,15 +8,15 @@
 // panels lives in a store (./store.js; the report's is ./report/state.js). Talk to the server only through
 // ./api.js. A page that throws while rendering is replaced by a message in words, never a blank page.
 
-import { AccountPage } from './account.js';
+import { AccountPage } from './pages/account.js';
 import { whenLoggedOut } from './api.js';
-import { GoalsPage } from './goals.js';
-import { MembersPage } from './members.js';
+import { GoalsPage } from './pages/goals.js';
+import { MembersPage } from './pages/members.js';
 import { ReportPage } from './report/page.js';
-import { SiteSettingsPage } from './site-settings.js';
-import { SitesPage } from './sites.js';
+import { SiteSettingsPage } from './pages/site-settings.js';
+import { SitesPage } from './pages/sites.js';
 import { startTheme, ThemeSwitch } from './theme.js';
-import { TokensPage } from './tokens.js';
+import { TokensPage } from './pages/tokens.js';
 import { Component, html, render } from './ui.js';
 
 export const PAGES = {

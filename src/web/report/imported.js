@@ -3,7 +3,7 @@
 // only which products and days (/v1/sites/{id}/imported_days), never the imports themselves.
 
 import { api } from '../api.js';
-import { describeImports, importsIn } from '../imports.js';
+import { describeImports, importsIn } from '../pages/imports.js';
 import { html, useEffect, useState } from '../ui.js';
 import { periodOf, useSite } from './data.js';
 import { useReportState } from './state.js';

@@ -2,10 +2,10 @@
 // member, inviting someone (the link is shown to copy, and emailed when the server has mail), withdrawing an
 // invitation, and, for owners, requiring two-factor authentication of everyone.
 
-import { api, listAll } from './api.js';
-import { ConfirmButton, failed, Field, ok, Snippet, Status } from './forms.js';
-import { explain } from './messages.js';
-import { html, useEffect, useState } from './ui.js';
+import { api, listAll } from '../api.js';
+import { ConfirmButton, failed, Field, ok, Snippet, Status } from '../forms.js';
+import { explain } from '../messages.js';
+import { html, useEffect, useState } from '../ui.js';
 
 export const ROLE_WORDS = new Map([
   ['owner', 'Owner: everything, including members'],

@@ -2,11 +2,11 @@
 // factor authentication (set up with any authenticator app, recovery codes shown once), password, email address
 // and sessions.
 
-import { api } from './api.js';
-import { ConfirmButton, failed, Field, ok, Snippet, Status } from './forms.js';
-import { explain } from './messages.js';
-import { QrCode } from './qr-code.js';
-import { html, useEffect, useState } from './ui.js';
+import { api } from '../api.js';
+import { ConfirmButton, failed, Field, ok, Snippet, Status } from '../forms.js';
+import { explain } from '../messages.js';
+import { QrCode } from '../qr-code.js';
+import { html, useEffect, useState } from '../ui.js';
 
 const LABELS = {
   current_password: 'Your current password',

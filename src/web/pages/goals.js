@@ -1,12 +1,12 @@
 // A site's conversion goals (the API's "events") with their currency and conversions of the last 30 days, and
 // its milestones: list, add, edit in place, delete.
 
-import { api, listAll, query } from './api.js';
-import { ConfirmButton, failed, Field, ok, Status } from './forms.js';
-import { CURRENCY_CODES, fmtInt, fmtValue } from './format.js';
-import { explain } from './messages.js';
-import { addDays, todayIn } from './range.js';
-import { html, useEffect, useState } from './ui.js';
+import { api, listAll, query } from '../api.js';
+import { ConfirmButton, failed, Field, ok, Status } from '../forms.js';
+import { CURRENCY_CODES, fmtInt, fmtValue } from '../format.js';
+import { explain } from '../messages.js';
+import { addDays, todayIn } from '../range.js';
+import { html, useEffect, useState } from '../ui.js';
 
 /** SPEC.md's currencies in words ("US dollar (USD)"), in its order. */
 export const CURRENCIES = [

@@ -1,10 +1,10 @@
 // A site's imported history (docs/collection.md, "Imports"): upload Umami's raw-event CSV or Plausible's export
 // zip, see each import with what it brought, delete one. Owners and admins only, as the server enforces.
 
-import { api, upload } from './api.js';
-import { ConfirmButton, failed, Field, ok, Status } from './forms.js';
-import { explain } from './messages.js';
-import { html, useEffect, useState } from './ui.js';
+import { api, upload } from '../api.js';
+import { ConfirmButton, failed, Field, ok, Status } from '../forms.js';
+import { explain } from '../messages.js';
+import { html, useEffect, useState } from '../ui.js';
 
 const KINDS = [
   { kind: 'plausible', label: "Plausible's export (zip)", type: 'application/zip', accept: '.zip,application/zip' },

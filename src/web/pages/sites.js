@@ -1,11 +1,11 @@
 // The sites page: every site of the account with its links and script tag, and the form that adds one (name,
 // domain, time zone defaulting to the viewer's own).
 
-import { api, listAll } from './api.js';
-import { failed, Field, ok, Snippet, Status, ZoneField, zoneAccepted } from './forms.js';
-import { explain } from './messages.js';
-import { browserZone } from './time-zones.js';
-import { html, useEffect, useState } from './ui.js';
+import { api, listAll } from '../api.js';
+import { failed, Field, ok, Snippet, Status, ZoneField, zoneAccepted } from '../forms.js';
+import { explain } from '../messages.js';
+import { browserZone } from '../time-zones.js';
+import { html, useEffect, useState } from '../ui.js';
 
 /** The tag an owner adds to their pages; SPA tracking on, so client-side navigations count too. */
 export const scriptTag = (siteId) => `<script src="${location.origin}/script.js" data-site="${siteId}" data-spa="auto" defer></script>`;

@@ -1,10 +1,10 @@
 // API settings: the account's tokens (SPEC.md section 5). New tokens start at the least privilege (read-only);
 // permissions are shown with site names; revoked tokens wait behind a switch.
 
-import { api, listAll } from './api.js';
-import { ConfirmButton, failed, Field, ok, Snippet, Status } from './forms.js';
-import { explain } from './messages.js';
-import { html, useEffect, useState } from './ui.js';
+import { api, listAll } from '../api.js';
+import { ConfirmButton, failed, Field, ok, Snippet, Status } from '../forms.js';
+import { explain } from '../messages.js';
+import { html, useEffect, useState } from '../ui.js';
 
 const LABELS = { name: 'The token name', abilities: 'The permissions' };
 

@@ -2,12 +2,12 @@
 // be embedded (the origins allowed to frame /share/{id}?embed=true); imported history; the script tag; deletion
 // behind the typed name.
 
-import { api } from './api.js';
-import { failed, Field, ok, Snippet, Status, ZoneField, zoneAccepted } from './forms.js';
+import { api } from '../api.js';
+import { failed, Field, ok, Snippet, Status, ZoneField, zoneAccepted } from '../forms.js';
 import { ImportsPanel } from './imports.js';
-import { explain } from './messages.js';
+import { explain } from '../messages.js';
 import { scriptTag } from './sites.js';
-import { html, useEffect, useState } from './ui.js';
+import { html, useEffect, useState } from '../ui.js';
 
 const LABELS = { name: 'The site name', domain: 'The domain', share_password: 'The share password' };
 const MISSING = 'This site no longer exists: it may have been deleted. Go back to the sites page.';
