@@ -6,17 +6,11 @@ import { describe, it } from 'node:test';
 import { choosePlan, type PlanName } from '../../src/report/plan-choice.js';
 import type { ReportQuery } from '../../src/report/query.js';
 
-const base: ReportQuery = {
-  entity: 'pageview',
-  siteId: 'ABCDEFGH',
-  aggregates: ['pageviews'],
-  fieldGrouping: [],
-  filters: [],
-  sort: { field: 'pageviews', direction: 'desc' },
-  from: new Date('2026-03-01T00:00:00Z'),
-  until: new Date('2026-04-01T00:00:00Z'),
-  timezone: 'UTC',
-};
+/** A pageview report over one day: the plan depends only on the shape that `q` gives it. */
+const shaped = (q: Partial<ReportQuery>): ReportQuery => ({
+  entity: 'pageview', siteId: 'ABCDEFGH', aggregates: ['pageviews'], fieldGrouping: [], filters: [], timezone: 'UTC',
+  sort: { field: 'pageviews', direction: 'desc' }, from: new Date(0), until: new Date(86_400_000), ...q,
+});
 
 describe('choosePlan', () => {
   const cases: [string, Partial<ReportQuery>, PlanName][] = [
@@ -37,6 +31,6 @@ describe('choosePlan', () => {
     ['top pages by a custom property', { aggregates: ['visits'], fieldGrouping: ['pathname'], propGroup: 'plan' }, 'per visit'],
   ];
   for (const [name, q, expected] of cases) {
-    it(`${name}: ${expected}`, () => assert.equal(choosePlan({ ...base, ...q }), expected));
+    it(`${name}: ${expected}`, () => assert.equal(choosePlan(shaped(q)), expected));
   }
 });
