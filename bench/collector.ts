@@ -3,7 +3,7 @@
 // against a bare Fastify route in a process of its own (the baseline), then a check that every accepted
 // hit was stored. The runs go in rounds (BENCH_ROUNDS, default 3): each round measures the bare route, /healthz and
 // the collector one after the other, so that each round's ratios compare runs minutes apart at most; the machine's
-// speed drifts by a third within minutes (docs/benchmarks.md, "Collector and import in session 23").
+// speed drifts by a third within minutes (docs/benchmarks.md, "How figures are reported").
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';

@@ -175,7 +175,7 @@ const rate = (n: number, seconds: number) => Math.round(n / seconds).toLocaleStr
 
 /**
  * BENCH_ROUNDS rounds (default 3), each with a fresh server and its own baselines: the machine's speed drifts by
- * 10% within minutes (docs/benchmarks.md, "Collector and import in session 24"), so the figures are each round's and
+ * 10% within minutes (docs/benchmarks.md, "How figures are reported"), so the figures are each round's and
  * their median, and the details are the median round's.
  */
 export async function benchImport(hits = 1_000_000): Promise<void> {

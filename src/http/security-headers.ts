@@ -3,7 +3,7 @@
 // gets the same precomputed headers. A route may still override one (the dashboard sets its own CSP). Beacon
 // routes (the collectors, which answer a GIF, a 204 or a JSON error to a page's script) get the two of them that
 // apply to such answers: the rest govern documents, and setting them cost a hit 6-11 µs of the HTTP thread
-// (docs/benchmarks.md, "Collector in session 12").
+// (docs/benchmarks.md, "Collector: measurements behind the code").
 
 import type { FastifyInstance } from 'fastify';
 import helmet, { type HelmetOptions } from 'helmet';

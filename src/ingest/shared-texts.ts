@@ -1,7 +1,7 @@
 // Equal texts kept as one string. The ingest thread's visits hold their site id, pages, host and attribution for 30
 // minutes after their last hit, and every hit arrives as a copy of its own (a message's structured clone): a visit
-// held about 620 bytes of heap with its own copies and 355 with shared ones (docs/benchmarks.md, "Memory in session
-// 20").
+// held about 620 bytes of heap with its own copies and 355 with shared ones (docs/benchmarks.md, "Memory:
+// measurements behind the code").
 
 /** Texts longer than this are kept as they come: long ones seldom repeat, and the table's size stays bounded. */
 const MAX_LENGTH = 128;

@@ -110,7 +110,7 @@ export interface LiveVisit extends VisitRecord {
    * The caller's text about the visit, kept and forgotten with it (the set-based import keeps the visit's
    * attribution as CSV fields here). A WeakMap keyed by the visits did that job for about a tenth of the import
    * thread's CPU: V8's collections treat a WeakMap's entries apart (one lives only while its key does), the young
-   * generation's too (docs/benchmarks.md, "Collector and import in session 23").
+   * generation's too (docs/benchmarks.md, "Import: measurements behind the code").
    */
   memo: string | undefined;
 }

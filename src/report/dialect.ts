@@ -41,7 +41,7 @@ export class SqlDialect {
    * another, and added up: exact, because no visitor is in two slices. DuckDB holds every distinct (group,
    * visitor) pair of a slice in its hash table at once, so the slices bound the memory of the report that sets the
    * server's peak (top pages with visitors over 10 M pageviews: 520 MiB in one pass, 280 in four, 190 in eight;
-   * docs/benchmarks.md, "Memory in session 8"). How many: ReportEngine, by the store's size.
+   * docs/benchmarks.md, "Memory: measurements behind the code"). How many: ReportEngine, by the store's size.
    */
   readonly slicesVisitors: boolean = true;
 

@@ -73,7 +73,7 @@ const IMPORT_HEAP_MB = 1024;
  * The import thread's young generation: V8 sizes it from the old generation's bound, smaller than its default for
  * an unbounded heap, and on a machine of two cores the thread collects it itself (scripts/server-node-flags.mjs),
  * its largest item. 48 MB: 4-9% more hits a second and 5-11% less CPU a hit in alternating imports; 96 no better
- * (docs/benchmarks.md, "Collector and import in session 15").
+ * (docs/benchmarks.md, "Import: measurements behind the code").
  */
 const IMPORT_YOUNG_MB = 48;
 

@@ -58,7 +58,7 @@ export async function bodyText(body: Readable, max = MAX_IMPORT_BODY_BYTES): Pro
 /**
  * `pieces` of UTF-8 as text. A piece that is all ASCII (as most import files are) is read as Latin-1, which is the
  * same text for ASCII and costs a copy, where UTF-8 decoding cost about 3 ns a byte (2.6 µs a line, the import
- * reader's largest item: docs/benchmarks.md, "Import in session 14"). Other pieces go through one StringDecoder,
+ * reader's largest item: docs/benchmarks.md, "Import: measurements behind the code"). Other pieces go through one StringDecoder,
  * which carries a character split across pieces; an ASCII piece cannot continue one, so the decoder is ended
  * before it (in well-formed UTF-8 it holds nothing then; after a truncated character it gives the U+FFFD that
  * decoding straight through would give at that point).
@@ -79,7 +79,7 @@ async function* decoded(pieces: AsyncIterable<Buffer>): AsyncGenerator<string> {
 /**
  * Pieces eachLine reads. Each becomes one string: at a MiB, each was a large object to V8, and the reader thread
  * collected its old generation twice as often (52 against 24 full collections for three million lines; the reader's
- * work 5.3 against 4.7 µs a hit: docs/benchmarks.md, "Collector and import in session 23").
+ * work 5.3 against 4.7 µs a hit: docs/benchmarks.md, "Import: measurements behind the code").
  */
 export const PIECE_BYTES = 64 * 1024;
 

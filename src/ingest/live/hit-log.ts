@@ -28,7 +28,7 @@ const SEGMENT_RE = /^(\d{12})\.log$/;
  * A group commit's records, once synced: their bytes (whole lines, which the store can load as they are), how many
  * and the highest sequence number. Handed on as one buffer rather than kept as strings until the store's next
  * load: thousands of kept lines survived the young generation's collections and cost the ingest thread more to
- * keep than to encode (docs/benchmarks.md, "Collector in session 10").
+ * keep than to encode (docs/benchmarks.md, "Collector: measurements behind the code").
  */
 export interface LoggedGroup {
   data: Buffer;

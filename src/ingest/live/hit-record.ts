@@ -44,8 +44,8 @@ const sharedId = (visit: bigint, hit: bigint) => (visit === hit ? null : String(
 
 /**
  * A record as a line. Written out value by value in RECORD_FIELDS order: an array without keys took half the time
- * of the objects with named fields that records used to be, and half the bytes (docs/benchmarks.md, "Collector
- * and import in session 27").
+ * of the objects with named fields that records used to be, and half the bytes (docs/benchmarks.md, "Collector:
+ * measurements behind the code").
  */
 export const encodeRecord = (seq: number, hit: StoredHit, visit: VisitRecord): string =>
   JSON.stringify([

@@ -12,7 +12,7 @@ import type { LoggedGroup } from './hit-log.js';
 /**
  * When a file is cut unless the options say otherwise. Larger than the write buffer's batches (5,000 or a second):
  * DuckDB spends 35-60 ms of CPU on every load whatever its size: at a file a second, about 40 µs of the 250 a hit
- * cost at 1,500 hits/s (docs/benchmarks.md, "Collector in session 8"). Hits reach reports up to 4 s after their answer.
+ * cost at 1,500 hits/s (docs/benchmarks.md, "Collector: measurements behind the code"). Hits reach reports up to 4 s after their answer.
  */
 const FILE_RECORDS = 20_000;
 const FILE_WAIT_MS = 4_000;
@@ -67,7 +67,7 @@ export class LoadBatches {
   private async write(file: string, rows: (string | Buffer)[], records: number, seq: number): Promise<void> {
     // The groups go to the file as they are, in one gathered write: joined first, 20,000 records made a fresh
     // buffer of about 20 MB a file, whose copy and page faults cost the ingest thread about 6% of its time on two
-    // cores in a perf profile (docs/benchmarks.md, "Collector in session 26").
+    // cores in a perf profile (docs/benchmarks.md, "Collector: measurements behind the code").
     const parts = rows.map((row) => (typeof row === 'string' ? Buffer.from(row) : row));
     for (let attempt = 1; ; attempt++) {
       try {

@@ -133,7 +133,7 @@ async function confirmLog(q: Querier, seq: number): Promise<void> {
  * An empty `visit_updates`, the temp table a write stages its visit states in, made anew rather than emptied with
  * DELETE: an in-memory table's deleted rows are reclaimed only when that table's own database is checkpointed, which
  * the database file's checkpoints do not do, so the staging table grew by every visit state ever staged (about 70 MB
- * for 600,000 states; docs/benchmarks.md, "Memory in session 20").
+ * for 600,000 states; docs/benchmarks.md, "Memory: measurements behind the code").
  */
 function emptyStaging(q: Querier): Promise<void> {
   return q.exec('CREATE OR REPLACE TEMP TABLE visit_updates AS SELECT * FROM visits LIMIT 0');
@@ -226,8 +226,8 @@ export class DuckEventStore implements EventStore {
 
   /**
    * Runs a bulk load in one transaction on one DuckDB thread. Loading in parallel took far more CPU for the same
-   * rows: about 1.5 times for an import's CSV files (docs/benchmarks.md, "Import in session 8") and 1.6 times for
-   * the collector's record files ("Collector in session 11"), CPU that the import and ingest threads need on a
+   * rows: about 1.5 times for an import's CSV files (docs/benchmarks.md, "Import: measurements behind the code") and 1.6 times for
+   * the collector's record files ("Collector: measurements behind the code"), CPU that the import and ingest threads need on a
    * machine whose cores they already keep busy. The setting is the whole database's: reports asked during a load run
    * on one thread too, and so does the checkpoint that may follow (RowGroupCheckpoints). `load` answers how many
    * hits it appended.
@@ -248,8 +248,8 @@ export class DuckEventStore implements EventStore {
    * Loads an import's rows (loadOnOneThread). Visits that no earlier load stored are appended in a transaction of
    * their own on the side connection, at the same time as the hits and the replaced visits on the writer's: the two
    * run on two cores, which matters once the import thread is done and the last load is all that is left (the
-   * last load's hits and visits took about a second on one core: docs/benchmarks.md, "Import and collector in
-   * session 25"). No other write touches those new rows, and a later load that replaces them starts only after
+   * last load's hits and visits took about a second on one core: docs/benchmarks.md, "Import: measurements
+   * behind the code"). No other write touches those new rows, and a later load that replaces them starts only after
    * this one is done. If one of the two fails the other may have committed, as rows of a chunk already may when
    * the chunk spans two loads: the chunk fails either way.
    */

@@ -2,7 +2,7 @@
 // (about 45,000 collector hits), wrote the newest rows as a partly filled row group, then merged it with the next
 // ones and wrote it again at the next checkpoint, and again: a hit was compressed and written several times over.
 // Taken once a row group's worth has been appended, the new rows go out as full row groups, and DuckDB merges the
-// few partly filled ones left now and then (docs/benchmarks.md, "Collector in session 13").
+// few partly filled ones left now and then (docs/benchmarks.md, "Collector: measurements behind the code").
 
 import type { Querier } from './database.js';
 
