@@ -1,9 +1,9 @@
-// The collector's fast lane, in front of Fastify: a well-formed `GET /?…` hit (a pageview, or an event sent by
-// name) is read, handed to the pipeline and answered with the collector route's own GIF and headers, without
-// Fastify's request and reply objects, hooks and per-request logger, which cost the HTTP thread about 14 µs a hit
-// (docs/benchmarks.md, "Collector: measurements behind the code"). Everything else (other paths and methods, a request with a
-// body, legacy goal codes, any parameter the route would refuse, a full write buffer) goes to Fastify untouched,
-// and the route answers it as it always did, errors included.
+// The collector's fast lane, in front of Fastify: a well-formed `GET /?…` hit (a pageview, or an event sent by name) is
+// read, handed to the pipeline and answered with the collector route's own GIF and headers, without Fastify's request
+// and reply objects, hooks and per-request logger, which cost the HTTP thread about 14 µs a hit (docs/benchmarks.md,
+// "Collector: measurements behind the code"). Everything else (other paths and methods, a request with a body, legacy
+// goal codes, any parameter the route would refuse, a full write buffer) goes to Fastify untouched, and the route
+// answers it as it always did, errors included.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'fast-querystring';

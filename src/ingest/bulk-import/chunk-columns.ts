@@ -171,11 +171,11 @@ export async function readColumns(file: string, firstLine: number, place?: (ip: 
 }
 
 /**
- * The hit on row `i` of `c`, as parseImportLine made it, made anew each time it is asked for: the import thread
- * keeps a chunk's rows as these columns rather than as a hundred thousand objects that outlive many young-generation
- * collections, each of which copied them (docs/benchmarks.md, "Import: measurements behind the code"). With `into`, the hit is
- * written over that object (and its Date) instead: for a caller that is done with one row's hit before it reads the
- * next, and keeps neither the object nor its Date.
+ * The hit on row `i` of `c`, as parseImportLine made it, made anew each time it is asked for: the import thread keeps a
+ * chunk's rows as these columns rather than as a hundred thousand objects that outlive many young-generation
+ * collections, each of which copied them (docs/benchmarks.md, "Import: measurements behind the code"). With `into`, the
+ * hit is written over that object (and its Date) instead: for a caller that is done with one row's hit before it reads
+ * the next, and keeps neither the object nor its Date.
  */
 export function hitAt(c: ChunkColumns, i: number, into?: IncomingHit): IncomingHit {
   const { texts, fields } = c;

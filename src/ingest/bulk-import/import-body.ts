@@ -56,12 +56,12 @@ export async function bodyText(body: Readable, max = MAX_IMPORT_BODY_BYTES): Pro
 }
 
 /**
- * `pieces` of UTF-8 as text. A piece that is all ASCII (as most import files are) is read as Latin-1, which is the
- * same text for ASCII and costs a copy, where UTF-8 decoding cost about 3 ns a byte (2.6 µs a line, the import
- * reader's largest item: docs/benchmarks.md, "Import: measurements behind the code"). Other pieces go through one StringDecoder,
- * which carries a character split across pieces; an ASCII piece cannot continue one, so the decoder is ended
- * before it (in well-formed UTF-8 it holds nothing then; after a truncated character it gives the U+FFFD that
- * decoding straight through would give at that point).
+ * `pieces` of UTF-8 as text. A piece that is all ASCII (as most import files are) is read as Latin-1, which is the same
+ * text for ASCII and costs a copy, where UTF-8 decoding cost about 3 ns a byte (2.6 µs a line, the import reader's
+ * largest item: docs/benchmarks.md, "Import: measurements behind the code"). Other pieces go through one StringDecoder,
+ * which carries a character split across pieces; an ASCII piece cannot continue one, so the decoder is ended before it
+ * (in well-formed UTF-8 it holds nothing then; after a truncated character it gives the U+FFFD that decoding straight
+ * through would give at that point).
  */
 async function* decoded(pieces: AsyncIterable<Buffer>): AsyncGenerator<string> {
   const decoder = new StringDecoder('utf8');

@@ -131,8 +131,8 @@ const LOAD_HITS = config.loadHits ?? ROW_GROUP_ROWS;
 /**
  * Visits a load stores, at least (but at the import's end): they wait across loads of hits until there are a row
  * group's worth. A load of 122,880 hits touches about 45,000 visits, which DuckDB stored through its write-ahead log
- * and again at the checkpoint after the load: for 1M hits the checkpoints took 1.37-1.55 s of CPU, against
- * 0.32-0.33 s with the visits in three loads (docs/benchmarks.md, "Import: measurements behind the code"). Reports see an import's
+ * and again at the checkpoint after the load: for 1M hits the checkpoints took 1.37-1.55 s of CPU, against 0.32-0.33 s
+ * with the visits in three loads (docs/benchmarks.md, "Import: measurements behind the code"). Reports see an import's
  * hits up to two loads before their visits; a chunk is answered only once its visits are stored too.
  */
 const VISIT_LOAD_ROWS = config.visitRows ?? ROW_GROUP_ROWS;

@@ -11,8 +11,9 @@ import type { LoggedGroup } from './hit-log.js';
 
 /**
  * When a file is cut unless the options say otherwise. Larger than the write buffer's batches (5,000 or a second):
- * DuckDB spends 35-60 ms of CPU on every load whatever its size: at a file a second, about 40 µs of the 250 a hit
- * cost at 1,500 hits/s (docs/benchmarks.md, "Collector: measurements behind the code"). Hits reach reports up to 4 s after their answer.
+ * DuckDB spends 35-60 ms of CPU on every load whatever its size: at a file a second, about 40 µs of the 250 a hit cost
+ * at 1,500 hits/s (docs/benchmarks.md, "Collector: measurements behind the code"). Hits reach reports up to 4 s after
+ * their answer.
  */
 const FILE_RECORDS = 20_000;
 const FILE_WAIT_MS = 4_000;

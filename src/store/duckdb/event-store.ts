@@ -1,4 +1,5 @@
-// EventStore on the embedded DuckDB file: hits appended in batches, a batch's visits replaced (old rows deleted, new appended).
+// EventStore on the embedded DuckDB file: hits appended in batches, a batch's visits replaced (old rows deleted, new
+// appended).
 
 import { dateValue, LIST, VARCHAR, type DuckDBAppender } from '@duckdb/node-api';
 import type { StoredHit, VisitRecord } from '../../domain/hits.js';
@@ -225,12 +226,12 @@ export class DuckEventStore implements EventStore {
   }
 
   /**
-   * Runs a bulk load in one transaction on one DuckDB thread. Loading in parallel took far more CPU for the same
-   * rows: about 1.5 times for an import's CSV files (docs/benchmarks.md, "Import: measurements behind the code") and 1.6 times for
-   * the collector's record files ("Collector: measurements behind the code"), CPU that the import and ingest threads need on a
-   * machine whose cores they already keep busy. The setting is the whole database's: reports asked during a load run
-   * on one thread too, and so does the checkpoint that may follow (RowGroupCheckpoints). `load` answers how many
-   * hits it appended.
+   * Runs a bulk load in one transaction on one DuckDB thread. Loading in parallel took far more CPU for the same rows:
+   * about 1.5 times for an import's CSV files (docs/benchmarks.md, "Import: measurements behind the code") and 1.6
+   * times for the collector's record files ("Collector: measurements behind the code"), CPU that the import and ingest
+   * threads need on a machine whose cores they already keep busy. The setting is the whole database's: reports asked
+   * during a load run on one thread too, and so does the checkpoint that may follow (RowGroupCheckpoints). `load`
+   * answers how many hits it appended.
    */
   private loadOnOneThread(load: (q: Querier) => Promise<number>): Promise<void> {
     return this.conn.serial(async (q) => {
