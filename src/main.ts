@@ -2,7 +2,7 @@
 
 import { join } from 'node:path';
 import { assemble } from './assemble.js';
-import { bootstrap } from './bootstrap.js';
+import { bootstrap, firstStartBanner, openableAddress } from './bootstrap.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { LOCAL_ADMIN_KEY_FILE, newLocalAdminKey } from './local-admin-key.js';
 
@@ -60,16 +60,8 @@ async function main(): Promise<void> {
   // Several scale-out processes may start at once on an empty database: one bootstraps, the others find it done.
   const created = await plumb.exclusive(() => bootstrap(plumb.meta, config.bootstrapToken));
   const address = await app.listen({ port: config.port, host: config.host });
-  const shown = address.replace('://0.0.0.0', '://127.0.0.1');
-  if (created) {
-    const tokenLine = created.shownToken
-      ? `  Owner API token (shown once, store it now): ${created.shownToken}`
-      : '  Owner API token: the value of PLUMB_BOOTSTRAP_TOKEN';
-    console.log(
-      `\nPlumb created the first account ("${created.account.name}", id ${created.account.id}).\n${tokenLine}\n` +
-        `  Dashboard and API: ${shown}\n  Tracking script: <script src="${shown}/script.js" data-site="SITE_ID" defer></script>\n`,
-    );
-  }
+  const shown = openableAddress(address);
+  if (created) console.log(`\n${firstStartBanner(created, address, config.publicUrl)}\n`);
   // Always printed, whatever the log level: operators and scripts wait for this line.
   console.log(`Plumb listening on ${shown}`);
   app.log.info(

@@ -1,5 +1,6 @@
-// GET /script.js: Plumb's tracker (src/tracker/tracker.js), minified once at start, served compressed and cached;
-// the building and serving of tracker scripts, shared with the peers' script paths (./peers/peer-scripts.ts).
+// GET /script.js: Plumb's tracker (src/tracker/tracker.js), minified once at start, served compressed and cached,
+// and GET /script.ext.js, its extensions (src/tracker/extensions.js), which only tags asking for them load; the
+// building and serving of tracker scripts, shared with the peers' script paths (./peers/peer-scripts.ts).
 
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -47,4 +48,15 @@ export function sendScript(request: FastifyRequest, reply: FastifyReply, script:
 
 export async function trackerScriptRoute(app: FastifyInstance, script: TrackerScript): Promise<void> {
   app.get('/script.js', { logLevel: 'warn' }, async (request, reply) => sendScript(request, reply, script));
+  // Built on its first request: most sites never ask for it, and the start need not wait for it.
+  let extensions: Promise<TrackerScript> | undefined;
+  app.get('/script.ext.js', { logLevel: 'warn' }, async (request, reply) => {
+    if (!extensions) {
+      const building = buildScript('extensions.js');
+      // A failed build is tried again by the next request rather than remembered.
+      building.catch(() => (extensions = undefined));
+      extensions = building;
+    }
+    return sendScript(request, reply, await extensions);
+  });
 }

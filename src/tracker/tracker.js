@@ -14,7 +14,8 @@
  *   data-outbound-links    "true": clicks on links to other hosts send the event "Outbound Link: Click"
  *   data-file-downloads    "true": clicks on links to files (pdf, zip, ...) send the event "File Download"
  *   data-track-404         "true" (on the tag of a site's "not found" page): also send the event "404"
- * (the link's URL goes as the custom property `url`, the 404 page's path as `path`).
+ * The last three are extensions (src/tracker/extensions.js): a tag with any of them makes this script load
+ * /script.ext.js from its own origin, which sends those events through window.fathom.
  *
  * A tag with Umami's data-website-id (and no data-site) is Umami's: the Umami-compatible script /js/umami.js is
  * loaded in its place with the tag's data- attributes.
@@ -24,8 +25,8 @@
  * window.fathom offers trackPageview, trackEvent, trackGoal, setSite, blockTrackingForMe and
  * enableTrackingForMe, and replays calls queued in window.fathom.q before the script loaded.
  *
- * Plain ES2017, no build step: the server minifies it with esbuild at startup (must stay under 2.25 KB gzipped:
- * 2 KB until outbound-link, file-download and 404 tracking and the Umami hand-over joined it).
+ * Plain ES2017, no build step: the server minifies it with esbuild at startup. It must stay under 2 KB (2,048
+ * bytes) gzipped as served, Fathom's promise (test/browser/tracker.test.ts): optional behaviours go in extensions.
  */
 (function () {
   var w = window;
@@ -54,14 +55,23 @@
   var endpoint = new URL(script.src, loc.href).origin + '/';
   var siteId = attr('site');
 
+  // Another script of this server, after this one; it carries the tag's nonce, so a page whose Content Security
+  // Policy admits this script by nonce admits that one too.
+  function load(src) {
+    var s = d.createElement('script');
+    s.nonce = script.nonce;
+    s.src = src;
+    return d.head.appendChild(s);
+  }
+
   if (!siteId && attr('website-id')) {
     var dir = script.src.replace(/\/[^/]*$/, '');
-    var umami = d.createElement('script');
-    for (var i = 0, a; (a = script.attributes[i++]); ) umami.setAttribute(a.name, a.value);
+    var umami = load(dir + '/js/umami.js');
+    // Set before umami.js runs (a script added to the page runs later, once fetched).
+    for (var i = 0, a; (a = script.attributes[i++]); ) a.name != 'src' && umami.setAttribute(a.name, a.value);
     // Umami sends to the script's folder unless told otherwise: this one's, not /js/'s.
     umami.getAttribute('data-host-url') || umami.setAttribute('data-host-url', dir);
-    umami.src = dir + '/js/umami.js';
-    return d.head.appendChild(umami);
+    return;
   }
   var spa = attr('spa');
   var honorDnt = on('honor-dnt');
@@ -252,22 +262,10 @@
     api.apply(null, [].slice.call(args));
   });
 
-  // Outbound links and file downloads: events with the link's URL, sent by beacon so a navigation cannot cut them off.
-  var outbound = on('outbound-links');
-  var downloads = on('file-downloads');
-  function clicked(e) {
-    var a = e.target.closest && e.target.closest('a[href]');
-    var name = !a || !a.host ? ''
-      : outbound && a.host !== loc.host ? 'Outbound Link: Click'
-      : downloads && /\.(pdf|docx?|xlsx?|pptx?|csv|txt|zip|gz|7z|rar|dmg|exe|pkg|mp[34]|mov|wav)$/i.test(a.pathname) ? 'File Download' : '';
-    if (name) event({ name: name, payload: JSON.stringify({ url: a.href }) });
-  }
-  if (outbound || downloads) {
-    ['click', 'auxclick'].forEach(function (type) {
-      d.addEventListener(type, clicked);
-    });
-  }
-
   if (attr('auto') !== 'false') setTimeout(navigated);
-  if (on('track-404')) event({ name: '404', payload: JSON.stringify({ path: loc.pathname }) });
+
+  // Outbound links, file downloads and 404s: only the tags asking for them load (and pay for) the extensions,
+  // told which ones by the data-on attribute.
+  var wanted = ['outbound-links', 'file-downloads', 'track-404'].filter(on);
+  if (wanted.length) load(endpoint + 'script.ext.js').setAttribute('data-on', wanted.join(' '));
 })();

@@ -53,6 +53,10 @@ describe('first run', () => {
     assert.doesNotMatch(output, /compiling/);
     assert.equal(stampTime(), built, 'no build ran');
     assert.equal((await fetch(`${url}/healthz`)).status, 200);
+    // The first start's banner names the address where its token is used, and that address opens the setup form.
+    const setup = /^ {2}Set up your dashboard login: open (\S+) and paste the token$/m.exec(output)?.[1];
+    assert.equal(setup, `${url}/setup`, output);
+    assert.match(await (await fetch(setup!)).text(), /Owner API token/);
     // The dashboard it serves is the bundle the build wrote (no bundling at start either).
     assert.equal(await (await fetch(`${url}/dashboard/app.js`)).text(), readFileSync('dist/web/app.js', 'utf8'));
   });
