@@ -36,7 +36,11 @@ export function startServer(env: Record<string, string>, { compiled = false }: {
   child.stderr!.on('data', keep);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    // A server that never says it listens is stopped too: left running, it would keep the test file from ending.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start within 30 s:\n${out}`));
+    }, 30_000);
     const check = () => {
       const m = /Plumb listening on (http:\/\/[\d.:]+)/.exec(out);
       if (m) {
