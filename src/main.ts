@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { assemble } from './assemble.js';
 import { bootstrap, firstStartBanner, openableAddress } from './bootstrap.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { LOCAL_ADMIN_KEY_FILE, newLocalAdminKey } from './local-admin-key.js';
+import { LOCAL_ADMIN_KEY_FILE, localServerUrl, newLocalAdminKey, removeLocalServerUrl, saveLocalServerUrl } from './local-admin-key.js';
 
 function configOrExit(): Config {
   try {
@@ -43,6 +43,7 @@ async function main(): Promise<void> {
   });
   const { app } = plumb;
   await localAdminKey?.save(config.dataDir);
+  await removeLocalServerUrl(config.dataDir); // an earlier start's address is not this one's until it listens
 
   // Signals are handled from here on, before the server listens, so a stop that arrives at any moment is clean.
   let stopping = false;
@@ -52,6 +53,7 @@ async function main(): Promise<void> {
     app.log.info({ signal }, 'shutting down');
     await plumb.close();
     await localAdminKey?.remove();
+    await removeLocalServerUrl(config.dataDir);
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
@@ -61,6 +63,9 @@ async function main(): Promise<void> {
   const created = await plumb.exclusive(() => bootstrap(plumb.meta, config.bootstrapToken));
   const address = await app.listen({ port: config.port, host: config.host });
   const shown = openableAddress(address);
+  // For the CLI run from this directory: it finds the server whatever PORT it was given (README, Administration).
+  const listening = app.server.address();
+  if (listening && typeof listening === 'object') await saveLocalServerUrl(config.dataDir, localServerUrl(listening.address, listening.port));
   if (created) console.log(`\n${firstStartBanner(created, address, config.publicUrl)}\n`);
   // Always printed, whatever the log level: operators and scripts wait for this line.
   console.log(`Plumb listening on ${shown}`);

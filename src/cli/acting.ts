@@ -1,5 +1,7 @@
 // Runs /v1 calls for the CLI: with PLUMB_API_TOKEN when set, otherwise as the administrator through a token that
-// lives only for this command (made for the account, revoked when done) so every /v1 rule applies unchanged.
+// lives only for this command (made for the account, revoked when done) so every /v1 rule applies unchanged. That
+// token is marked as the CLI's own (for_cli): it is not the account's, so neither the dashboard's token list nor
+// /admin's shows it, and the server lets it live an hour at most.
 
 import { formatTimestamp } from '../domain/time.js';
 import type { AdminClient } from './admin-client.js';
@@ -20,6 +22,7 @@ export async function withV1<R>(
     name: `${purpose} (temporary)`,
     abilities: ['*'],
     expires_at: formatTimestamp(new Date(Date.now() + TEMPORARY_TOKEN_MS)),
+    for_cli: true,
   });
   try {
     return await work((method, path, body) => client.api(method, path, temporary.token, body));

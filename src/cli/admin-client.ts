@@ -11,8 +11,11 @@ export class AdminClient {
   constructor(
     private readonly baseUrl: string,
     private readonly adminToken: string | undefined,
-    /** What to say when there is no admin credential, and what to add when /admin refuses the one given. */
-    private readonly messages: { noAdmin?: string; refusedAdmin?: string } = {},
+    /**
+     * What to say when there is no admin credential, what to add when /admin refuses the one given, and what
+     * after the reason when nothing answers at the address.
+     */
+    private readonly messages: { noAdmin?: string; refusedAdmin?: string; unreachable?: string } = {},
   ) {}
 
   get hasAdmin(): boolean {
@@ -53,7 +56,7 @@ export class AdminClient {
     const url = new URL(path, this.baseUrl);
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise<T>((resolve, reject) => {
-      const unreachable = (err: Error) => reject(new AdminClientError(`cannot reach Plumb at ${this.baseUrl} (${err.message}); is it running? (PLUMB_URL)`));
+      const unreachable = (err: Error) => reject(new AdminClientError(this.unreachable(err)));
       const req = request(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...headers } }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -79,6 +82,12 @@ export class AdminClient {
     });
   }
 
+  private unreachable(err: Error): string {
+    // fetch says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND) is its cause.
+    const reason = (err.cause as Error | undefined)?.message ?? err.message;
+    return `cannot reach Plumb at ${this.baseUrl} (${reason}); ${this.messages.unreachable ?? 'is it running? (PLUMB_URL)'}`;
+  }
+
   private noAdmin(): string {
     return this.messages.noAdmin ?? 'PLUMB_ADMIN_TOKEN is not set: export the admin token the server was started with';
   }
@@ -98,7 +107,7 @@ export class AdminClient {
         ...(body === undefined ? {} : { body }),
       });
     } catch (err) {
-      throw new AdminClientError(`cannot reach Plumb at ${this.baseUrl} (${(err as Error).message}); is it running? (PLUMB_URL)`);
+      throw new AdminClientError(this.unreachable(err as Error));
     }
     return this.answer<T>(res.status, await res.text(), token);
   }

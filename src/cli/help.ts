@@ -1,7 +1,10 @@
 // The help text of each `plumb` command, shown by `plumb help COMMAND` and `plumb COMMAND --help`.
 
 const CONNECTION = `Connection:
-  PLUMB_URL          the server (default http://127.0.0.1:8080)`;
+  PLUMB_URL          the server. Without it: PORT and HOST as the server reads them (port 8080 and host
+                     0.0.0.0, which means 127.0.0.1, when only one is set); without those, the address the
+                     running server wrote to PLUMB_DATA_DIR/local-server.url (default ./data) once it listened;
+                     else http://127.0.0.1:8080`;
 const ADMIN = `${CONNECTION}
   PLUMB_ADMIN_TOKEN  the admin token the server was started with. Not needed on the server's own machine:
                      the CLI then reads the local admin key the server writes at every start
@@ -81,6 +84,8 @@ ${ADMIN}`],
   site list [--account ID]
   site create --name NAME [--timezone ZONE] [--domain HOSTS] [--account ID]
   site show SITE_ID [--account ID]
+  site update SITE_ID [--name NAME] [--timezone ZONE] [--sharing none|private|public] [--domain HOSTS] ...
+  site delete SITE_ID [--yes] [--account ID]
 
 With PLUMB_API_TOKEN these use that token's account through /v1; without it, the administrator acts for
 --account (default 1, the owner). Run "plumb help site COMMAND" for one of them.
@@ -104,12 +109,41 @@ ${API_OR_ADMIN}`],
 Shows one site: name, time zone, sharing, its script tag and its report's address.
 
 ${API_OR_ADMIN}`],
-  ['import', `plumb import FILE [--json]
+  ['site update', `plumb site update SITE_ID [--name NAME] [--timezone ZONE] [--sharing none|private|public]
+                  [--password-stdin] [--multi-domain combined|separate|off] [--domain HOSTS]
+                  [--umami-website-id UUID] [--plausible-script-id ID] [--account ID] [--json]
 
-Imports hits from an NDJSON file (one JSON object per line: type, site_id, timestamp, url, referrer,
-user_agent, ip, and name/value for events; see docs/collection.md). Hits are sent oldest first in chunks, with
-a progress bar on a terminal. Lines that cannot be imported are listed by line number; exit code 1 when
-nothing could be imported.
+Changes what is given and keeps the rest (POST /v1/sites/SITE_ID). --sharing private asks for the share
+password (twice, on a terminal) or reads it from standard input with --password-stdin; --password-stdin alone
+changes the password. --multi-domain combined or separate lets the site track several domains, reported
+together or each on its own; off, one. HOSTS are the site's hostnames, comma-separated; --domain "" removes
+them. --umami-website-id is the id of Umami's tag, --plausible-script-id the XXXXXXXX of Plausible's
+pa-XXXXXXXX.js (docs/collection.md); "" removes either.
+
+${API_OR_ADMIN}`],
+  ['site delete', `plumb site delete SITE_ID [--yes] [--account ID] [--json]
+
+Deletes the site with its goals, milestones and every hit, for good. On a terminal it shows the site and asks
+first; --yes deletes without asking (scripts). Without --yes and without a terminal to ask on, it refuses.
+
+${API_OR_ADMIN}`],
+  ['import', `plumb import FILE [--json]
+plumb import umami|plausible|fathom FILE --site SITE_ID [--json]
+
+Brings history into Plumb (administrator only):
+
+  import FILE                                 NDJSON hits: one JSON object per line
+  import umami FILE --site SITE_ID            Umami's raw events (CSV), streamed
+  import plausible FILE --site SITE_ID        Plausible CE's export zip, as daily aggregates
+  import fathom ZIP_OR_FOLDER --site SITE_ID  Fathom's CSV export (zip or unpacked folder), as daily aggregates
+  import list --site SITE_ID                  the site's imports
+  import delete IMPORT_ID                     an import and every hit it brought
+
+plumb import FILE reads NDJSON (type, site_id, timestamp, url, referrer, user_agent, ip, and name/value for
+events; see docs/collection.md). Hits are sent oldest first in chunks, with a progress bar on a terminal. Lines
+that cannot be imported are listed by line number; exit code 1 when nothing could be imported. Run
+"plumb help import umami" (plausible, fathom, list, delete) for the others; docs/collection.md says how to
+export from each product.
 
 ${ADMIN}`],
   ['import umami', `plumb import umami FILE --site SITE_ID [--json]
@@ -125,7 +159,7 @@ ${ADMIN}`],
 Imports Plausible CE's CSV export (the zip of imported_*.csv tables) into the site as daily aggregates: the site's
 daily totals, each page's, source's, browser's, system's, device's and country's, and each custom event's. Reports
 add them to recorded hits where they can answer exactly (docs/reports.md, "Imported data"). Bad rows are listed by
-file and line; the same file again replaces the earlier import.
+file and line; the same export again (its content, however zipped) replaces the earlier import.
 
 ${ADMIN}`],
   ['import fathom', `plumb import fathom ZIP_OR_FOLDER --site SITE_ID [--json]
@@ -134,7 +168,7 @@ Imports Fathom's CSV export (Site.csv, Pages.csv, Referrers.csv, Browsers.csv, C
 Events.csv; a zip, or the unpacked folder, which is zipped while it is sent) into the site as daily aggregates:
 each hourly row is added to the site's local day. Visitors are not imported (hourly counts do not add up to a
 day's); docs/collection.md, "Importing from Fathom", says what is. Bad rows are listed by file and line; the same
-file again replaces the earlier import.
+export again (its content, however zipped: a folder zipped anew is the same) replaces the earlier import.
 
 ${ADMIN}`],
   ['import list', `plumb import list --site SITE_ID [--json]
@@ -150,7 +184,10 @@ ${ADMIN}`],
   ['demo', `plumb demo [--account ID] [--days 30] [--visits-per-day 1000] [--no-share] [--json]
 
 Creates a site called "Demo site" with two goals and a milestone, imports generated traffic for the last
---days days (today's stops now), and prints the report's address. The demo site is shared publicly
+--days days (today's stops now), and prints the report's address. Run again, it replaces the demo it made
+before instead of adding one: a fresh demo site gets the traffic, then the old one (a "Demo site" with the
+milestone "Launched v2") is deleted with its traffic; the summary names it, and the report's address changes.
+The demo site is shared publicly
 (read-only, generated data only) so the address opens without logging in; --no-share keeps it private.
 The generated traffic includes crawlers on purpose: Plumb leaves bot hits out, and the summary says how many.
 
@@ -164,6 +201,7 @@ Shows the list of commands, or the help of one (also: plumb COMMAND --help).`],
 ];
 
 const HELP = new Map<string, string>(TEXTS);
+const GROUPS = ['account', 'token', 'site', 'import', 'demo', 'help'];
 
 /** The help of the longest known command among the first words (`site create --x` -> "site create"). */
 export function helpFor(words: readonly string[]): string | undefined {
@@ -172,4 +210,32 @@ export function helpFor(words: readonly string[]): string | undefined {
     if (text !== undefined) return text;
   }
   return undefined;
+}
+
+/** The known command among the first words (`site create` of `site create --x`, `import` of `import a.ndjson`). */
+export function commandOf(words: readonly string[]): string | undefined {
+  for (let n = Math.min(2, words.length); n >= 1; n--) {
+    const key = words.slice(0, n).join(' ');
+    if (HELP.has(key)) return key;
+  }
+  return undefined;
+}
+
+/**
+ * What to print after a usage mistake instead of the whole list: the command's usage (the first paragraph of its
+ * help, or a group's list of commands) and where its help is.
+ */
+export function usageAfterMistake(words: readonly string[]): string {
+  const command = commandOf(words);
+  if (command === undefined || command === 'help') {
+    return `commands: ${GROUPS.join(', ')}\nsee \`plumb help\``;
+  }
+  const text = HELP.get(command)!;
+  const [first = ''] = text.split('\n\n');
+  const group = command.split(' ')[0]!;
+  const lines = /^plumb \S+ COMMAND:/.test(first)
+    ? text.split('\n').filter((l) => l.startsWith(`  ${group} `)).map((l) => `plumb ${l.trim()}`)
+    // One usage line: a synopsis wrapped for the help is joined again.
+    : first.split(/\n(?=plumb )/).map((l) => l.replace(/\s*\n\s*/g, ' '));
+  return `${lines.map((l, i) => `${i === 0 ? 'usage: ' : '       '}${l}`).join('\n')}\nsee \`plumb help ${group}\``;
 }

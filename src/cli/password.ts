@@ -1,5 +1,5 @@
-// Reads a new password for `plumb account password`: from standard input (scripts), or asked twice on a
-// terminal without echoing it.
+// Reads a new password for `plumb account password` (and a share password for `plumb site update`): from
+// standard input (scripts), or asked twice on a terminal without echoing it.
 
 import { createInterface } from 'node:readline';
 import { AdminClientError } from './admin-client.js';
@@ -29,11 +29,12 @@ function ask(question: string): Promise<string> {
   });
 }
 
-export async function readPassword(fromStdin: boolean): Promise<string> {
+/** `what` names the password in the prompts (a site's share password, too). */
+export async function readPassword(fromStdin: boolean, what = 'New password'): Promise<string> {
   if (fromStdin) return readStdin();
   if (!process.stdin.isTTY) throw new AdminClientError('no terminal to ask for the password on: pipe it in with --password-stdin');
-  const first = await ask('New password: ');
-  const second = await ask('New password again: ');
+  const first = await ask(`${what}: `);
+  const second = await ask(`${what} again: `);
   if (first !== second) throw new AdminClientError('the two passwords differ');
   return first;
 }

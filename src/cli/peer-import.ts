@@ -109,7 +109,7 @@ export function describePeerImport(i: PeerImportJson): string {
   const lines = [`import ${i.id} (${i.kind}, ${i.file_name}): ${status}, ${i.imported} ${what} imported, ${i.rejected} rejected${range}`];
   for (const e of (i.errors ?? []).slice(0, 20)) lines.push(`  ${e.file ? `${e.file} ` : ''}line ${e.line}: ${e.message}`);
   if ((i.errors?.length ?? 0) > 20) lines.push(`  ... and ${i.errors!.length - 20} more`);
-  for (const id of i.replaced ?? []) lines.push(`  replaced import ${id} of the same file`);
+  for (const id of i.replaced ?? []) lines.push(`  replaced import ${id}: the same export, imported before`);
   for (const id of i.overlaps ?? []) lines.push(`  overlaps import ${id} in time (delete one with plumb import delete ID if they hold the same events)`);
   return lines.join('\n');
 }

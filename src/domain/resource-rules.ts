@@ -3,7 +3,7 @@
 // well-typed input.
 
 import { FieldErrorCollector, ValidationError } from './errors.js';
-import { normalizeUmamiWebsiteId, parseDomainList } from './site-domains.js';
+import { normalizePlausibleScriptId, normalizeUmamiWebsiteId, parseDomainList } from './site-domains.js';
 import { isCalendarDate, isTimeZone } from './time.js';
 import type { Currency, MultiDomainOption, Sharing, Site } from '../store/types.js';
 
@@ -18,6 +18,8 @@ export interface SiteBody {
   domain?: string | null;
   /** Extension: the Umami website UUID; `null` or `''` removes it. */
   umami_website_id?: string | null;
+  /** Extension: the id of Plausible's per-site script (`pa-<id>.js`); `null` or `''` removes it. */
+  plausible_script_id?: string | null;
 }
 
 /** The settings a site ends up with, with the share password still in clear (hashed by the caller). */
@@ -33,6 +35,8 @@ export interface SiteSettings {
   domains: string[] | undefined;
   /** The new Umami website id (`null`: none), undefined to keep it. */
   umamiWebsiteId: string | null | undefined;
+  /** The new Plausible script id (`null`: none), undefined to keep it. */
+  plausibleScriptId: string | null | undefined;
 }
 
 /**
@@ -64,6 +68,14 @@ export function siteSettings(body: SiteBody, current: Site | undefined, defaultT
     umamiWebsiteId = normalizeUmamiWebsiteId(body.umami_website_id);
     if (umamiWebsiteId === undefined) errors.add('umami_website_id', 'must be a UUID (the website id of Umami\'s tracking code)');
   }
+  let plausibleScriptId: string | null | undefined;
+  if (body.plausible_script_id === null || body.plausible_script_id === '') plausibleScriptId = null;
+  else if (body.plausible_script_id !== undefined) {
+    plausibleScriptId = normalizePlausibleScriptId(body.plausible_script_id);
+    if (plausibleScriptId === undefined) {
+      errors.add('plausible_script_id', "must be the id of Plausible's script for the site: pa-<id>.js in the snippet's src (4 to 64 letters, digits, _ or -)");
+    }
+  }
   errors.throwIfAny();
 
   const multiDomain = body.multi_domain ?? current?.multiDomain ?? false;
@@ -79,6 +91,7 @@ export function siteSettings(body: SiteBody, current: Site | undefined, defaultT
     multiDomainOption: multiDomain ? (body.multi_domain_option ?? current?.multiDomainOption ?? null) : null,
     domains,
     umamiWebsiteId,
+    plausibleScriptId,
   };
 }
 

@@ -1,5 +1,5 @@
-// A site's domains (the hostnames Plausible's `data-domain` and Events API name it by) and its Umami website id:
-// how they are written, checked and compared. No I/O.
+// A site's domains (the hostnames Plausible's `data-domain` and Events API name it by), its Umami website id and its
+// Plausible script id: how they are written, checked and compared. No I/O.
 
 import { domainToASCII, domainToUnicode } from 'node:url';
 import { isUuid } from './ids.js';
@@ -66,4 +66,35 @@ export function domainCandidates(text: string): string[] {
 export function normalizeUmamiWebsiteId(text: string): string | undefined {
   const t = text.trim().toLowerCase();
   return isUuid(t) ? t : undefined;
+}
+
+/**
+ * A Plausible script id: what follows `pa-` in the name of the per-site script of Plausible's current snippet
+ * (`/js/pa-<id>.js`; Plausible draws 21 characters of A-Z a-z 0-9 _ -). Case matters.
+ */
+const PLAUSIBLE_SCRIPT_ID = '[A-Za-z0-9_-]{4,64}';
+const PLAUSIBLE_SCRIPT_ID_RE = new RegExp(`^${PLAUSIBLE_SCRIPT_ID}$`);
+
+/** The per-site script's file name; group 1 is the id. */
+export const PLAUSIBLE_SCRIPT_FILE_RE = new RegExp(`^pa-(${PLAUSIBLE_SCRIPT_ID})\\.js$`);
+
+/** How the per-site script names its site in an event's `d`: `pa-<id>`; group 1 is the id. */
+const PLAUSIBLE_SCRIPT_DOMAIN_RE = new RegExp(`^pa-(${PLAUSIBLE_SCRIPT_ID})$`);
+
+/**
+ * A Plausible script id in its stored form, or undefined when the text is none. Taken as the snippet shows it: the
+ * id, `pa-<id>`, `pa-<id>.js` or the script's whole URL (`https://plausible.io/js/pa-<id>.js`).
+ */
+export function normalizePlausibleScriptId(text: string): string | undefined {
+  const t = text.trim();
+  const file = t.slice(t.lastIndexOf('/') + 1);
+  const named = PLAUSIBLE_SCRIPT_FILE_RE.exec(file) ?? PLAUSIBLE_SCRIPT_DOMAIN_RE.exec(file);
+  if (named) return named[1];
+  // A bare id: a URL or a path must name the script file.
+  return !t.includes('/') && PLAUSIBLE_SCRIPT_ID_RE.test(t) ? t : undefined;
+}
+
+/** The script id an event's domain names when it came from a per-site script (`pa-<id>`), else undefined. */
+export function plausibleScriptIdOfDomain(domain: string): string | undefined {
+  return PLAUSIBLE_SCRIPT_DOMAIN_RE.exec(domain.trim())?.[1];
 }

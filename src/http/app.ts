@@ -185,13 +185,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Dashboard sessions live in the MetaStore, so every process of a scale-out deployment knows them.
   const sessions = new SessionManager(meta, deps.team);
   await app.register(v1Api, { prefix: '/v1', meta, sites, auth, limiter, usage, siteData, reports: deps.reports, sessions });
-  await app.register(adminApi, { prefix: '/admin', meta, auth, usage, adminToken, localAdminKey: deps.localAdminKey, ingest, imports: deps.imports });
+  await app.register(adminApi, {
+    prefix: '/admin', meta, auth, usage, adminToken, localAdminKey: deps.localAdminKey, ingest, imports: deps.imports,
+    reportEmails: { reports: deps.reports, mailer: deps.mailer ?? NO_MAILER, publicUrl: deps.publicUrl, limiter },
+  });
   // Import uploads from the dashboard (the same imports as /admin/imports, for the site's own owners and admins).
   await app.register(dashboardImportRoutes, { meta, imports: deps.imports, sessions });
   // The report page's custom properties, which /v1 (SPEC.md) has no words for: the same access checks as /v1.
   await app.register(dashboardReportApi, { prefix: '/dashboard/api/report', meta, sites, auth, limiter, usage, sessions, reports: deps.reports });
   await app.register(dashboard, {
-    meta, team: deps.team, auth, sessions, limiter, mailer: deps.mailer ?? NO_MAILER, publicUrl: deps.publicUrl,
+    meta, team: deps.team, auth, sessions, limiter, mailer: deps.mailer ?? NO_MAILER, publicUrl: deps.publicUrl, reports: deps.reports,
   });
   return app;
 }

@@ -17,6 +17,23 @@ export const validatorCompiler: FastifySchemaCompiler<SchemaObject> = ({ schema,
   return ajv.compile(schema) as ReturnType<FastifySchemaCompiler<SchemaObject>>;
 };
 
+/** The largest id of the integer id columns (accounts, users): INTEGER and SERIAL on PostgreSQL, INTEGER on DuckDB. */
+export const MAX_INTEGER_ID = 2_147_483_647;
+
+/**
+ * The row an integer id in a path names (accounts, users): decimal digits within the id columns' range. Anything
+ * else is undefined, for the route's 404: an id no row can carry (0, -1, 2^31 and beyond) names nothing, and must
+ * never reach the database, which refuses a number beyond the column's type (PostgreSQL from 2^31, DuckDB from 2^63).
+ */
+export function storedIntegerId(text: string): number | undefined {
+  const digits = /^0*(\d{1,10})$/.exec(text)?.[1];
+  const id = digits === undefined ? 0 : Number(digits);
+  return id >= 1 && id <= MAX_INTEGER_ID ? id : undefined;
+}
+
+/** Whether a path's id is an integer at all, of any size or sign (the rest is a 400 where an API documents one). */
+export const isIntegerText = (text: string): boolean => /^[+-]?\d+$/.test(text);
+
 const BOOLEAN_TEXT = new Map<string, boolean>([['true', true], ['false', false], ['1', true], ['0', false]]);
 
 /**

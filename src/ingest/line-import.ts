@@ -2,6 +2,7 @@
 // processed in timestamp order, every refusal reported with its line number.
 
 import type { IncomingHit } from '../domain/hits.js';
+import { readProps } from '../domain/props.js';
 import { parseTimestamp } from '../domain/time.js';
 import { InvalidHit, type HitPipeline } from './pipeline.js';
 
@@ -80,6 +81,11 @@ export function parseImportLine(text: string): IncomingHit {
       if (typeof o.value !== 'number') throw new InvalidHit('value must be a number of cents');
       hit.value = o.value;
     }
+  }
+  // Custom properties, by the one rule of every format (docs/collection.md, "Custom properties").
+  if (o.props !== undefined && o.props !== null) {
+    const props = readProps(o.props);
+    if (props.length > 0) hit.props = props;
   }
   return hit;
 }

@@ -100,7 +100,7 @@ export class SiteDirectory {
 }
 
 /** The part of the MetaStore that finds sites by the names other trackers give them. */
-export type SiteKeySource = Pick<MetaStore, 'findSiteByDomain' | 'findSiteByUmamiId'>;
+export type SiteKeySource = Pick<MetaStore, 'findSiteByDomain' | 'findSiteByUmamiId' | 'findSiteByPlausibleScriptId'>;
 
 /**
  * Sites by their domains (Plausible's `data-domain` and Events API `domain`) and Umami website ids, cached briefly
@@ -109,6 +109,7 @@ export type SiteKeySource = Pick<MetaStore, 'findSiteByDomain' | 'findSiteByUmam
 export class SiteKeyDirectory {
   private readonly byDomainCache = new Map<string, Entry<Promise<Site | undefined>>>();
   private readonly byUmamiCache = new Map<string, Entry<Promise<Site | undefined>>>();
+  private readonly byPlausibleScriptCache = new Map<string, Entry<Promise<Site | undefined>>>();
 
   constructor(
     private readonly meta: SiteKeySource,
@@ -138,10 +139,16 @@ export class SiteKeyDirectory {
     return this.cached(this.byUmamiCache, id, () => this.meta.findSiteByUmamiId(id));
   }
 
-  /** Forgets every cached answer (a site's domains or id changed, or a site was deleted, in this process). */
+  /** The site given this Plausible script id (the per-site script's `pa-<id>`), if any. */
+  siteByPlausibleScriptId(scriptId: string): Promise<Site | undefined> {
+    return this.cached(this.byPlausibleScriptCache, scriptId, () => this.meta.findSiteByPlausibleScriptId(scriptId));
+  }
+
+  /** Forgets every cached answer (a site's domains or ids changed, or a site was deleted, in this process). */
   forget(): void {
     this.byDomainCache.clear();
     this.byUmamiCache.clear();
+    this.byPlausibleScriptCache.clear();
   }
 
   private cached(map: Map<string, Entry<Promise<Site | undefined>>>, key: string, load: () => Promise<Site | undefined>) {

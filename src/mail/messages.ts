@@ -1,5 +1,6 @@
-// The account messages Plumb sends (invitation, password reset, email change): a subject, a plain-text part and
-// an HTML part that say the same thing, every value escaped.
+// The account messages Plumb sends (invitation, password reset, email change, and the notice to an address asked
+// for that already has a login): a subject, a plain-text part and an HTML part that say the same thing, every value
+// escaped.
 
 import type { Mail } from './mailer.js';
 
@@ -58,5 +59,24 @@ export function emailChangeMail(o: { to: string; link: string; hours: number }):
     subject: title,
     text: `${lines.join('\n\n')}\n\nConfirm here:\n${o.link}\n`,
     html: htmlMail(title, lines, { label: 'Confirm this address', url: o.link }),
+  };
+}
+
+/**
+ * To an address asked for as a login's new email while it already has a login of its own: the member who asked got
+ * the answer a free address gets (so nobody learns which addresses have logins here), and the address's owner is
+ * told instead, with no link, since nothing can change.
+ */
+export function emailTakenMail(o: { to: string; publicUrl: string }): Mail {
+  const title = 'This address already has a Plumb login';
+  const lines = [
+    'A Plumb login asked to use this address from now on. This address already has a login of its own, so nothing changed: both logins stay as they are.',
+    `If that was you, log in with this address at ${o.publicUrl}/login (a forgotten password can be reset at ${o.publicUrl}/forgot). If it was not, ignore this message.`,
+  ];
+  return {
+    to: o.to,
+    subject: title,
+    text: `${lines.join('\n\n')}\n`,
+    html: htmlMail(title, lines),
   };
 }

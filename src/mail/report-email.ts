@@ -89,7 +89,8 @@ export function formatChange(total: Total, current: string, previous: string): s
 
 const periodName = (p: ReportPeriod) => (p.frequency === 'weekly' ? `week of ${p.from} to ${p.to}` : `month of ${p.from.slice(0, 7)}`);
 
-export function reportMail(r: SiteReport, o: { to: string; reportUrl: string; unsubscribeUrl: string }): Mail {
+/** The report's mail; without `unsubscribeUrl`, a report sent once on request (report-now.ts), which says so instead. */
+export function reportMail(r: SiteReport, o: { to: string; reportUrl: string; unsubscribeUrl?: string }): Mail {
   const title = `${r.site.name}: your ${r.period.frequency} report (${periodName(r.period)})`;
   const totals = TOTALS.map((t) => ({
     label: LABELS[t],
@@ -113,7 +114,7 @@ export function reportMail(r: SiteReport, o: { to: string; reportUrl: string; un
       : ['  (no goals)']),
     '',
     `The full report: ${o.reportUrl}`,
-    `Stop these emails: ${o.unsubscribeUrl}`,
+    o.unsubscribeUrl ? `Stop these emails: ${o.unsubscribeUrl}` : 'Sent once, because it was asked for in Plumb: no other email follows from it.',
   ];
   const table = (head: [string, string], rows: [string, string][]) =>
     `<table style="border-collapse:collapse;width:100%;margin:8px 0 16px"><thead><tr><th style="text-align:left;border-bottom:1px solid #ccc;padding:4px">${escapeHtml(head[0])}</th><th style="text-align:right;border-bottom:1px solid #ccc;padding:4px">${escapeHtml(head[1])}</th></tr></thead><tbody>${
@@ -135,7 +136,11 @@ ${table(['Source', 'Visits'], r.sources.map((s) => [s.source, Number(s.visits).t
 <h2 style="font-size:16px">Goals</h2>
 ${table(['Goal', 'Conversions'], r.goals.map((g) => [g.name, Number(g.conversions).toLocaleString('en-US')]))}
 <p><a href="${escapeHtml(o.reportUrl)}">Open the full report</a></p>
-<p style="color:#777;font-size:12px">You receive this because you subscribed in Plumb. <a href="${escapeHtml(o.unsubscribeUrl)}">Unsubscribe</a></p>
+<p style="color:#777;font-size:12px">${
+    o.unsubscribeUrl
+      ? `You receive this because you subscribed in Plumb. <a href="${escapeHtml(o.unsubscribeUrl)}">Unsubscribe</a>`
+      : 'Sent once, because it was asked for in Plumb: no other email follows from it.'
+  }</p>
 </body></html>`;
   return {
     to: o.to,
@@ -143,6 +148,6 @@ ${table(['Goal', 'Conversions'], r.goals.map((g) => [g.name, Number(g.conversion
     text: `${lines.join('\n')}\n`,
     html,
     // One-click unsubscribe from the mail client (RFC 8058): a POST to the same link, which needs no login.
-    headers: { 'List-Unsubscribe': `<${o.unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+    ...(o.unsubscribeUrl ? { headers: { 'List-Unsubscribe': `<${o.unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' } } : {}),
   };
 }

@@ -9,7 +9,7 @@ import { ReportCompiler } from './compiler.js';
 import { aggregateAlias, fieldAlias, PROP_ALIAS, TIMESTAMP_ALIAS } from './result-columns.js';
 import type { CompiledQuery } from './dialect.js';
 import { formatAggregate } from './format.js';
-import { importedCarries, importedDaySums, importedDaysQuery, importedPlan, mergeImported, recordedPartsQuery } from './imported.js';
+import { importedAnswers, importedDaySums, importedDaysQuery, importedPlan, mergeImported, recordedPartsQuery } from './imported.js';
 import { DEFAULT_GROUPED_LIMIT, EARLIEST_DATE, LATEST_DATE, type RangeEnd, type ReportRequest } from './parse.js';
 import type { QueryGate } from './query-gate.js';
 import type { ReportQuery } from './query.js';
@@ -82,14 +82,15 @@ export class ReportEngine {
 
   async aggregate(request: ReportRequest, site: Site): Promise<ReportRow[]> {
     const { query, compiled } = await this.compile(request, site);
-    // Imported history joins the answer only for queries it can answer exactly, and only when there is some
-    // (imported days have no custom properties).
+    // Imported history joins the answer for the aggregates it can answer exactly, when there is some (imported
+    // days have no custom properties); the request's other aggregates are recorded hits only.
     const plan = query.props?.length || query.propGroup !== undefined ? undefined : importedPlan(query, site);
     const counted = plan && (await this.countedImports(site.id));
     if (plan && counted) {
       const days = importedDaySums(await this.run(importedDaysQuery(this.compiler.dialect, site.id, plan, counted.ids)));
-      // Rows lacking a number asked for (an export without it) leave the whole answer to recorded hits.
-      if (days.length > 0 && importedCarries(query, days)) return mergeImported(query, await this.run(this.partsCompiler.aggregation(recordedPartsQuery(query))), days);
+      // A number some row read lacks (an export without it: Fathom's visitors) is left to recorded hits alone.
+      const answers = days.length > 0 ? importedAnswers(plan, days) : undefined;
+      if (answers?.size) return mergeImported(query, await this.run(this.partsCompiler.aggregation(recordedPartsQuery(query))), days, answers);
     }
     const rows = await this.run(compiled);
     return rows.map((row) => this.shape(query, row));

@@ -1,7 +1,8 @@
 // Imported daily aggregates (another product's history, src/ingest/peer-imports/plausible-import.ts) in reports: which
 // queries they can answer, and how their numbers join the recorded hits' rows. The rule is docs/reports.md's "Imported
-// data": a query is answered with them only when every number it asks for is one they carry exactly; otherwise reports
-// use recorded hits only.
+// data", decided per aggregate: each number a query asks for that they carry exactly is recorded hits plus imported
+// days; every other number of the same answer is recorded hits only (never a 0 for a number the import holds because
+// another number of the request is one it lacks).
 
 import { zoneOffsetMs } from '../domain/zoned-time.js';
 import { IMPORTED_DIMENSIONS, IMPORTED_LACKS, type ImportedDimension, type ImportedDaySums, type Site } from '../store/types.js';
@@ -35,6 +36,8 @@ export interface ImportedValues {
 
 export interface ImportedPlan {
   dimension: ImportedDimension;
+  /** The query's aggregates the dimension's rows can answer by the query's shape (rows may still lack them: importedAnswers). */
+  answers: ReadonlySet<Aggregate>;
   /** Local days, `YYYY-MM-DD`: the first counted and the first no longer counted. */
   fromDay: string;
   untilDay: string;
@@ -48,8 +51,13 @@ function localMidnight(zone: string, at: Date): string | undefined {
   return new Date(local).toISOString().slice(0, 10);
 }
 
-/** The imported rows a pageview query's filters and grouping select, or undefined when no table answers it exactly. */
-function pageviewSelection(q: ReportQuery): { dimension: ImportedDimension; values: ImportedValues } | undefined {
+type Selection = { dimension: ImportedDimension; values: ImportedValues; answers: ReadonlySet<Aggregate> };
+
+/**
+ * The imported rows a pageview query's filters and grouping select, and which of its aggregates they answer
+ * exactly; undefined when no table answers the query's shape or none of its aggregates.
+ */
+function pageviewSelection(q: ReportQuery): Selection | undefined {
   if (q.fieldGrouping.length > 1) return undefined;
   const grouped = q.fieldGrouping[0];
   if (grouped !== undefined && !FIELDS.has(grouped)) return undefined;
@@ -63,10 +71,6 @@ function pageviewSelection(q: ReportQuery): { dimension: ImportedDimension; valu
   const values: ImportedValues = { byValue: grouped !== undefined, conditions: q.filters.map(({ operator, value }) => ({ operator, value })) };
 
   const perHit = PER_HIT.has(dimension);
-  for (const a of q.aggregates) {
-    if (!ADDITIVE.has(a) && !RATIOS.has(a)) return undefined;
-    if (RATIOS.has(a) && perHit) return undefined;
-  }
   // Summed over several values of a field (filters that may keep more than one, no grouping by it), pageviews add
   // up, and so do visits and their parts where a visit has one value; visitor-days do not (one person may come by
   // two sources a day), nor visits of pages (one visit views two). Only `is` of one value (negatives can only
@@ -74,24 +78,32 @@ function pageviewSelection(q: ReportQuery): { dimension: ImportedDimension; valu
   const positives = q.filters.filter((f) => POSITIVE_OPERATORS.has(f.operator));
   const oneValue = positives.length > 0 && positives.every((f) => f.operator === 'is' && f.value === positives[0]!.value);
   const severalValues = grouped === undefined && filtered !== undefined && !oneValue;
-  if (severalValues && q.aggregates.some((a) => a === 'visitors' || (perHit && a === 'visits'))) return undefined;
-  return { dimension, values };
+  const answers = new Set(
+    q.aggregates.filter((a) => {
+      if (!ADDITIVE.has(a) && !RATIOS.has(a)) return false; // uniques: no table counts them
+      if (RATIOS.has(a) && perHit) return false;
+      return !(severalValues && (a === 'visitors' || (perHit && a === 'visits')));
+    }),
+  );
+  return answers.size > 0 ? { dimension, values, answers } : undefined;
 }
 
 /**
- * Whether imported days can answer `q`, and which of their rows: reports over whole days of the site's own time
- * zone (the days the export was made in), by day, month, year or not at all, and
+ * Whether imported days can answer some of `q`'s aggregates, which, and from which rows: reports over whole days
+ * of the site's own time zone (the days the export was made in), by day, month, year or not at all, and
  * * pageviews: pageviews, visits and visitors, with bounce_rate and avg_duration where the table counts whole
  *   visits, grouped by nothing or by one field an imported table carries, filtered on that field only, with any
  *   operator (pageviewSelection);
- * * events: conversions of the event, with no grouping or filter.
+ * * events: conversions of the event, with no grouping or filter (unique_conversions and value: no export has them).
  */
 export function importedPlan(q: ReportQuery, site: Site): ImportedPlan | undefined {
   if (q.dateGrouping === 'hour' || q.timezone !== site.timezone) return undefined;
-  let selection: { dimension: ImportedDimension; values: ImportedValues } | undefined;
+  let selection: Selection | undefined;
   if (q.entity === 'event') {
-    const answerable = q.eventName !== undefined && q.aggregates.every((a) => a === 'conversions') && q.fieldGrouping.length === 0 && q.filters.length === 0;
-    selection = answerable ? { dimension: 'event_name', values: { conditions: [{ operator: 'is', value: q.eventName! }], byValue: false } } : undefined;
+    const answerable = q.eventName !== undefined && q.aggregates.includes('conversions') && q.fieldGrouping.length === 0 && q.filters.length === 0;
+    selection = answerable
+      ? { dimension: 'event_name', values: { conditions: [{ operator: 'is', value: q.eventName! }], byValue: false }, answers: new Set<Aggregate>(['conversions']) }
+      : undefined;
   } else {
     selection = pageviewSelection(q);
   }
@@ -149,10 +161,14 @@ const NEEDS: Partial<Record<Aggregate, number>> = {
   avg_duration: IMPORTED_LACKS.visits | IMPORTED_LACKS.duration,
 };
 
-/** Whether the imported rows read carry every number `q` asks for (an export may lack some: Fathom's). */
-export function importedCarries(q: ReportQuery, days: readonly ImportedDaySums[]): boolean {
-  const needed = q.aggregates.reduce((bits, a) => bits | (NEEDS[a] ?? 0), 0);
-  return days.every((d) => (d.lacks & needed) === 0);
+/**
+ * The plan's aggregates that every imported row read carries (an export may lack some numbers: Fathom's has no
+ * visitors). A number some row in the range lacks is recorded hits only over the whole range, not summed over the
+ * rows that have it: a partial sum would pass for the whole.
+ */
+export function importedAnswers(plan: ImportedPlan, days: readonly ImportedDaySums[]): ReadonlySet<Aggregate> {
+  const lacks = days.reduce((bits, d) => bits | d.lacks, 0);
+  return new Set([...plan.answers].filter((a) => (lacks & (NEEDS[a] ?? 0)) === 0));
 }
 
 /**
@@ -181,17 +197,29 @@ function bucketOf(q: ReportQuery, day: string): string | undefined {
 
 type Row = Record<string, string>;
 
-/** A group's sums: counts, and the parts of the ratios (bounced visits, duration in milliseconds). */
-interface Sums {
-  field?: string;
-  timestamp?: string;
+/** Counts, and the parts of the ratios (bounced visits, duration in milliseconds). */
+interface Parts {
   pageviews: bigint;
   visits: bigint;
   visitors: bigint;
   conversions: bigint;
   bounces: bigint;
   durationMs: bigint;
+  /** Numbers imported days never carry, from recorded rows as the database wrote them. */
+  uniques: bigint;
+  unique_conversions: bigint;
+  value: bigint;
 }
+
+/** A group's sums, recorded and imported apart: an aggregate imported days do not answer reads recorded ones only. */
+interface Sums {
+  field?: string;
+  timestamp?: string;
+  recorded: Parts;
+  imported: Parts;
+}
+
+const noParts = (): Parts => ({ pageviews: 0n, visits: 0n, visitors: 0n, conversions: 0n, bounces: 0n, durationMs: 0n, uniques: 0n, unique_conversions: 0n, value: 0n });
 
 /** A number the database returned (bigint, number or decimal text) as an integer. */
 function integer(raw: unknown): bigint {
@@ -206,8 +234,17 @@ function integer(raw: unknown): bigint {
 /** round_half_up(numerator / denominator), 0 when the denominator is 0: as the compiler rounds (roundedRatio). */
 const rounded = (numerator: bigint, denominator: bigint) => (denominator === 0n ? 0n : (2n * numerator + denominator) / (2n * denominator));
 
-/** An aggregate of a group's sums as an integer (decimals scaled by 10^places, as formatAggregate reads them). */
-function value(a: Aggregate, s: Sums): bigint {
+/**
+ * An aggregate of a group's sums as an integer (decimals scaled by 10^places, as formatAggregate reads them):
+ * recorded plus imported when imported days answer it, recorded only otherwise (a ratio's parts alike).
+ */
+function value(a: Aggregate, g: Sums, answers: ReadonlySet<Aggregate>): bigint {
+  const r = g.recorded;
+  const i = g.imported;
+  const s: Parts = answers.has(a)
+    ? { pageviews: r.pageviews + i.pageviews, visits: r.visits + i.visits, visitors: r.visitors + i.visitors, conversions: r.conversions + i.conversions,
+        bounces: r.bounces + i.bounces, durationMs: r.durationMs + i.durationMs, uniques: r.uniques, unique_conversions: r.unique_conversions, value: r.value }
+    : r;
   switch (a) {
     case 'pageviews':
       return s.pageviews;
@@ -221,8 +258,12 @@ function value(a: Aggregate, s: Sums): bigint {
       return rounded(s.durationMs, s.visits * 10n);
     case 'bounce_rate':
       return rounded(s.bounces * 10_000n, s.visits);
-    default:
-      return 0n;
+    case 'uniques':
+      return s.uniques;
+    case 'unique_conversions':
+      return s.unique_conversions;
+    case 'value':
+      return s.value;
   }
 }
 
@@ -230,11 +271,11 @@ const compareBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'ut
 const compareBig = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
- * Recorded rows of recordedPartsQuery (as the database returned them) plus the imported days, summed per group,
- * then ordered and limited as docs/reports.md says: by the sort field, ties by timestamp ascending, then by the
- * grouped field ascending.
+ * Recorded rows of recordedPartsQuery (as the database returned them) plus the imported days, summed per group
+ * for the aggregates in `answers` (importedAnswers; the others: recorded rows only), then ordered and limited as
+ * docs/reports.md says: by the sort field, ties by timestamp ascending, then by the grouped field ascending.
  */
-export function mergeImported(q: ReportQuery, recorded: readonly Record<string, unknown>[], days: readonly ImportedDaySums[]): Row[] {
+export function mergeImported(q: ReportQuery, recorded: readonly Record<string, unknown>[], days: readonly ImportedDaySums[], answers: ReadonlySet<Aggregate>): Row[] {
   const grouped = q.fieldGrouping.length > 0;
   const keyOf = (timestamp: string | undefined, field: string | undefined) => `${timestamp ?? ''}\0${field ?? ''}`;
   const groups = new Map<string, Sums>();
@@ -242,14 +283,14 @@ export function mergeImported(q: ReportQuery, recorded: readonly Record<string, 
     const key = keyOf(timestamp, field);
     let s = groups.get(key);
     if (!s) {
-      s = { ...(field !== undefined ? { field } : {}), ...(timestamp !== undefined ? { timestamp } : {}), pageviews: 0n, visits: 0n, visitors: 0n, conversions: 0n, bounces: 0n, durationMs: 0n };
+      s = { ...(field !== undefined ? { field } : {}), ...(timestamp !== undefined ? { timestamp } : {}), recorded: noParts(), imported: noParts() };
       groups.set(key, s);
     }
     return s;
   };
   const read = (row: Record<string, unknown>, a: Aggregate) => integer(row[aggregateAlias(a)]);
   for (const row of recorded) {
-    const s = group(q.dateGrouping ? String(row[TIMESTAMP_ALIAS]) : undefined, grouped ? String(row[fieldAlias(0)] ?? '') : undefined);
+    const s = group(q.dateGrouping ? String(row[TIMESTAMP_ALIAS]) : undefined, grouped ? String(row[fieldAlias(0)] ?? '') : undefined).recorded;
     s.pageviews += read(row, 'pageviews');
     s.visits += read(row, 'visits');
     s.visitors += read(row, 'visitors');
@@ -257,9 +298,13 @@ export function mergeImported(q: ReportQuery, recorded: readonly Record<string, 
     // In parts mode these columns hold the numerators (ReportCompiler).
     s.bounces += read(row, 'bounce_rate');
     s.durationMs += read(row, 'avg_duration');
+    s.uniques += read(row, 'uniques');
+    s.unique_conversions += read(row, 'unique_conversions');
+    s.value += read(row, 'value');
   }
   for (const d of days) {
-    const s = group(bucketOf(q, d.day), grouped ? d.value : undefined);
+    // A group only imported days have shows them in the aggregates they answer, the others 0 (recorded: none).
+    const s = group(bucketOf(q, d.day), grouped ? d.value : undefined).imported;
     // An event's completions are stored as its pageviews (ImportedDay).
     if (q.entity === 'event') s.conversions += BigInt(d.pageviews);
     else s.pageviews += BigInt(d.pageviews);
@@ -276,7 +321,7 @@ export function mergeImported(q: ReportQuery, recorded: readonly Record<string, 
   const primary = (a: Sums, b: Sums) => {
     if (sortField === 'timestamp') return compareBytes(a.timestamp ?? '', b.timestamp ?? '');
     if (q.fieldGrouping.includes(sortField as never)) return compareBytes(a.field ?? '', b.field ?? '');
-    return compareBig(value(sortField as Aggregate, a), value(sortField as Aggregate, b));
+    return compareBig(value(sortField as Aggregate, a, answers), value(sortField as Aggregate, b, answers));
   };
   out.sort((a, b) => {
     const p = primary(a, b) * sign;
@@ -289,7 +334,7 @@ export function mergeImported(q: ReportQuery, recorded: readonly Record<string, 
     const row: Row = {};
     if (grouped) row[q.fieldGrouping[0]!] = s.field ?? '';
     if (q.dateGrouping) row.timestamp = s.timestamp ?? '';
-    for (const a of q.aggregates) row[a] = formatAggregate(a, value(a, s));
+    for (const a of q.aggregates) row[a] = formatAggregate(a, value(a, s, answers));
     return row;
   });
   return q.limit !== undefined ? shaped.slice(0, q.limit) : shaped;

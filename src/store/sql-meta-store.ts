@@ -22,6 +22,7 @@ const SITE_COLUMNS: Record<Exclude<keyof SitePatch, 'domains'>, string> = {
   multiDomain: 'multi_domain',
   multiDomainOption: 'multi_domain_option',
   umamiWebsiteId: 'umami_website_id',
+  plausibleScriptId: 'plausible_script_id',
 };
 const ACCOUNT_COLUMNS: Record<keyof AccountPatch, string> = {
   name: 'name',
@@ -231,9 +232,9 @@ export class SqlMetaStore implements MetaStore {
     const now = new Date();
     return this.db.serial(async (q) => {
       const [row] = await q.rows(
-        `INSERT INTO tokens (id, account_id, name, version, abilities, hash, expires_at, created_at, updated_at)
-         VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?) RETURNING *`,
-        [newUuid(), input.accountId, input.name, JSON.stringify(input.abilities), input.hash, input.expiresAt, now, now],
+        `INSERT INTO tokens (id, account_id, name, version, abilities, hash, expires_at, created_at, updated_at, for_cli)
+         VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        [newUuid(), input.accountId, input.name, JSON.stringify(input.abilities), input.hash, input.expiresAt, now, now, input.forCli ?? false],
       );
       return toToken(row!);
     });
@@ -244,9 +245,9 @@ export class SqlMetaStore implements MetaStore {
     return rows[0] && toToken(rows[0]);
   }
 
-  async listTokens(accountId: number): Promise<TokenRecord[]> {
+  async listTokens(accountId: number, whose: 'account' | 'cli' = 'account'): Promise<TokenRecord[]> {
     const rows = await this.db.serial((q) =>
-      q.rows('SELECT * FROM tokens WHERE account_id = ? ORDER BY created_at, seq', [accountId]),
+      q.rows('SELECT * FROM tokens WHERE account_id = ? AND for_cli = ? ORDER BY created_at, seq', [accountId, whose === 'cli']),
     );
     return rows.map(toToken);
   }
@@ -281,16 +282,17 @@ export class SqlMetaStore implements MetaStore {
     const now = new Date();
     const domains = input.domains ?? [];
     const umamiWebsiteId = input.umamiWebsiteId ?? null;
+    const plausibleScriptId = input.plausibleScriptId ?? null;
     return this.uniqueKeys(() =>
       this.db.transaction(async (q) => {
-        await assertKeysFree(q, undefined, domains, umamiWebsiteId);
+        await assertKeysFree(q, undefined, domains, umamiWebsiteId, plausibleScriptId);
         const site = await insertWithFreshCode(q, 'sites', async (id) => {
           const [row] = await q.rows(
             `INSERT INTO sites (id, account_id, name, sharing, share_password_hash, timezone, multi_domain,
-               multi_domain_option, domains, umami_website_id, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+               multi_domain_option, domains, umami_website_id, plausible_script_id, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
             [id, input.accountId, input.name, input.sharing, input.sharePasswordHash, input.timezone,
-              input.multiDomain, input.multiDomainOption, domains.join(','), umamiWebsiteId, now, now],
+              input.multiDomain, input.multiDomainOption, domains.join(','), umamiWebsiteId, plausibleScriptId, now, now],
           );
           return toSite(row!);
         });
@@ -317,6 +319,11 @@ export class SqlMetaStore implements MetaStore {
     return rows[0] && toSite(rows[0]);
   }
 
+  async findSiteByPlausibleScriptId(scriptId: string): Promise<Site | undefined> {
+    const rows = await this.db.serial((q) => q.rows('SELECT * FROM sites WHERE plausible_script_id = ?', [scriptId]));
+    return rows[0] && toSite(rows[0]);
+  }
+
   listSites(accountId: number, page: PageRequest): Promise<Page<Site>> {
     return this.page('sites', 'account_id', accountId, page, toSite);
   }
@@ -330,7 +337,7 @@ export class SqlMetaStore implements MetaStore {
     }
     return this.uniqueKeys(() =>
       this.db.transaction(async (q) => {
-        await assertKeysFree(q, id, domains ?? [], patch.umamiWebsiteId ?? null);
+        await assertKeysFree(q, id, domains ?? [], patch.umamiWebsiteId ?? null, patch.plausibleScriptId ?? null);
         const rows = await q.rows(`UPDATE sites SET ${[...sets, 'updated_at = ?'].join(', ')} WHERE id = ? RETURNING *`, [
           ...params, new Date(), id,
         ]);
@@ -391,7 +398,8 @@ export class SqlMetaStore implements MetaStore {
       const e = err as { code?: unknown; constraint?: unknown };
       if (e.code !== '23505') throw err;
       if (e.constraint === 'site_domains_pkey') throw ValidationError.of('domain', TAKEN_DOMAIN);
-      if (e.constraint === 'sites_by_umami_website_id') throw ValidationError.of('umami_website_id', TAKEN_UMAMI_ID);
+      if (e.constraint === 'sites_by_umami_website_id') throw ValidationError.of('umami_website_id', TAKEN_KEY);
+      if (e.constraint === 'sites_by_plausible_script_id') throw ValidationError.of('plausible_script_id', TAKEN_KEY);
       throw err;
     }
   }
@@ -594,10 +602,16 @@ export class SqlMetaStore implements MetaStore {
 }
 
 const TAKEN_DOMAIN = 'is already used by another site (a domain names one site)';
-const TAKEN_UMAMI_ID = 'is already used by another site';
+const TAKEN_KEY = 'is already used by another site';
 
-/** A ValidationError when another site than `siteId` has one of these domains or this Umami website id. */
-async function assertKeysFree(q: Querier, siteId: string | undefined, domains: readonly string[], umamiWebsiteId: string | null) {
+/** A ValidationError when another site than `siteId` has one of these domains, this Umami website id or Plausible script id. */
+async function assertKeysFree(
+  q: Querier,
+  siteId: string | undefined,
+  domains: readonly string[],
+  umamiWebsiteId: string | null,
+  plausibleScriptId: string | null,
+) {
   const other = siteId ?? '';
   for (const domain of domains) {
     const taken = await q.rows('SELECT 1 FROM site_domains WHERE domain = ? AND site_id <> ?', [domain, other]);
@@ -605,7 +619,11 @@ async function assertKeysFree(q: Querier, siteId: string | undefined, domains: r
   }
   if (umamiWebsiteId !== null) {
     const taken = await q.rows('SELECT 1 FROM sites WHERE umami_website_id = ? AND id <> ?', [umamiWebsiteId, other]);
-    if (taken.length > 0) throw ValidationError.of('umami_website_id', TAKEN_UMAMI_ID);
+    if (taken.length > 0) throw ValidationError.of('umami_website_id', TAKEN_KEY);
+  }
+  if (plausibleScriptId !== null) {
+    const taken = await q.rows('SELECT 1 FROM sites WHERE plausible_script_id = ? AND id <> ?', [plausibleScriptId, other]);
+    if (taken.length > 0) throw ValidationError.of('plausible_script_id', TAKEN_KEY);
   }
 }
 

@@ -41,6 +41,7 @@ export const toSite = (r: Row): Site => ({
   // Comma-separated in the row (site_domains holds one row per domain for lookups).
   domains: typeof r.domains === 'string' && r.domains !== '' ? r.domains.split(',') : [],
   umamiWebsiteId: (r.umami_website_id as string | null | undefined) ?? null,
+  plausibleScriptId: (r.plausible_script_id as string | null | undefined) ?? null,
   createdAt: r.created_at as Date,
   updatedAt: r.updated_at as Date,
 });

@@ -55,6 +55,11 @@ export interface Site {
   domains: string[];
   /** The Umami website UUID the site had, so Umami tags and `/api/send` keep working (unique, lower case). */
   umamiWebsiteId: string | null;
+  /**
+   * The id of the per-site script of Plausible's current snippet (`/js/pa-<id>.js`), so that snippet keeps working
+   * with only its host changed (unique, case kept).
+   */
+  plausibleScriptId: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -91,7 +96,10 @@ export interface ImportRecord {
   siteId: string;
   kind: ImportKind;
   fileName: string;
-  /** SHA-256 of the file as received; a second import of the same file replaces the first. */
+  /**
+   * What makes two imports the same export: for a zip, a SHA-256 of its entries' names and contents (however it was
+   * zipped), for a CSV the SHA-256 of its bytes; a second import of the same export replaces the first.
+   */
   digest: string | null;
   status: ImportStatus;
   imported: number;
@@ -126,11 +134,20 @@ export interface Page<T> {
 
 export type NewAccount = Pick<Account, 'name' | 'email' | 'timezone' | 'tier' | 'subscriptionStatus'>;
 export type AccountPatch = Partial<NewAccount>;
-export type NewToken = Pick<TokenRecord, 'accountId' | 'name' | 'abilities' | 'hash' | 'expiresAt'>;
-export type NewSite = Omit<Site, 'id' | 'createdAt' | 'updatedAt' | 'domains' | 'umamiWebsiteId'> &
-  Partial<Pick<Site, 'domains' | 'umamiWebsiteId'>>;
+export type NewToken = Pick<TokenRecord, 'accountId' | 'name' | 'abilities' | 'hash' | 'expiresAt'> & {
+  /**
+   * Made by the `plumb` CLI for itself, to act through /v1 for one command (src/cli/acting.ts): not the account's
+   * token, so listTokens leaves it out unless asked for the CLI's.
+   */
+  forCli?: boolean;
+};
+export type NewSite = Omit<Site, 'id' | 'createdAt' | 'updatedAt' | 'domains' | 'umamiWebsiteId' | 'plausibleScriptId'> &
+  Partial<Pick<Site, 'domains' | 'umamiWebsiteId' | 'plausibleScriptId'>>;
 export type SitePatch = Partial<
-  Pick<Site, 'name' | 'sharing' | 'sharePasswordHash' | 'timezone' | 'multiDomain' | 'multiDomainOption' | 'domains' | 'umamiWebsiteId'>
+  Pick<
+    Site,
+    'name' | 'sharing' | 'sharePasswordHash' | 'timezone' | 'multiDomain' | 'multiDomainOption' | 'domains' | 'umamiWebsiteId' | 'plausibleScriptId'
+  >
 >;
 export type NewGoal = Pick<Goal, 'siteId' | 'name' | 'currency'>;
 export type GoalPatch = Partial<Pick<Goal, 'name' | 'currency'>>;
@@ -223,15 +240,16 @@ export interface MetaStore {
 
   createToken(input: NewToken): Promise<TokenRecord>;
   findTokenByHash(hash: string): Promise<TokenRecord | undefined>;
-  listTokens(accountId: number): Promise<TokenRecord[]>;
+  /** The account's tokens; `'cli'`: instead the ones the CLI made for itself (NewToken's forCli). */
+  listTokens(accountId: number, whose?: 'account' | 'cli'): Promise<TokenRecord[]>;
   /** Returns false when the token does not exist in that account or was already revoked. */
   revokeToken(accountId: number, tokenId: string): Promise<boolean>;
   /** Records last-use times in one batch (each only moves forward). */
   touchTokens(lastUsed: ReadonlyMap<string, Date>): Promise<void>;
 
   /**
-   * Creates a site. A domain or Umami website id already taken by another site is a ValidationError under `domain`
-   * or `umami_website_id` (here and in updateSite).
+   * Creates a site. A domain, Umami website id or Plausible script id already taken by another site is a
+   * ValidationError under `domain`, `umami_website_id` or `plausible_script_id` (here and in updateSite).
    */
   createSite(input: NewSite): Promise<Site>;
   getSite(id: string): Promise<Site | undefined>;
@@ -239,6 +257,8 @@ export interface MetaStore {
   findSiteByDomain(domain: string): Promise<Site | undefined>;
   /** The site given this Umami website id (lower case). */
   findSiteByUmamiId(websiteId: string): Promise<Site | undefined>;
+  /** The site given this Plausible script id (exactly: ids are case-sensitive). */
+  findSiteByPlausibleScriptId(scriptId: string): Promise<Site | undefined>;
   listSites(accountId: number, page: PageRequest): Promise<Page<Site>>;
   updateSite(id: string, patch: SitePatch): Promise<Site>;
   /** Deletes the site with its events, milestones and share sessions. */

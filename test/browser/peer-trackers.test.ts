@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import type { StoredHit } from '../../src/domain/hits.js';
 import { OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
@@ -129,6 +130,91 @@ describe('Plausible and Umami tags pointed at Plumb, in Chromium', { skip }, () 
     ]);
   });
 
+  /** Plausible's current snippet, verbatim but for the host and init()'s options. */
+  const snippet = (id: string, init = '') =>
+    `<script async src="${plumbUrl}/js/pa-${id}.js"></script>` +
+    `<script>window.plausible=window.plausible||function(){(plausible.q=plausible.q||[]).push(arguments)},plausible.init=plausible.init||function(i){plausible.o=i||{}};plausible.init(${init})</script>`;
+
+  test("Plausible's current snippet (async /js/pa-<id>.js, plausible.init) records to the site with that script id, with init()'s options", async () => {
+    const id = 'gYyxvZhkMzdzXBAtSeSNz';
+    // No domain: the per-site script finds its site by the id alone (given here as the snippet's script URL).
+    const site = await newSite({ name: 'Plausible snippet', plausible_script_id: `https://plausible.io/js/pa-${id}.js` });
+    const init =
+      "{hashBasedRouting:true,customProperties:function(name){return {author:'Ann',kind:name==='pageview'?'page':'event'}}," +
+      "fileDownloads:{fileExtensions:['xyz']},transformRequest:function(p){return p.n==='Dropped'?null:p}}";
+    const html =
+      `<!doctype html><html><head><meta charset="utf-8"><title>S</title>${snippet(id, init)}` +
+      "<script>plausible('404',{props:{path:location.pathname}})</script></head><body>" +
+      '<a id="out" href="https://example.org/away" target="_blank">out</a><a id="xyz" href="/files/data.xyz" download>xyz</a>' +
+      '<a id="pdf" href="/files/report.pdf" download>pdf</a>' +
+      '<form id="form" onsubmit="return false"><input name="q" value="x" required><button id="send">Send</button></form>' +
+      '<form id="invalid" onsubmit="return false"><input name="q" required><button id="send-invalid">Send</button></form>' +
+      '<button id="tagged" class="plausible-event-name=Clicked+Button plausible-event-place=top">tagged</button></body></html>';
+    const page = await browse('/snippet?utm_source=hn', html, 'window.__plausible = true');
+    await page.waitForFunction('typeof window.plausible === "function" && !window.plausible.q');
+    await storedHits(site, 2);
+    await page.evaluate(`plausible('Dropped'); plausible('Purchase', { revenue: { amount: 5, currency: 'EUR' }, props: { kind: 'own' }, callback: function (r) { window.answer = r.status } })`);
+    await page.waitForFunction('window.answer === 202');
+    await storedHits(site, 3);
+    await page.evaluate(`location.hash = '#/next'`);
+    await storedHits(site, 4);
+    await page.click('#pdf');
+    await page.click('#xyz');
+    await storedHits(site, 5);
+    await page.click('#out');
+    await storedHits(site, 6);
+    await page.click('#send-invalid');
+    await page.click('#send');
+    await storedHits(site, 7);
+    await page.click('#tagged');
+    const hits = await storedHits(site, 8);
+    assert.deepEqual(page.errors, []);
+    assert.deepEqual(summary(hits).sort(), [
+      ['event', '/snippet', '404', 0],
+      ['event', '/snippet', 'Purchase', 500],
+      ['event', '/snippet#/next', 'Clicked Button', 0],
+      ['event', '/snippet#/next', 'File Download', 0],
+      ['event', '/snippet#/next', 'Form: Submission', 0],
+      ['event', '/snippet#/next', 'Outbound Link: Click', 0],
+      ['pageview', '/snippet', '', 0],
+      ['pageview', '/snippet#/next', '', 0],
+    ].sort());
+    assert.equal(new Set(hits.map((h) => h.visitId)).size, 1, 'one visit');
+    assert.deepEqual([...new Set(hits.map((h) => `${h.utmSource} ${h.referrerSource} ${h.browser}`))], ['hn Hacker News Chrome']);
+    // customProperties on every event, the event's own props winning.
+    assert.deepEqual(propsOf(hits), [
+      ['404', [['author', 'Ann'], ['kind', 'event'], ['path', '/snippet']]],
+      ['Clicked Button', [['author', 'Ann'], ['kind', 'event'], ['place', 'top']]],
+      ['File Download', [['author', 'Ann'], ['kind', 'event'], ['url', `${siteOrigin}/files/data.xyz`]]],
+      ['Form: Submission', [['author', 'Ann'], ['kind', 'event']]],
+      ['Outbound Link: Click', [['author', 'Ann'], ['kind', 'event'], ['url', 'https://example.org/away']]],
+      ['Purchase', [['author', 'Ann'], ['kind', 'own']]],
+      ['pageview', [['author', 'Ann'], ['kind', 'page']]],
+      ['pageview', [['author', 'Ann'], ['kind', 'page']]],
+    ]);
+  });
+
+  test('the per-site script loaded before the snippet starts at its init(); autoCapturePageviews false, url and endpoint options', async () => {
+    const id = 'Mx_3-kQ9aZ0bYc1dWe2fV';
+    const site = await newSite({ name: 'Plausible manual', plausible_script_id: `pa-${id}` });
+    // Outbound links and form submissions are on unless init() turns them off, as here.
+    const html =
+      `<!doctype html><title>M</title><script src="${plumbUrl}/js/pa-${id}.js"></script>` +
+      "<script>plausible.init({autoCapturePageviews:false,outboundLinks:false,formSubmissions:false,endpoint:" +
+      JSON.stringify(`${plumbUrl}/api/event`) +
+      "});plausible('pageview',{url:'https://a.localhost/virtual/page'})</script>" +
+      '<a id="out" href="https://example.org/" target="_blank">out</a><form id="f" onsubmit="return false"><button id="go">go</button></form>';
+    // Served from another origin than the endpoint's: init()'s endpoint is where events go.
+    const page = await browse('/manual', html, 'window.__plausible = true');
+    await storedHits(site, 1);
+    await page.click('#out');
+    await page.click('#go');
+    await page.evaluate(`plausible('After')`);
+    const hits = await storedHits(site, 2);
+    assert.deepEqual(page.errors, []);
+    assert.deepEqual(summary(hits), [['pageview', '/virtual/page', '', 0], ['event', '/manual', 'After', 0]]);
+  });
+
   test('a page of a Plausible tag naming two domains counts for both sites', async () => {
     const first = await newSite({ name: 'Rollup A', domain: 'rollup-a.example' });
     const second = await newSite({ name: 'Rollup B', domain: 'rollup-b.example' });
@@ -189,6 +275,66 @@ describe('Plausible and Umami tags pointed at Plumb, in Chromium', { skip }, () 
     // The control: the same site's tag listing this host is counted; nothing came from the first page.
     await browse('/umami-here', tag('example.com,a.localhost'));
     assert.deepEqual(summary(await storedHits(site, 1)), [['pageview', '/umami-here', '', 0]]);
+  });
+
+  test("Umami's current script's request (its headers, cross-origin) passes the preflight and is counted", async () => {
+    const id = '3f8a2c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5d';
+    const site = await newSite({ name: 'Umami headers', umami_website_id: id });
+    const page = await browse('/umami-headers', '<!doctype html><title>H</title>');
+    // The fetch of `send` in Umami's src/tracker/index.ts, as the script makes it with data-host-url pointing at
+    // Plumb: JSON, the website id and hostname headers on every hit, the cache token from the second on.
+    const send = (body: object, cache: string | undefined) =>
+      page.evaluate(
+        async ([endpoint, body, id, cache, hostname]) => {
+          try {
+            const res = await fetch(endpoint, {
+              keepalive: true,
+              method: 'POST',
+              body: JSON.stringify(body),
+              headers: {
+                'Content-Type': 'application/json',
+                'x-umami-website-id': id,
+                'x-umami-hostname': hostname,
+                ...(typeof cache !== 'undefined' && { 'x-umami-cache': cache }),
+              },
+              credentials: 'omit',
+            });
+            return res.status;
+          } catch (err) {
+            return String(err);
+          }
+        },
+        [`${plumbUrl}/api/send`, body, id, cache, 'a.localhost'] as const,
+      );
+    const payload = { website: id, hostname: 'a.localhost', url: `${siteOrigin}/umami-headers`, referrer: '', title: 'H', screen: '1280x720', language: 'en' };
+    assert.equal(await send({ type: 'event', payload }, undefined), 200);
+    assert.equal(await send({ type: 'event', payload: { ...payload, name: 'Signup' } }, 'a-cache-token'), 200);
+    assert.deepEqual(summary(await storedHits(site, 2)), [['pageview', '/umami-headers', '', 0], ['event', '/umami-headers', 'Signup', 0]]);
+  });
+
+  test("plausible-tracker (Plausible's npm client) is counted through /api/event, with its props", async () => {
+    const site = await newSite({ name: 'plausible-tracker', domain: 'npm.example' });
+    const bundle = await build({
+      entryPoints: ['node_modules/plausible-tracker/build/module/index.js'],
+      bundle: true,
+      write: false,
+      format: 'iife',
+      globalName: 'PlausibleTracker',
+    });
+    const html =
+      `<!doctype html><title>N</title><script>${bundle.outputFiles[0]!.text}</script><script>` +
+      `const p = PlausibleTracker.default({ domain: 'npm.example', apiHost: ${JSON.stringify(plumbUrl)} });` +
+      "p.trackPageview(); p.trackEvent('Signup', { props: { plan: 'pro', seats: 3 } });" +
+      "p.trackPageview({ url: 'https://npm.example/pricing' });</script>";
+    const page = await browse('/npm?utm_source=docs', html);
+    const hits = await storedHits(site, 3);
+    assert.deepEqual(page.errors, []);
+    assert.deepEqual(summary(hits).sort(), [
+      ['event', '/npm', 'Signup', 0],
+      ['pageview', '/npm', '', 0],
+      ['pageview', '/pricing', '', 0],
+    ].sort());
+    assert.deepEqual(propsOf(hits), [['Signup', [['plan', 'pro'], ['seats', '3']]], ['pageview', []], ['pageview', []]]);
   });
 
   test("Plumb's own tracker: outbound-link, file-download and 404 options send events with the URL or path as a property", async () => {

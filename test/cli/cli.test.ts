@@ -13,6 +13,12 @@ import { strToU8, zipSync } from 'fflate';
 import { generateUmamiExport } from '../helpers/umami-export.js';
 
 const LOCAL_KEY = 'plumb_local_test-key-0123456789abcdefghij';
+const USAGE_LINE = {
+  create: 'plumb site create --name NAME [--timezone ZONE] [--domain HOSTS] [--account ID] [--json]',
+  update:
+    'plumb site update SITE_ID [--name NAME] [--timezone ZONE] [--sharing none|private|public] [--password-stdin] ' +
+    '[--multi-domain combined|separate|off] [--domain HOSTS] [--umami-website-id UUID] [--plausible-script-id ID] [--account ID] [--json]',
+};
 
 describe('plumb CLI', () => {
   let t: TestApp;
@@ -191,9 +197,11 @@ describe('plumb CLI', () => {
     assert.ok(hits.every((h) => h.timestamp.getTime() <= Date.now()), 'nothing from the future');
     assert.ok(new Set(hits.map((h) => h.countryCode)).size >= 8, 'many countries');
     assert.ok(new Set(hits.map((h) => h.referrerSource)).size >= 8, 'many sources');
-    const tokens = (await t.call(ADMIN_TOKEN, 'GET', '/admin/accounts/1/tokens')).body.data;
-    const temporary = tokens.find((x: { name: string }) => x.name === 'plumb demo (temporary)');
-    assert.ok(temporary.revoked_at, 'the temporary token is revoked');
+    // The token the demo acted through is the CLI's own: revoked, and in no list of the account's tokens.
+    const temporary = (await t.meta.listTokens(1, 'cli')).find((x) => x.name === 'plumb demo (temporary)');
+    assert.ok(temporary?.revokedAt, 'the temporary token is revoked');
+    const listed = (await t.call(ADMIN_TOKEN, 'GET', '/admin/accounts/1/tokens')).body.data;
+    assert.equal(listed.some((x: { id: string }) => x.id === temporary.id), false);
   });
 
   it('sets an account\'s dashboard password, read from standard input or asked', async () => {
@@ -218,6 +226,19 @@ describe('plumb CLI', () => {
     const noName = await plumb(['account', 'create', '--email', 'x@y.z']);
     assert.equal(noName.code, 2);
     assert.match(noName.err, /missing --name/);
+    // The mistake, the command's one usage line and where its help is; never the whole list of commands.
+    const noSiteName = await plumb(['site', 'create']);
+    assert.deepEqual(noSiteName, { code: 2, out: '', err: `plumb: missing --name\nusage: ${USAGE_LINE.create}\nsee \`plumb help site\`` });
+    const typo = await plumb(['site', 'create', '--nmae', 'Blog']);
+    assert.equal(typo.code, 2);
+    assert.equal(typo.err, `plumb: Unknown option '--nmae'\nusage: ${USAGE_LINE.create}\nsee \`plumb help site\``);
+    const wrapped = await plumb(['account', 'update']);
+    assert.equal(wrapped.err.split('\n')[1], 'usage: plumb account update ID [--name NAME] [--email EMAIL] [--timezone ZONE] [--tier 1-6] [--status active|lapsed] [--json]');
+    for (const res of [unknown, noName, noSiteName, typo, wrapped, await plumb(['site', 'frobnicate']), await plumb(['import'])]) {
+      assert.doesNotMatch(res.err, /Commands:|Environment:/, res.err);
+      assert.ok(res.err.split('\n').length <= 8, res.err);
+    }
+    assert.match(unknown.err, /see `plumb help`$/);
     const noToken = await plumb(['account', 'list'], { PLUMB_URL: env.PLUMB_URL!, PLUMB_DATA_DIR: emptyDir });
     assert.equal(noToken.code, 1);
     assert.match(noToken.err, /needs the server's administrator, and neither PLUMB_ADMIN_TOKEN nor a local admin key/);
@@ -300,15 +321,69 @@ describe('plumb CLI', () => {
     assert.equal(site.timezone, 'Asia/Tokyo', 'the account\'s time zone is the default');
     const list = await plumb(['site', 'list', '--account', String(account.id)]);
     assert.equal(list.out, `${site.id}  Shop  (Asia/Tokyo, sharing: none)`);
-    const tokens = (await t.call(ADMIN_TOKEN, 'GET', `/admin/accounts/${account.id}/tokens`)).body.data;
-    assert.ok(tokens.length > 0 && tokens.every((x: { revoked_at: string | null }) => x.revoked_at !== null));
+    const tokens = await t.meta.listTokens(account.id, 'cli');
+    assert.ok(tokens.length > 0 && tokens.every((x) => x.revokedAt !== null));
+    assert.deepEqual((await t.call(ADMIN_TOKEN, 'GET', `/admin/accounts/${account.id}/tokens`)).body.data, [], 'the CLI\'s tokens are not the account\'s');
+  });
+
+  it('updates a site with what /v1 takes, and deletes one only when confirmed', async () => {
+    const id = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'To change' })).body.id as string;
+    const updated = await plumb([
+      'site', 'update', id.toLowerCase(), '--name', 'Changed', '--timezone', 'Europe/Paris', '--sharing', 'public', '--domain', 'changed.example.test',
+      '--multi-domain', 'separate', '--umami-website-id', '94db1cb1-74f4-4a40-ad6c-962362670410', '--plausible-script-id', 'cliTest01', '--json',
+    ]);
+    assert.equal(updated.code, 0, updated.err);
+    const site = (await t.call(OWNER_TOKEN, 'GET', `/v1/sites/${id}`)).body;
+    assert.deepEqual(
+      [site.name, site.timezone, site.sharing, site.domain, site.multi_domain, site.multi_domain_option, site.umami_website_id, site.plausible_script_id],
+      ['Changed', 'Europe/Paris', 'public', 'changed.example.test', true, 'separate', '94db1cb1-74f4-4a40-ad6c-962362670410', 'cliTest01'],
+    );
+    assert.deepEqual(JSON.parse(updated.out), site);
+    // Private sharing takes a password, read as account passwords are (never an argument).
+    const asked: string[] = [];
+    const readPassword = async (fromStdin: boolean, what?: string) => (asked.push(`${fromStdin} ${what}`), 'share secret 1');
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await run(['site', 'update', id, '--sharing', 'private', '--domain', '', '--multi-domain', 'off'], env, (l) => out.push(l), (l) => err.push(l), { readPassword });
+    assert.equal(code, 0, err.join('\n'));
+    assert.deepEqual(asked, ['false Share password']);
+    assert.match(out.join('\n'), new RegExp(`^updated site ${id}: Changed\n`));
+    const privateSite = (await t.call(OWNER_TOKEN, 'GET', `/v1/sites/${id}`)).body;
+    assert.deepEqual([privateSite.sharing, privateSite.domain ?? null, privateSite.multi_domain], ['private', null, false]);
+    const { verifyPassword } = await import('../../src/domain/secrets.js');
+    assert.equal(await verifyPassword('share secret 1', (await t.meta.getSite(id))!.sharePasswordHash!), true);
+
+    const bad = await plumb(['site', 'update', id, '--sharing', 'everyone']);
+    assert.equal(bad.code, 2);
+    assert.equal(bad.err, `plumb: --sharing must be none, private, public\nusage: ${USAGE_LINE.update}\nsee \`plumb help site\``);
+    assert.equal((await plumb(['site', 'update', id])).code, 2, 'nothing to change');
+    assert.match((await plumb(['site', 'update', 'ZZZZZZZZ', '--name', 'x'])).err, /HTTP 404: Site not found/);
+
+    const questions: string[] = [];
+    const answer = (yes: boolean) => ({ confirm: async (q: string) => (questions.push(q), yes) });
+    const no = await run(['site', 'delete', id], env, (l) => out.push(l), (l) => err.push(l), answer(false));
+    assert.equal(no, 1);
+    assert.equal(questions.length, 1);
+    assert.match(questions[0]!, new RegExp(`^Delete site ${id} \\("Changed"\\) with its goals, milestones and every hit\\? This cannot be undone\\. \\[y/N\\] $`));
+    assert.equal((await t.call(OWNER_TOKEN, 'GET', `/v1/sites/${id}`)).status, 200, 'kept when not confirmed');
+    out.length = 0;
+    const yes = await run(['site', 'delete', id], env, (l) => out.push(l), (l) => err.push(l), answer(true));
+    assert.equal(yes, 0, err.join('\n'));
+    assert.equal(out.join('\n'), `deleted site ${id} ("Changed") with its goals, milestones and hits`);
+    assert.equal((await t.call(OWNER_TOKEN, 'GET', `/v1/sites/${id}`)).status, 404);
+    // --yes asks nothing.
+    const other = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Scripted' })).body.id as string;
+    const scripted = await run(['site', 'delete', other, '--yes', '--json'], env, (l) => out.push(l), (l) => err.push(l), answer(false));
+    assert.equal(scripted, 0);
+    assert.equal(questions.length, 2);
+    assert.equal((await t.call(OWNER_TOKEN, 'GET', `/v1/sites/${other}`)).status, 404);
   });
 
   it('prints its version and each command\'s own help', async () => {
     const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
     assert.deepEqual(await plumb(['--version']), { code: 0, out: `plumb ${pkg.version}`, err: '' });
     const helps = new Map<string, string>();
-    for (const command of ['account', 'account create', 'account password', 'token create', 'token revoke', 'site', 'site list', 'site create', 'site show', 'import', 'demo']) {
+    for (const command of ['account', 'account create', 'account password', 'token create', 'token revoke', 'site', 'site list', 'site create', 'site show', 'site update', 'site delete', 'import', 'demo']) {
       const words = command.split(' ');
       const viaHelp = await plumb(['help', ...words]);
       const viaFlag = await plumb([...words, '--help']);
@@ -320,6 +395,12 @@ describe('plumb CLI', () => {
     }
     assert.equal(new Set(helps.values()).size, helps.size, 'every command has its own text');
     assert.match(helps.get('demo')!, /--no-share/);
+    // The importers of the peers are listed with NDJSON, each with its own help.
+    for (const peer of ['umami', 'plausible', 'fathom']) {
+      assert.match(helps.get('import')!, new RegExp(`^  import ${peer} \\S+ --site SITE_ID `, 'm'));
+      assert.ok((await plumb(['help', 'import', peer])).out.startsWith(`plumb import ${peer} `));
+    }
+    assert.match(helps.get('import')!, /^  import FILE +NDJSON/m);
     const general = await plumb(['help']);
     assert.equal(general.code, 0);
     assert.match(general.out, /^Usage: plumb <command>/);

@@ -30,6 +30,7 @@ describe('/v1/sites', () => {
       multi_domain_option: null,
       domain: null,
       umami_website_id: null,
+      plausible_script_id: null,
     });
     const got = await t.call(OWNER_TOKEN, 'GET', `/v1/sites/${res.body.id}`);
     assert.deepEqual(got.body, res.body);

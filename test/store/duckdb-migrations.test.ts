@@ -104,7 +104,7 @@ describe('DuckDB migration 19: owners and failures of imports', () => {
       q.exec(`INSERT INTO imports (id, site_id, kind, file_name, digest, status, imported, rejected, visit_id_base, created_at)
               VALUES ('00000000-0000-4000-8000-000000000001', 'S', 'umami', 'old.csv', 'abc', 'running', 5, 1, 18446744069414584320, TIMESTAMP '2026-01-01 10:00:00')`),
     );
-    assert.deepEqual(await migrate(db), [19]);
+    assert.equal((await migrate(db))[0], 19); // then any later ones
     const meta = new SqlMetaStore(db);
     const [old] = await meta.runningImports();
     assert.deepEqual(

@@ -14,8 +14,9 @@ import type { UsageMeter } from '../../limits/usage-meter.js';
 import type { Account, AccountPatch, MetaStore, SubscriptionStatus, TokenRecord } from '../../store/types.js';
 import { holdConnection, type ImportService } from '../peers/import-service.js';
 import { importRoutes } from './imports.js';
+import { adminReportEmailRoutes, type AdminReportEmailDeps } from './report-emails.js';
 import { presentDeleted, presentToken } from '../v1/present.js';
-import { coerceFormBody } from '../validation.js';
+import { coerceFormBody, isIntegerText, storedIntegerId } from '../validation.js';
 import { checkAbilities } from '../token-abilities.js';
 
 export interface AdminOptions {
@@ -28,6 +29,8 @@ export interface AdminOptions {
   ingest: Ingest;
   /** Other products' exports (/admin/imports). */
   imports: ImportService;
+  /** Email reports sent now (/admin/report-emails); without them that route says mail is not configured. */
+  reportEmails?: AdminReportEmailDeps | undefined;
 }
 
 const accountFields = {
@@ -37,13 +40,15 @@ const accountFields = {
   tier: { type: 'integer', minimum: 1, maximum: 6 },
   subscription_status: { type: 'string', enum: ['active', 'lapsed'] },
 } as const;
-const accountIdParams = { type: 'object', properties: { id: { type: 'integer', minimum: 1 } }, required: ['id'] } as const;
+// Read as text and judged by accountOr404: a number beyond the id column's range must not reach the database.
+const accountIdParams = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } as const;
 const tokenBody = {
   type: 'object',
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 255 },
     abilities: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string', maxLength: 64 } },
     expires_at: { type: ['string', 'null'] },
+    for_cli: { type: 'boolean' },
   },
   required: ['name', 'abilities'],
 } as const;
@@ -59,7 +64,12 @@ interface TokenBody {
   name: string;
   abilities: string[];
   expires_at?: string | null;
+  /** The CLI's token for one command (src/cli/acting.ts): left out of the token lists, so it expires within the hour. */
+  for_cli?: boolean;
 }
+
+/** The longest a token the CLI makes for itself lives, whatever expiry the request asks (src/cli/acting.ts asks as much). */
+const CLI_TOKEN_MS = 3_600_000;
 
 const presentAdminAccount = (a: Account) => ({
   id: a.id,
@@ -79,7 +89,7 @@ const presentAdminToken = (t: TokenRecord) => ({
   revoked_at: t.revokedAt ? formatTimestamp(t.revokedAt) : null,
 });
 
-export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey, meta, auth, usage, ingest, imports }: AdminOptions): Promise<void> {
+export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey, meta, auth, usage, ingest, imports, reportEmails }: AdminOptions): Promise<void> {
   app.addHook('onRequest', async (request) => {
     const presented = /^Bearer +(\S+)$/i.exec(request.headers.authorization?.trim() ?? '')?.[1];
     // The raw socket's address, never X-Forwarded-For: the local key is for this machine's own user.
@@ -92,8 +102,11 @@ export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey
     coerceFormBody(request);
   });
 
-  const accountOr404 = async (id: number) => {
-    const account = await meta.getAccount(id);
+  /** The account a path's id names: text that is no integer is the documented 400, any other id without an account a 404. */
+  const accountOr404 = async (idText: string) => {
+    const id = storedIntegerId(idText);
+    if (id === undefined && !isIntegerText(idText)) throw ValidationError.of('id', 'must be an integer');
+    const account = id === undefined ? undefined : await meta.getAccount(id);
     if (!account) throw notFound('Account not found');
     return account;
   };
@@ -135,6 +148,7 @@ export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey
 
   // Other products' exports (Umami's raw events), streamed; listed and deleted by import id.
   await app.register(importRoutes, { meta, imports });
+  await app.register(adminReportEmailRoutes, { meta, reportEmails });
 
   app.post<{ Body: AccountBody }>('/accounts', {
     schema: { body: { type: 'object', properties: accountFields, required: ['name', 'email'] } },
@@ -152,16 +166,16 @@ export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey
     },
   });
 
-  app.get<{ Params: { id: number } }>('/accounts/:id', {
+  app.get<{ Params: { id: string } }>('/accounts/:id', {
     schema: { params: accountIdParams },
     handler: async (request) => presentAdminAccount(await accountOr404(request.params.id)),
   });
 
-  app.post<{ Params: { id: number }; Body: AccountBody }>('/accounts/:id', {
+  app.post<{ Params: { id: string }; Body: AccountBody }>('/accounts/:id', {
     schema: { params: accountIdParams, body: { type: 'object', properties: accountFields } },
     handler: async (request) => {
       const b = request.body;
-      await accountOr404(request.params.id);
+      const { id } = await accountOr404(request.params.id);
       checkTimezone(b.timezone);
       const patch: AccountPatch = {
         name: b.name,
@@ -170,15 +184,15 @@ export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey
         tier: b.tier,
         subscriptionStatus: b.subscription_status,
       };
-      const account = await meta.updateAccount(request.params.id, patch);
+      const account = await meta.updateAccount(id, patch);
       // Plans apply immediately (SPEC.md section 8): drop this process's cached copy now.
-      auth.forgetAccount(request.params.id);
+      auth.forgetAccount(id);
       return presentAdminAccount(account!);
     },
   });
 
   // The password of the account's owner login (docs/dashboard.md). Setting it ends that person's sessions.
-  app.put<{ Params: { id: number }; Body: { password: string } }>('/accounts/:id/password', {
+  app.put<{ Params: { id: string }; Body: { password: string } }>('/accounts/:id/password', {
     schema: {
       params: accountIdParams,
       body: { type: 'object', properties: { password: { type: 'string' } }, required: ['password'] },
@@ -192,21 +206,21 @@ export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey
     },
   });
 
-  app.get<{ Params: { id: number } }>('/accounts/:id/usage', {
+  app.get<{ Params: { id: string } }>('/accounts/:id/usage', {
     schema: { params: accountIdParams },
     handler: async (request) => {
-      await accountOr404(request.params.id);
+      const { id } = await accountOr404(request.params.id);
       await usage.flush(); // include what this process counted but has not written yet
-      const months = await meta.getUsage(request.params.id);
+      const months = await meta.getUsage(id);
       return {
         object: 'usage',
-        account_id: request.params.id,
+        account_id: id,
         data: months.map((m) => ({ month: m.month, api_requests: m.apiRequests })),
       };
     },
   });
 
-  app.post<{ Params: { id: number }; Body: TokenBody }>('/accounts/:id/tokens', {
+  app.post<{ Params: { id: string }; Body: TokenBody }>('/accounts/:id/tokens', {
     schema: { params: accountIdParams, body: tokenBody },
     handler: async (request) => {
       const account = await accountOr404(request.params.id);
@@ -219,6 +233,11 @@ export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey
         if (!expiresAt) errors.add('expires_at', 'must be a UTC timestamp in YYYY-MM-DD HH:MM:SS format');
       }
       errors.throwIfAny();
+      // No list shows the CLI's token, so nobody would see one left behind by a CLI that died: it ends by itself.
+      if (b.for_cli) {
+        const latest = new Date(Date.now() + CLI_TOKEN_MS);
+        if (!expiresAt || expiresAt > latest) expiresAt = latest;
+      }
       const secret = newTokenSecret();
       const token = await meta.createToken({
         accountId: account.id,
@@ -226,26 +245,27 @@ export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey
         abilities: [...new Set(b.abilities)],
         hash: hashToken(secret),
         expiresAt,
+        forCli: b.for_cli === true,
       });
       return { ...presentAdminToken(token), token: secret };
     },
   });
 
-  app.get<{ Params: { id: number } }>('/accounts/:id/tokens', {
+  app.get<{ Params: { id: string } }>('/accounts/:id/tokens', {
     schema: { params: accountIdParams },
     handler: async (request) => {
-      await accountOr404(request.params.id);
+      const { id } = await accountOr404(request.params.id);
       await auth.flushLastUsed(); // so last_used_at is current in the listing
-      const tokens = await meta.listTokens(request.params.id);
+      const tokens = await meta.listTokens(id);
       return { object: 'list', url: request.url.split('?')[0], has_more: false, data: tokens.map(presentAdminToken) };
     },
   });
 
-  app.delete<{ Params: { id: number; token_id: string } }>('/accounts/:id/tokens/:token_id', {
+  app.delete<{ Params: { id: string; token_id: string } }>('/accounts/:id/tokens/:token_id', {
     schema: { params: { ...accountIdParams, properties: { ...accountIdParams.properties, token_id: { type: 'string' } } } },
     handler: async (request) => {
-      await accountOr404(request.params.id);
-      const revoked = await meta.revokeToken(request.params.id, request.params.token_id);
+      const { id } = await accountOr404(request.params.id);
+      const revoked = await meta.revokeToken(id, request.params.token_id);
       if (!revoked) throw notFound('Token not found or already revoked');
       auth.forgetToken(request.params.token_id);
       return presentDeleted(request.params.token_id, 'token');

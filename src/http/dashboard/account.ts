@@ -13,7 +13,7 @@ import { hashPassword, hashToken, verifyPassword } from '../../domain/secrets.js
 import { formatTimestamp } from '../../domain/time.js';
 import type { Limiter } from '../../limits/limiter.js';
 import type { Mailer } from '../../mail/mailer.js';
-import { emailChangeMail } from '../../mail/messages.js';
+import { emailChangeMail, emailTakenMail } from '../../mail/messages.js';
 import { RateLimited } from '../../limits/limiter.js';
 import type { TeamStore } from '../../store/team-types.js';
 import { memberForApi } from './guard.js';
@@ -77,11 +77,18 @@ export function accountRoutes(app: FastifyInstance, { team, sessions, limiter, m
       if (!EMAIL_RE.test(email)) throw ValidationError.of('email', 'is not an email address');
       await checkPassword(m, request.body.current_password);
       const taken = await team.findUserByEmail(email);
-      if (taken && taken.id !== m.user.id) throw ValidationError.of('email', 'belongs to another login');
-      const secret = newTokenSecret();
-      await team.createLink({ tokenHash: hashToken(secret), purpose: 'email', userId: m.user.id, email, expiresAt: new Date(Date.now() + EMAIL_LINK_HOURS * 3_600_000) });
+      // An address with another login is answered as a free one, or any member (a viewer too) could learn who has a
+      // login here; the mail to it says so instead of carrying a link, and nothing changes.
+      let mail;
+      if (taken && taken.id !== m.user.id) {
+        mail = emailTakenMail({ to: email, publicUrl });
+      } else {
+        const secret = newTokenSecret();
+        await team.createLink({ tokenHash: hashToken(secret), purpose: 'email', userId: m.user.id, email, expiresAt: new Date(Date.now() + EMAIL_LINK_HOURS * 3_600_000) });
+        mail = emailChangeMail({ to: email, link: `${publicUrl}/confirm-email/${secret}`, hours: EMAIL_LINK_HOURS });
+      }
       try {
-        await mailer.send(emailChangeMail({ to: email, link: `${publicUrl}/confirm-email/${secret}`, hours: EMAIL_LINK_HOURS }));
+        await mailer.send(mail);
       } catch (err) {
         request.log.warn({ err }, 'email confirmation mail failed');
         throw new GeneralError(502, 'The mail server did not accept the message: try again later');

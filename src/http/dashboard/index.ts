@@ -7,6 +7,7 @@ import type { SessionManager } from '../../auth/sessions.js';
 import type { TokenAuthenticator } from '../../auth/token-authenticator.js';
 import type { Limiter } from '../../limits/limiter.js';
 import type { Mailer } from '../../mail/mailer.js';
+import type { ReportEngine } from '../../report/engine.js';
 import type { TeamStore } from '../../store/team-types.js';
 import type { MetaStore } from '../../store/types.js';
 import { accountRoutes } from './account.js';
@@ -30,6 +31,8 @@ export interface DashboardOptions {
   limiter: Limiter;
   mailer: Mailer;
   publicUrl: string | undefined;
+  /** For email reports sent now (subscriptions.ts). */
+  reports?: ReportEngine;
 }
 
 const FORM_COOKIE_SECONDS = 3600;

@@ -14,6 +14,7 @@ import type { Mailer } from '../../mail/mailer.js';
 import { invitationMail } from '../../mail/messages.js';
 import { ROLES, type Invitation, type Role, type TeamStore } from '../../store/team-types.js';
 import type { MetaStore } from '../../store/types.js';
+import { MAX_INTEGER_ID, storedIntegerId } from '../validation.js';
 import { memberForApi } from './guard.js';
 
 export interface PeopleDeps {
@@ -102,7 +103,7 @@ export function peopleRoutes(app: FastifyInstance, { meta, team, sessions, limit
   });
 
   app.post<{ Body: { account_id: number } }>('/dashboard/api/switch', {
-    schema: { body: { type: 'object', properties: { account_id: { type: 'integer', minimum: 1, maximum: 2147483647 } }, required: ['account_id'], additionalProperties: false } },
+    schema: { body: { type: 'object', properties: { account_id: { type: 'integer', minimum: 1, maximum: MAX_INTEGER_ID } }, required: ['account_id'], additionalProperties: false } },
     preValidation: async (request) => {
       await memberForApi(request, sessions, { beforeTwoFactor: true });
     },
@@ -189,8 +190,8 @@ export function peopleRoutes(app: FastifyInstance, { meta, team, sessions, limit
 
   /** The member named in the path, if the caller may change them: admins never touch owners. */
   const target = async (me: Member, userIdText: string) => {
-    const userId = /^\d{1,9}$/.test(userIdText) ? Number(userIdText) : NaN;
-    const membership = Number.isNaN(userId) ? undefined : await team.getMembership(me.account.id, userId);
+    const userId = storedIntegerId(userIdText);
+    const membership = userId === undefined ? undefined : await team.getMembership(me.account.id, userId);
     if (!membership) throw notFound('Member not found');
     if (membership.role === 'owner' && me.membership.role !== 'owner') throw badRequest('Only an owner can change or remove an owner');
     return membership;

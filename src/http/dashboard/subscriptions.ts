@@ -1,12 +1,16 @@
 // Email report subscriptions: each member chooses, per site they can see, a weekly and/or monthly report (JSON for
-// the account page), and /unsubscribe/{secret} from any report's email stops it without logging in (a page with a
-// button, and a one-click POST for mail clients, RFC 8058).
+// the account page), may have one sent to themselves now (last week's or last month's, to try mail without waiting
+// for a period to end), and /unsubscribe/{secret} from any report's email stops it without logging in (a page with
+// a button, and a one-click POST for mail clients, RFC 8058).
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { SessionManager } from '../../auth/sessions.js';
-import { ValidationError } from '../../domain/errors.js';
+import { badRequest, ValidationError } from '../../domain/errors.js';
 import { hashToken } from '../../domain/secrets.js';
+import { RateLimited, type Limiter } from '../../limits/limiter.js';
 import type { Mailer } from '../../mail/mailer.js';
+import { checkReportMail, REPORT_NOW_PERIODS, REPORTS_NOW_PER_MINUTE, sendReportNow, type ReportNowPeriod } from '../../mail/report-now.js';
+import type { ReportEngine } from '../../report/engine.js';
 import { FREQUENCIES, type Frequency, type TeamStore } from '../../store/team-types.js';
 import type { MetaStore, Site } from '../../store/types.js';
 import { memberForApi } from './guard.js';
@@ -19,9 +23,12 @@ export interface SubscriptionDeps {
   sessions: SessionManager;
   mailer: Mailer;
   publicUrl: string | undefined;
+  limiter: Limiter;
+  /** The report engine, for reports sent now (without it, asking for one is a 400 saying so). */
+  reports?: ReportEngine | undefined;
 }
 
-export function subscriptionRoutes(app: FastifyInstance, { meta, team, sessions, mailer, publicUrl }: SubscriptionDeps): void {
+export function subscriptionRoutes(app: FastifyInstance, { meta, team, sessions, mailer, publicUrl, limiter, reports }: SubscriptionDeps): void {
   /** Every site of the account the member can see, in creation order. */
   const visibleSites = async (accountId: number, member: Parameters<typeof canSeeSite>[0]): Promise<Site[]> => {
     const sites: Site[] = [];
@@ -67,6 +74,37 @@ export function subscriptionRoutes(app: FastifyInstance, { meta, team, sessions,
       if (subscribed) await team.subscribe(m.user.id, m.account.id, site.id, frequency);
       else await team.unsubscribe(m.user.id, site.id, frequency);
       return { object: 'subscription', site_id: site.id, frequency, subscribed };
+    },
+  });
+
+  // The member's own report of a site they can see, now, to their own address only (no address is taken).
+  app.post<{ Body: { site_id: string; period: ReportNowPeriod } }>('/dashboard/api/subscriptions/send', {
+    schema: {
+      body: {
+        type: 'object',
+        properties: { site_id: { type: 'string', maxLength: 64 }, period: { type: 'string', enum: Object.keys(REPORT_NOW_PERIODS) } },
+        required: ['site_id', 'period'],
+        additionalProperties: false,
+      },
+    },
+    preValidation: async (request) => {
+      await memberForApi(request, sessions);
+    },
+    handler: async (request) => {
+      const m = await memberForApi(request, sessions);
+      const { site_id: siteId, period } = request.body;
+      const site = await meta.getSite(siteId);
+      if (!site || site.accountId !== m.account.id || !canSeeSite(m, site.id)) throw ValidationError.of('site_id', 'is not a site you can see');
+      checkReportMail({ mailer, publicUrl });
+      if (!reports) throw badRequest('Email reports are not available on this server');
+      // Counted before the work, in the shared limit store: every process of a scale-out deployment sees the count.
+      const allowed = await limiter.attempt(`report-now:user:${m.user.id}`, 60_000, REPORTS_NOW_PER_MINUTE);
+      if (!allowed.allowed) {
+        const seconds = Math.max(1, Math.ceil(allowed.retryAfterMs / 1000));
+        throw new RateLimited(`You asked for ${REPORTS_NOW_PER_MINUTE} reports in the last minute. Retry in ${seconds} s.`, seconds);
+      }
+      const sent = await sendReportNow({ engine: reports, meta, mailer, publicUrl }, site, period, m.user.email);
+      return { object: 'report_email', site_id: site.id, period, date_from: sent.from, date_to: sent.to, sent_to: m.user.email };
     },
   });
 

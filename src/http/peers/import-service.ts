@@ -1,8 +1,9 @@
 // Imports of other products' exports into a site, shared by /admin/imports and the dashboard's upload routes:
-// Umami's raw events as hits, Plausible CE's and Fathom's exports as imported daily aggregates; listing, deleting, and replacing
-// an earlier import of the same file. Request bodies arrive as streams and are never held whole. An import is there
-// whole or not at all: one that fails has its rows removed here, one whose process dies is undone by another run
-// (its owner and heartbeat, src/ingest/peer-imports/import-owner.ts; src/ingest/peer-imports/import-sweeper.ts).
+// Umami's raw events as hits, Plausible CE's and Fathom's exports as imported daily aggregates; listing, deleting,
+// and replacing an earlier import of the same export (known by its content: a CSV's bytes, a zip's files). Request
+// bodies arrive as streams and are never held whole. An import is there whole or not at all: one that fails has its
+// rows removed here, one whose process dies is undone by another run (its owner and heartbeat,
+// src/ingest/peer-imports/import-owner.ts; src/ingest/peer-imports/import-sweeper.ts).
 
 import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
@@ -245,16 +246,19 @@ export class ImportService {
       if (dir !== undefined) await rm(dir, { recursive: true, force: true });
     }
     const day = (d: string | null) => (d ? new Date(`${d}T00:00:00Z`) : null);
+    // The export's content, not the zip's bytes: the CLI zips a folder anew each time it is sent, with new times.
     const finished = await this.finish(record, {
       status: 'done',
-      digest: digest.digest('hex'),
+      digest: result.digest,
       imported: result.imported,
       rejected: result.rejected,
       firstHitAt: day(result.firstDay),
       lastHitAt: day(result.lastDay),
       failure: null,
     });
-    return { ...presentImport(finished), errors: result.errors, read: result.read, skipped: result.skipped, ...(await this.settle(finished)) };
+    // Imports recorded before digests were of the content have the zip's SHA-256: the same file replaces them too.
+    const sameFile = digest.digest('hex');
+    return { ...presentImport(finished), errors: result.errors, read: result.read, skipped: result.skipped, ...(await this.settle(finished, sameFile)) };
   }
 
   async list(siteId: string) {
@@ -300,13 +304,16 @@ export class ImportService {
     throw new ImportLeaseLost(record.id);
   }
 
-  /** Replaces earlier imports of the same file; names those the new one overlaps in time. */
-  private async settle(finished: ImportRecord): Promise<{ replaced: string[]; overlaps: string[] }> {
+  /**
+   * Replaces earlier imports of the same export (the same digest, or `alsoSame`, the digest earlier versions gave
+   * the same file); names those the new one overlaps in time.
+   */
+  private async settle(finished: ImportRecord, alsoSame?: string): Promise<{ replaced: string[]; overlaps: string[] }> {
     const replaced: string[] = [];
     const overlaps: string[] = [];
     for (const earlier of await this.meta.listImports(finished.siteId)) {
       if (earlier.id === finished.id || earlier.status !== 'done') continue;
-      if (earlier.kind === finished.kind && earlier.digest === finished.digest) {
+      if (earlier.kind === finished.kind && earlier.digest !== null && (earlier.digest === finished.digest || earlier.digest === alsoSame)) {
         await removeImportRows(this.events, earlier);
         await this.meta.deleteImport(earlier.id);
         replaced.push(earlier.id);

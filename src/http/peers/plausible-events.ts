@@ -1,10 +1,12 @@
 // Plausible's Events API, `POST /api/event`: what Plausible's script (and server-side senders) post, recorded as
-// Plumb hits of the sites the event's domain(s) name. Answers as Plausible does: 202 `ok`, 400 `{errors}`.
+// Plumb hits of the sites the event's domain(s) name (or, from the per-site script of Plausible's current snippet,
+// its `pa-<id>`). Answers as Plausible does: 202 `ok`, 400 `{errors}`.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { IncomingHit } from '../../domain/hits.js';
 import { ValidationError } from '../../domain/errors.js';
 import { readProps, type PropList } from '../../domain/props.js';
+import { plausibleScriptIdOfDomain } from '../../domain/site-domains.js';
 import type { Ingest } from '../../ingest/ingest.js';
 import type { SiteKeyDirectory } from '../../ingest/site-directory.js';
 import type { Metrics } from '../../metrics.js';
@@ -50,7 +52,9 @@ export function parsePlausibleEvent(body: unknown): PlausibleEvent {
   const errors: Record<string, string[]> = {};
   const fail = (name: string, message: string) => void Object.defineProperty(errors, name, { value: [message], enumerable: true });
 
-  const name = text(o, 'n', 'name');
+  let name = text(o, 'n', 'name');
+  // Plausible takes a whole number as a name too (its docs' 404 tracking once sent `plausible(404)`).
+  if (typeof name === 'number' && Number.isSafeInteger(name)) name = String(name);
   if (typeof name !== 'string' || name.trim() === '') fail('event_name', "can't be blank");
   else if (name.length > MAX_NAME) fail('event_name', `should be at most ${MAX_NAME} character(s)`);
 
@@ -130,7 +134,9 @@ export async function plausibleEvents(app: FastifyInstance, { ingest, metrics, s
       const hits: IncomingHit[] = [];
       const seen = new Set<string>();
       for (const domain of event.domains) {
-        const site = await siteKeys.siteByDomain(domain);
+        // The per-site script names its site `pa-<id>`; a site with that id wins over a domain of that spelling.
+        const scriptId = plausibleScriptIdOfDomain(domain);
+        const site = (scriptId !== undefined ? await siteKeys.siteByPlausibleScriptId(scriptId) : undefined) ?? (await siteKeys.siteByDomain(domain));
         if (!site) {
           countUnknownSite(metrics, type);
           continue;

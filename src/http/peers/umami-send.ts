@@ -18,8 +18,10 @@ import { busy, centsOf, countUnknownSite, field, jsonObject, keepBodiesAsText, P
 const PREFLIGHT = {
   ...ANY_ORIGIN,
   'access-control-allow-methods': 'POST, OPTIONS',
-  // Umami's script sends its cache token back in this header; Plumb needs none but must let it through.
-  'access-control-allow-headers': 'Content-Type, x-umami-cache',
+  // What Umami's current script sends beside Content-Type (src/tracker/index.ts of umami-software/umami): the
+  // website id and hostname on every hit, and the cache token it got back. Plumb reads none of them, but a browser
+  // sends nothing unless the preflight allows each one.
+  'access-control-allow-headers': 'Content-Type, x-umami-website-id, x-umami-hostname, x-umami-cache',
   'access-control-max-age': '86400',
 };
 
@@ -32,7 +34,11 @@ const MAX_TEXT = 8192;
 export interface UmamiHit {
   website: string;
   type: IncomingHit['type'];
-  url: string;
+  /**
+   * The page: an absolute URL, or (no hostname given) a path of the site's main domain, `/` when the hit named no
+   * url at all (a server-side event). See `pageOf`.
+   */
+  url: string | { path: string };
   referrer: string;
   name: string | undefined;
   value: number | undefined;
@@ -41,6 +47,32 @@ export interface UmamiHit {
 }
 
 const malformed = (message: string) => badRequest(`Malformed hit: ${message}`);
+
+/** Resolves a path without a host; never stored (`pageOf` puts the site's domain in its place). */
+const PATH_BASE = 'https://path.invalid/';
+
+/**
+ * The absolute page URL of a hit of `site`, and its referrer resolved against it; undefined when the hit gave only a
+ * path and the site has no domain to put it on.
+ */
+export function pageOf(hit: UmamiHit, site: Pick<Site, 'domains'>): { url: string; referrer: string } | undefined {
+  let url: URL;
+  if (typeof hit.url === 'string') url = new URL(hit.url);
+  else {
+    const domain = site.domains[0];
+    if (domain === undefined) return undefined;
+    url = new URL(hit.url.path, `https://${domain}`);
+  }
+  let referrer = '';
+  if (hit.referrer !== '') {
+    try {
+      referrer = new URL(hit.referrer, url).href;
+    } catch {
+      referrer = '';
+    }
+  }
+  return { url: url.href, referrer };
+}
 
 function optionalText(payload: Record<string, unknown>, name: string): string | undefined {
   const v = field(payload, name);
@@ -63,25 +95,20 @@ export function parseUmamiSend(body: unknown): UmamiHit | undefined {
   const p = payload as Record<string, unknown>;
   const website = optionalText(p, 'website');
   if (!website) throw malformed('payload.website is required');
-  const hostname = optionalText(p, 'hostname');
-  const rawUrl = optionalText(p, 'url');
-  if (rawUrl === undefined || rawUrl === '') throw malformed('payload.url is required');
-  // Older scripts send the path only: the page is on `hostname` (https, as Umami assumes).
-  let url: URL;
+  const hostname = optionalText(p, 'hostname')?.trim();
+  // Umami's /api/send takes url and hostname as optional (its Node client sends neither with a named event):
+  // older scripts send the path only, the page then being on `hostname` (https, as Umami assumes); with no
+  // hostname either, the page is on the site's main domain (`pageOf`, once the site is known).
+  const rawUrl = optionalText(p, 'url') || '/';
+  let url: URL | { path: string };
   try {
-    url = new URL(rawUrl, hostname ? `https://${hostname}` : undefined);
+    url = hostname ? new URL(rawUrl, `https://${hostname}`) : URL.canParse(rawUrl) ? new URL(rawUrl) : { path: new URL(rawUrl, PATH_BASE).href };
   } catch {
-    throw malformed('payload.url must be a URL, or a path with payload.hostname');
+    throw malformed('payload.url must be a URL or a path');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw malformed('payload.url must be an http(s) URL');
-  let referrer = optionalText(p, 'referrer') ?? '';
-  if (referrer !== '') {
-    try {
-      referrer = new URL(referrer, url).href;
-    } catch {
-      referrer = '';
-    }
-  }
+  if (url instanceof URL && url.protocol !== 'http:' && url.protocol !== 'https:') throw malformed('payload.url must be an http(s) URL');
+  if (!(url instanceof URL) && !url.path.startsWith(PATH_BASE)) throw malformed('payload.url must be an http(s) URL or a path');
+  const referrer = optionalText(p, 'referrer') ?? '';
   const name = optionalText(p, 'name');
   if (name !== undefined && (name.trim() === '' || name.length > MAX_NAME)) throw malformed(`payload.name must be 1 to ${MAX_NAME} characters`);
   // Umami's revenue reports read `revenue` (and `currency`) from the event's data; Plumb keeps the cents.
@@ -90,7 +117,7 @@ export function parseUmamiSend(body: unknown): UmamiHit | undefined {
   return {
     website: website.trim(),
     type: name === undefined ? 'pageview' : 'event',
-    url: url.href,
+    url: url instanceof URL ? url.href : { path: url.path.slice(PATH_BASE.length - 1) },
     referrer,
     name: name?.trim(),
     value: name === undefined ? undefined : centsOf(revenue),
@@ -125,14 +152,18 @@ export async function umamiSend(app: FastifyInstance, { ingest, metrics, siteKey
     }
     if (hit) {
       const site = await siteOf(hit.website);
+      const page = site && pageOf(hit, site);
       if (!site) countUnknownSite(metrics, hit.type);
-      else {
+      else if (!page) {
+        metrics.hitsInvalid.inc();
+        throw malformed('payload.hostname is required: the site has no domain to put a path-only url on (give the site its domain)');
+      } else {
         const incoming: IncomingHit = {
           type: hit.type,
           siteId: site.id,
           timestamp: new Date(),
-          url: hit.url,
-          referrer: hit.referrer,
+          url: page.url,
+          referrer: page.referrer,
           userAgent: request.headers['user-agent'] ?? '',
           ip: request.ip,
           ...(hit.type === 'event' ? { eventName: hit.name!, value: hit.value ?? 0 } : {}),

@@ -31,6 +31,7 @@ export const presentSite = (s: Site) => ({
   multi_domain_option: s.multiDomainOption,
   domain: formatDomainList(s.domains),
   umami_website_id: s.umamiWebsiteId,
+  plausible_script_id: s.plausibleScriptId,
 });
 
 /** SPEC.md: `currency` is filled only in create and update responses, `null` in list and get. */

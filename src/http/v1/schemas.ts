@@ -93,6 +93,10 @@ export const siteObject = {
     multi_domain_option: { type: ['string', 'null'], enum: ['combined', 'separate', null] },
     domain: { type: ['string', 'null'], description: "Extension: the site's hostnames, comma-separated (Plausible's data-domain)" },
     umami_website_id: { type: ['string', 'null'], description: 'Extension: the Umami website UUID the site answers to' },
+    plausible_script_id: {
+      type: ['string', 'null'],
+      description: "Extension: the id of Plausible's per-site script (/js/pa-<id>.js) the site answers to",
+    },
   },
   required: ['id', 'object', 'name', 'sharing', 'created_at', 'timezone', 'multi_domain', 'multi_domain_option'],
 } as const;
@@ -149,6 +153,13 @@ const siteBodyProperties = {
     type: ['string', 'null'],
     maxLength: 64,
     description: "Extension: the Umami website UUID of the site's existing Umami tags; null or '' removes it",
+  },
+  plausible_script_id: {
+    type: ['string', 'null'],
+    maxLength: 512,
+    description:
+      "Extension: the id of the site's Plausible script (the <id> of /js/pa-<id>.js in Plausible's snippet; pa-<id>.js or the script's URL are taken too); null or '' removes it",
+    examples: ['gYyxvZhkMzdzXBAtSeSNz'],
   },
 } as const;
 

@@ -50,6 +50,7 @@ export function siteRoutes(app: FastifyInstance, meta: MetaStore, siteData: Site
         multiDomainOption: s.multiDomainOption,
         domains: s.domains ?? [],
         umamiWebsiteId: s.umamiWebsiteId ?? null,
+        plausibleScriptId: s.plausibleScriptId ?? null,
       });
       return presentSite(site);
     },
@@ -76,6 +77,7 @@ export function siteRoutes(app: FastifyInstance, meta: MetaStore, siteData: Site
       };
       if (s.domains !== undefined) patch.domains = s.domains;
       if (s.umamiWebsiteId !== undefined) patch.umamiWebsiteId = s.umamiWebsiteId;
+      if (s.plausibleScriptId !== undefined) patch.plausibleScriptId = s.plausibleScriptId;
       if (s.sharePassword !== undefined) {
         patch.sharePasswordHash = s.sharePassword === null ? null : await hashPassword(s.sharePassword);
       }

@@ -3,6 +3,7 @@
 // back into hits; typed arrays cross threads without a copy and a text is cloned once per chunk, not once per hit.
 
 import type { IncomingHit } from '../../domain/hits.js';
+import type { PropList } from '../../domain/props.js';
 import { placeCsv } from '../../store/event-csv.js';
 import type { GeoFields, GeoLookup } from '../enrich/geo.js';
 import { parseImportLine, type ImportError } from '../line-import.js';
@@ -31,6 +32,8 @@ export interface ChunkColumns {
   /** An event's value in cents; NaN when it has none. */
   values: Float64Array;
   texts: string[];
+  /** Custom properties of the hits that have some, by row. */
+  props: Map<number, PropList>;
   /** For each text that is a hit's address, its place as a hit's CSV fields (placeCsv) if the reader placed it. */
   places: (string | null)[];
   /** Lines that are not hits, with what is wrong with them (blank lines are skipped, but numbered). */
@@ -66,6 +69,7 @@ class ColumnsBuilder {
   private fields = new Int32Array(this.size * FIELDS);
   private values = new Float64Array(this.size);
   private readonly texts: string[] = [];
+  private readonly props = new Map<number, PropList>();
   private readonly places: (string | null)[] = [];
   private readonly index = new Map<string, number>();
   /** The text index of the last line's site id, and of the last user agent seen with each address, by its text index. */
@@ -113,6 +117,7 @@ class ColumnsBuilder {
     if (this.place && this.places[ip] === null) this.places[ip] = this.place(hit.ip);
     this.fields[f + EVENT] = hit.eventName === undefined ? -1 : this.text(hit.eventName);
     this.values[i] = hit.value ?? NaN;
+    if (hit.props !== undefined) this.props.set(i, hit.props);
   }
 
   columns(): ChunkColumns {
@@ -126,6 +131,7 @@ class ColumnsBuilder {
       fields: this.fields.slice(0, n * FIELDS),
       values: this.values.slice(0, n),
       texts: this.texts,
+      props: this.props,
       places: this.places,
       errors: this.errors,
     };
@@ -191,6 +197,9 @@ export function hitAt(c: ChunkColumns, i: number, into?: IncomingHit): IncomingH
   // A pageview has neither (a hit written over may have had them); a fresh one gets no such property at all.
   if (hit.eventName !== undefined) hit.eventName = undefined;
   if (hit.value !== undefined) hit.value = undefined;
+  if (hit.props !== undefined) hit.props = undefined;
+  const props = c.props.get(i);
+  if (props !== undefined) hit.props = props;
   if (hit.type === 'event') {
     hit.eventName = texts[fields[f + EVENT]!]!;
     const value = c.values[i]!;

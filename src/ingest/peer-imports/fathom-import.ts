@@ -4,10 +4,12 @@
 // format; docs/collection.md says which headers are read. Entries and rows are streamed; sums are kept for a
 // bounded number of (day, value) pairs at a time and written in batches, so memory does not grow with the export.
 
+import { pipeline } from 'node:stream';
 import { parse } from 'csv-parse';
 import { zoneOffsetMs } from '../../domain/zoned-time.js';
 import { IMPORTED_LACKS, type ImportedDay, type ImportedDimension } from '../../store/types.js';
 import type { PlausibleImportResult } from './plausible-import.js';
+import { parseExportTime } from './export-time.js';
 import { zipEntries } from './zip-entries.js';
 
 export type FathomImportResult = PlausibleImportResult;
@@ -126,13 +128,13 @@ function tableOf(name: string): string | undefined {
   return m ? normalize(m[1]!) : undefined;
 }
 
-/** An hour's start, UTC (`2024-05-01 13:00:00`, with `T`, seconds optional, `Z` or `+00:00` allowed), in ms. */
+/**
+ * An hour's start in UTC (`2024-05-01 13:00:00`; a `T`, `Z`, `UTC` or a zero offset allowed), in ms: the shared
+ * rule of export-time.ts, so an hour of a day the calendar lacks is refused as it is from Plausible and Umami.
+ */
 function hourOf(raw: string): number | undefined {
-  const m = /^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d)(?::(\d\d)(?:\.\d{1,9})?)?(?:Z|[+-]00:?00| ?UTC)?$/i.exec(raw.trim());
-  if (!m) return undefined;
-  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6] ?? 0));
-  const back = new Date(ms);
-  return back.getUTCDate() === Number(m[3]) && back.getUTCHours() === Number(m[4]) ? ms : undefined;
+  const time = parseExportTime(raw);
+  return time && time.offsetMinutes === 0 ? time.ms : undefined;
 }
 
 const count = (v: string | undefined) => (v !== undefined && /^\d{1,15}$/.test(v.trim()) ? Number(v.trim()) : undefined);
@@ -173,7 +175,7 @@ export async function importFathomZip(
   },
 ): Promise<FathomImportResult> {
   const zip = await zipEntries(path, (message) => new FathomFormatError(message));
-  const result: FathomImportResult = { imported: 0, rejected: 0, errors: [], firstDay: null, lastDay: null, read: [], skipped: [] };
+  const result: FathomImportResult = { imported: 0, rejected: 0, errors: [], firstDay: null, lastDay: null, read: [], skipped: [], digest: zip.digest };
   const reject = (file: string, line: number, message: string) => {
     result.rejected++;
     if (result.errors.length < MAX_ERRORS) result.errors.push({ file, line, message });
@@ -230,7 +232,8 @@ export async function importFathomZip(
         info: true,
       });
       parser.on('skip', (err: Error & { lines?: number }) => reject(entry.fileName, err.lines ?? 0, `not a CSV record: ${err.message}`));
-      stream.pipe(parser);
+      // A damaged entry fails the parser, and so the loop below; a loop that stops early lets go of the entry.
+      pipeline(stream, parser, () => undefined);
       const cell = (r: Record<string, string>, role: Role) => {
         const column = roles.get(role);
         return column !== undefined && Object.hasOwn(r, column) ? (r[column] ?? '').trim() : undefined;

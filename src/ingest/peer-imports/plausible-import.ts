@@ -4,8 +4,10 @@
 // each custom event's completions, which reports can add to recorded hits (docs/reports.md, "Imported data"). Entries are read one at a time, each as a stream (yauzl, csv-parse),
 // and rows written in batches: memory does not grow with the export.
 
+import { pipeline } from 'node:stream';
 import { parse } from 'csv-parse';
 import { IMPORTED_LACKS, type ImportedDay, type ImportedDimension } from '../../store/types.js';
+import { parseExportDay } from './export-time.js';
 import { zipEntries } from './zip-entries.js';
 
 export interface PlausibleImportError {
@@ -24,6 +26,8 @@ export interface PlausibleImportResult {
   /** Entries read, and entries of the export Plumb does not use. */
   read: string[];
   skipped: string[];
+  /** The export's content (zip-entries.ts): the same export zipped anew has the same digest. */
+  digest: string;
 }
 
 /** Thrown when the file is no Plausible export: not a zip, or without imported_visitors. */
@@ -115,13 +119,6 @@ function tableOf(name: string): string | undefined {
 }
 
 const count = (v: string | undefined) => (v !== undefined && /^\d{1,15}$/.test(v.trim()) ? Number(v.trim()) : undefined);
-/** A calendar day `YYYY-MM-DD` (Date.parse alone takes 2021-02-29 for March 1). */
-const isDay = (v: string | undefined) => {
-  if (v === undefined || !/^\d{4}-\d\d-\d\d$/.test(v)) return false;
-  const ms = Date.parse(`${v}T00:00:00Z`);
-  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === v;
-};
-
 /**
  * Reads the export at `path` (a file: a zip's directory is at its end) into imported days of `siteId`, handing
  * them to `write` in batches. Rows that cannot be read are reported by entry and line and skipped.
@@ -138,7 +135,7 @@ export async function importPlausibleZip(
 ): Promise<PlausibleImportResult> {
   const zip = await zipEntries(path, (message) => new PlausibleFormatError(message));
   const entries = zip.entries;
-  const result: PlausibleImportResult = { imported: 0, rejected: 0, errors: [], firstDay: null, lastDay: null, read: [], skipped: [] };
+  const result: PlausibleImportResult = { imported: 0, rejected: 0, errors: [], firstDay: null, lastDay: null, read: [], skipped: [], digest: zip.digest };
   const reject = (file: string, line: number, message: string) => {
     result.rejected++;
     if (result.errors.length < MAX_ERRORS) result.errors.push({ file, line, message });
@@ -175,7 +172,8 @@ export async function importPlausibleZip(
         info: true,
       });
       parser.on('skip', (err: Error & { lines?: number }) => reject(entry.fileName, err.lines ?? 0, `not a CSV record: ${err.message}`));
-      stream.pipe(parser);
+      // A damaged entry fails the parser, and so the loop below; a loop that stops early lets go of the entry.
+      pipeline(stream, parser, () => undefined);
       let batch: ImportedDay[] = [];
       for await (const { record, info } of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
         if (missing.length > 0) break;
@@ -186,7 +184,8 @@ export async function importPlausibleZip(
         const visitors = number(counts.visitors);
         const bounces = number(counts.bounces);
         const duration = number(counts.duration);
-        if (!isDay(day)) {
+        // A day of the calendar, by the rule all three importers share (2021-02-29 is refused, not 1 March).
+        if (day === undefined || parseExportDay(day) === undefined) {
           reject(entry.fileName, info.lines, 'date must be YYYY-MM-DD');
           continue;
         }

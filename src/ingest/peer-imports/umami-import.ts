@@ -13,6 +13,7 @@ import { campaignFields } from '../enrich/campaign.js';
 import { parseReferrer } from '../enrich/referrer.js';
 import { normalizePage } from '../enrich/url.js';
 import { VISIT_TIMEOUT_MS, VisitTracker } from '../visits.js';
+import { parseExportTime } from './export-time.js';
 
 /** Columns the export must have; the others of the documented query are read when present. */
 export const UMAMI_REQUIRED_COLUMNS = ['created_at', 'session_id', 'event_type', 'url_path'] as const;
@@ -77,20 +78,6 @@ function osOf(v: string): string {
   return OPERATING_SYSTEMS.get(v.toLowerCase()) ?? v;
 }
 const deviceOf = (v: string) => DEVICES.get(v.toLowerCase()) ?? 'Desktop';
-
-/**
- * `2024-03-01 12:34:56.789+00` (psql's text for timestamptz), with or without fraction and offset (none: UTC),
- * or ISO 8601 with `T` and `Z`.
- */
-export function parseUmamiTime(text: string): Date | undefined {
-  const m = /^(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(\.\d{1,6})?(Z|[+-]\d\d(?::?\d\d)?)?$/.exec(text.trim());
-  if (!m) return undefined;
-  let offset = m[4] ?? 'Z';
-  if (/^[+-]\d\d$/.test(offset)) offset += ':00';
-  else if (/^[+-]\d{4}$/.test(offset)) offset = `${offset.slice(0, 3)}:${offset.slice(3)}`;
-  const d = new Date(`${m[1]}T${m[2]}${(m[3] ?? '').slice(0, 4)}${offset}`);
-  return Number.isNaN(d.getTime()) ? undefined : d;
-}
 
 /** A 64-bit hash of the given parts (visitor-days and visit keys; the salt keeps them from meaning anything else). */
 function hash64(salt: Buffer, ...parts: string[]): bigint {
@@ -160,11 +147,13 @@ export async function importUmamiCsv(source: Readable, o: UmamiImportOptions): P
       for (const [key, v] of identities) if (latest - v.lastSeen > VISIT_TIMEOUT_MS) identities.delete(key);
     }
 
-    const at = parseUmamiTime(col('created_at'));
-    if (!at) {
-      reject(line, 'created_at must be a time such as 2024-03-01 12:34:56.789+00');
+    // psql's `2024-03-01 12:34:56.789+00`, Umami Cloud's `2024-03-01 12:34:56` (UTC), ISO 8601: export-time.ts.
+    const time = parseExportTime(col('created_at'));
+    if (!time) {
+      reject(line, 'created_at must be a time of the calendar such as 2024-03-01 12:34:56.789+00');
       continue;
     }
+    const at = new Date(time.ms);
     const sessionId = col('session_id');
     if (sessionId === '') {
       reject(line, 'session_id is required');

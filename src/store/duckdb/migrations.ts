@@ -479,6 +479,63 @@ export const MIGRATIONS: Migration[] = [
       INSERT INTO imports SELECT *, NULL, NULL, NULL FROM imports_before_v19;
       DROP TABLE imports_before_v19;
     `,
+  },  {
+    version: 20,
+    name: 'tokens the CLI makes for itself',
+    sql: `
+      -- A token the plumb CLI made to act through /v1 for one command (src/cli/acting.ts): it lives an hour at
+      -- most and the token lists leave it out, since it is not the account's. Made again rather than given a
+      -- column, as the sites table in version 9 (seq's nextval).
+      CREATE TABLE tokens_before_v20 AS SELECT * FROM tokens;
+      DROP TABLE tokens;
+      CREATE TABLE tokens (
+        id VARCHAR PRIMARY KEY,
+        account_id INTEGER NOT NULL,
+        name VARCHAR NOT NULL,
+        version INTEGER NOT NULL,
+        abilities VARCHAR NOT NULL, -- JSON array of strings
+        hash VARCHAR NOT NULL UNIQUE,
+        last_used_at TIMESTAMP,
+        expires_at TIMESTAMP,
+        revoked_at TIMESTAMP,
+        created_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('insertion_order'),
+        for_cli BOOLEAN NOT NULL DEFAULT false
+      );
+      INSERT INTO tokens SELECT *, false FROM tokens_before_v20;
+      DROP TABLE tokens_before_v20;
+    `,
+  },
+  {
+    version: 21,
+    name: 'Plausible script ids of sites',
+    sql: `
+      -- The id of the per-site script of Plausible's current snippet (/js/pa-<id>.js) the site had, case kept, so
+      -- that snippet's events find it. Made again rather than given a column, as in version 9 (seq's nextval).
+      CREATE TABLE sites_before_v21 AS SELECT * FROM sites;
+      DROP INDEX sites_by_account;
+      DROP TABLE sites;
+      CREATE TABLE sites (
+        id VARCHAR PRIMARY KEY,
+        account_id INTEGER NOT NULL,
+        name VARCHAR NOT NULL,
+        sharing VARCHAR NOT NULL,
+        share_password_hash VARCHAR,
+        timezone VARCHAR NOT NULL,
+        multi_domain BOOLEAN NOT NULL,
+        multi_domain_option VARCHAR,
+        created_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('insertion_order'),
+        domains VARCHAR DEFAULT '',
+        umami_website_id VARCHAR,
+        plausible_script_id VARCHAR
+      );
+      INSERT INTO sites SELECT *, NULL FROM sites_before_v21;
+      DROP TABLE sites_before_v21;
+      CREATE INDEX sites_by_account ON sites (account_id);
+    `,
   },
 ];
 

@@ -260,6 +260,24 @@ export const PG_MIGRATIONS: Migration[] = [
       ALTER TABLE imports ADD COLUMN owner TEXT, ADD COLUMN heartbeat_at TIMESTAMPTZ, ADD COLUMN failure TEXT;
       CREATE INDEX imports_running ON imports (created_at) WHERE status = 'running';
     `,
+  },  {
+    version: 8,
+    name: 'tokens the CLI makes for itself',
+    sql: `
+      -- A token the plumb CLI made to act through /v1 for one command (src/cli/acting.ts): it lives an hour at
+      -- most and the token lists leave it out, since it is not the account's.
+      ALTER TABLE tokens ADD COLUMN for_cli BOOLEAN NOT NULL DEFAULT false;
+    `,
+  },
+  {
+    version: 9,
+    name: 'Plausible script ids of sites',
+    sql: `
+      -- The id of the per-site script of Plausible's current snippet (/js/pa-<id>.js) the site had, case kept, so
+      -- that snippet's events find it; one site per id.
+      ALTER TABLE sites ADD COLUMN plausible_script_id TEXT;
+      CREATE UNIQUE INDEX sites_by_plausible_script_id ON sites (plausible_script_id);
+    `,
   },
 ];
 

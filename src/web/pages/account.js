@@ -62,18 +62,38 @@ function Reports() {
   };
   const box = (row, frequency) => html`<input type="checkbox" aria-label=${`${frequency === 'weekly' ? 'Weekly' : 'Monthly'} report of ${row.site_name}`}
     checked=${row[frequency]} onChange=${(e) => toggle(row, frequency, e.currentTarget.checked)} />`;
+  // "Send me this report now": last week's or last month's report at once, to try mail without waiting for a
+  // period to end (to the address above only; a few a minute).
+  const [sending, setSending] = useState(null);
+  const sendNow = async (row, period) => {
+    setSending(`${row.site_id}:${period}`);
+    try {
+      const sent = await api('POST', '/dashboard/api/subscriptions/send', { site_id: row.site_id, period });
+      setStatus(ok(`Sent ${period === 'last_week' ? "last week's" : "last month's"} report of ${row.site_name} (${sent.date_from} to ${sent.date_to}) to ${sent.sent_to}.`));
+    } catch (err) {
+      setStatus(failed(explain(err, { labels: LABELS })));
+    } finally {
+      setSending(null);
+    }
+  };
+  const sendButton = (row, period) => html`<button type="button" class="secondary small" data-send-report=${period}
+    disabled=${!list.mail_configured || sending !== null} onClick=${() => sendNow(row, period)}
+    aria-label=${`Send me ${period === 'last_week' ? "last week's" : "last month's"} report of ${row.site_name} now`}>
+    ${sending === `${row.site_id}:${period}` ? 'Sending…' : period === 'last_week' ? 'Last week' : 'Last month'}</button>`;
   return html`<section class="card" aria-labelledby="reports-h">
     <h2 id="reports-h">Email reports</h2>
     ${list === null
       ? html`<p class="muted">Loading…</p>`
       : html`<p class="muted">Sent to ${list.email} when a week (Monday to Sunday) or a month is over in the site's time zone: visitors,
-            pageviews, bounce rate and visit duration against the period before, top pages, top sources and goals.</p>
-          ${list.mail_configured ? null : html`<p class="notice">This server sends no email (PLUMB_SMTP_URL is not set), so reports cannot be sent yet.</p>`}
+            pageviews, bounce rate and visit duration against the period before, top pages, top sources and goals.
+            "Send me now" sends you last week's or last month's report at once, to see one without waiting.</p>
+          ${list.mail_configured ? null : html`<p class="notice">This server sends no email (PLUMB_SMTP_URL or PLUMB_PUBLIC_URL is not set), so reports cannot be sent yet.</p>`}
           ${list.data.length === 0
             ? html`<p class="muted">No sites yet.</p>`
             : html`<div class="scroll-x"><table>
-                <thead><tr><th scope="col">Site</th><th scope="col">Weekly</th><th scope="col">Monthly</th></tr></thead>
-                <tbody>${list.data.map((row) => html`<tr data-subscription=${row.site_id}><td>${row.site_name}</td><td>${box(row, 'weekly')}</td><td>${box(row, 'monthly')}</td></tr>`)}</tbody>
+                <thead><tr><th scope="col">Site</th><th scope="col">Weekly</th><th scope="col">Monthly</th><th scope="col">Send me now</th></tr></thead>
+                <tbody>${list.data.map((row) => html`<tr data-subscription=${row.site_id}><td>${row.site_name}</td><td>${box(row, 'weekly')}</td><td>${box(row, 'monthly')}</td>
+                  <td class="actions">${sendButton(row, 'last_week')} ${sendButton(row, 'last_month')}</td></tr>`)}</tbody>
               </table></div>`}`}
     <${Status} status=${status} />
   </section>`;
@@ -213,7 +233,7 @@ function Email({ me, mailConfigured }) {
     e.preventDefault();
     try {
       await api('POST', '/dashboard/api/account/email', { email: email.trim(), current_password: password });
-      setStatus(ok(`A link is on its way to ${email.trim()}: your address changes when you open it.`));
+      setStatus(ok(`A message is on its way to ${email.trim()}: open its link to change your address.`));
       setPassword('');
     } catch (err) {
       setStatus(failed(explain(err, { labels: LABELS })));

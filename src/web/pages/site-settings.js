@@ -9,12 +9,13 @@ import { explain } from '../messages.js';
 import { scriptTag } from './sites.js';
 import { html, useEffect, useState } from '../ui.js';
 
-const LABELS = { name: 'The site name', domain: 'The domain', share_password: 'The share password' };
+const LABELS = { name: 'The site name', domain: 'The domain', share_password: 'The share password', plausible_script_id: "The Plausible script's id" };
 const MISSING = 'This site no longer exists: it may have been deleted. Go back to the sites page.';
 
 function SettingsForm({ site, onSaved }) {
   const [name, setName] = useState(site.name);
   const [domain, setDomain] = useState(site.domain ?? '');
+  const [scriptId, setScriptId] = useState(site.plausible_script_id ?? '');
   const [zone, setZone] = useState(site.timezone);
   const [sharing, setSharing] = useState(site.sharing);
   const [password, setPassword] = useState('');
@@ -30,6 +31,7 @@ function SettingsForm({ site, onSaved }) {
     const body = {};
     if (name.trim() !== site.name) body.name = name.trim();
     if (domain.trim() !== (site.domain ?? '')) body.domain = domain.trim();
+    if (scriptId.trim() !== (site.plausible_script_id ?? '')) body.plausible_script_id = scriptId.trim();
     if (zone !== site.timezone) body.timezone = zone;
     if (sharing !== site.sharing || (sharing === 'private' && password)) body.sharing = sharing;
     if (sharing === 'private' && password) body.share_password = password;
@@ -51,6 +53,9 @@ function SettingsForm({ site, onSaved }) {
     <${Field} label="Site name">${(id) => html`<input id=${id} name="name" required maxlength="255" value=${name} onInput=${(e) => setName(e.currentTarget.value)} />`}<//>
     <${Field} label="Domain" hint="The site's address without https://, several separated by commas. Other trackers' tags (Plausible's) find the site by it.">
       ${(id, hint) => html`<input id=${id} name="domain" maxlength="2048" spellcheck="false" autocomplete="off" aria-describedby=${hint} value=${domain} onInput=${(e) => setDomain(e.currentTarget.value)} />`}
+    <//>
+    <${Field} label="Plausible script" hint="Switching from Plausible's current snippet (<script async src=…/js/pa-….js>): paste its script address or the pa-… name, then point the snippet's src at this server. Empty: none.">
+      ${(id, hint) => html`<input id=${id} name="plausible_script_id" maxlength="512" spellcheck="false" autocomplete="off" aria-describedby=${hint} value=${scriptId} onInput=${(e) => setScriptId(e.currentTarget.value)} />`}
     <//>
     <${ZoneField} value=${zone} onChange=${setZone} keep=${site.timezone} />
     <${Field} label="Sharing">

@@ -8,6 +8,7 @@ import { fmtInt } from '../format.js';
 import { Field } from '../field.js';
 import { html, useEffect, useRef, useState } from '../ui.js';
 import { aggregate, baseParams, explainError, goalOf, usePanel, useSite } from './data.js';
+import { ImportedGap } from './imported.js';
 import { displayValue, PROPERTIES, propertyLabel } from './properties.js';
 import { addFilter, useReportState } from './state.js';
 
@@ -170,6 +171,7 @@ function BreakdownCard({ group }) {
       ${error ? html`<p class="status error" role="alert">${explainError(error)}</p>` : null}
       ${!data ? html`<p class="muted">Loading…</p>` : data.length === 0 ? html`<p class="muted">No data for this range.</p>`
         : html`<${Rows} field=${tab} rows=${data} columns=${columns} label=${propertyLabel(tab)} />`}
+      <${ImportedGap} metrics=${columns.map(([k]) => k)} field=${tab} goal=${goal} />
     </div>
     <div class="row card-foot">
       <button type="button" class="secondary small" onClick=${() => setDetails(true)} aria-label=${`Details: ${label}`}>Details</button>

@@ -4,6 +4,7 @@
 import { fmtInt, fmtPercent, fmtValue } from '../format.js';
 import { html } from '../ui.js';
 import { aggregate, baseParams, explainError, usePanel, useSite } from './data.js';
+import { ImportedGap } from './imported.js';
 import { setReport, useReportState } from './state.js';
 
 /** The rows of the goals panel for a period: [{ goal, conversions, unique_conversions, value, conversion_rate }]. */
@@ -52,5 +53,6 @@ export function GoalsPanel() {
         })}
       </tbody>
     </table></div>`}
+    <${ImportedGap} metrics=${['conversions', 'unique_conversions', 'conversion_rate', 'value']} />
   </section>`;
 }

@@ -4,6 +4,7 @@
 
 import { html } from '../ui.js';
 import { explainError, fetchTotals, goalOf, metricKeys, usePanel, useSite } from './data.js';
+import { ImportedGap } from './imported.js';
 import { change, METRICS, metricLabel } from './metrics.js';
 import { setReport, useReportState } from './state.js';
 
@@ -42,5 +43,6 @@ export function Headline() {
         </li>`;
       })}
     </ul>
+    <${ImportedGap} metrics=${keys} />
   </section>`;
 }
