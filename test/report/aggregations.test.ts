@@ -34,7 +34,7 @@ async function sameVisits(t: TestApp, siteId: string, data: Prepared): Promise<v
   const attrs = (x: Record<string, unknown>) => JSON.stringify(Object.keys(x).sort().map((k) => [k, x[k]]));
   // firstView is bookkeeping for report speed, checked against the pairs below rather than enriched by the oracle.
   const storedAttrs = stored.map(({ visitId: _v, visitorId: _w, siteId: _s, firstView: _f, timestamp, ...rest }) => attrs({ ...rest, at: timestamp.getTime() })).sort();
-  const oracleAttrs = data.hits.map((h) => attrs({ ...h.attributes, type: h.type, eventName: h.eventName, value: h.value, at: h.at })).sort();
+  const oracleAttrs = data.hits.map((h) => attrs({ ...h.attributes, type: h.type, eventName: h.eventName, value: h.value, at: h.at, ...(h.props ? { props: h.props } : {}) })).sort();
   assert.deepEqual(storedAttrs, oracleAttrs);
   // First views: exactly one flagged pageview per (visit, pathname) pair, the earliest.
   const firsts = new Map<string, number>();

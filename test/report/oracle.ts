@@ -1,10 +1,11 @@
-// A reference implementation of docs/reports.md in plain TypeScript, independent of SQL and of src/report/:
-// the raw import lines in, the rows `GET /v1/aggregations` and `GET /v1/current_visitors` must answer out.
-// It reuses only enrichment (tested elsewhere) and isBotUserAgent; sessions, time zones, filters, grouping,
-// arithmetic and ordering are all done here, on purpose the slow and obvious way.
+// A reference implementation of docs/reports.md in plain TypeScript, independent of SQL and of src/report/: the raw
+// import lines in, the rows `GET /v1/aggregations` and `GET /v1/current_visitors` must answer out. It reuses only
+// enrichment and the reading of custom properties (tested elsewhere) and isBotUserAgent; sessions, time zones, filters,
+// grouping, arithmetic and ordering are all done here, on purpose the slow and obvious way.
 
 import type { HitAttributes } from '../../src/domain/hits.js';
 import type { DemoHit } from '../../src/cli/demo-traffic.js';
+import { readProps, type PropList } from '../../src/domain/props.js';
 import { Enricher, isBotUserAgent } from '../../src/ingest/enrich/index.js';
 
 export interface OracleSite {
@@ -80,6 +81,8 @@ export interface OracleHit {
   visitorDay: string;
   eventName: string;
   value: number;
+  /** Custom properties as every format reads them (readProps, tested with it); absent when the line has none. */
+  props?: PropList;
   visit: OracleVisit;
 }
 
@@ -155,6 +158,8 @@ export async function prepare(lines: readonly DemoHit[], site: OracleSite): Prom
       value: line.type === 'event' ? (line.value ?? 0) : 0,
       visit,
     };
+    const props = line.props === undefined ? [] : readProps(line.props);
+    if (props.length > 0) hit.props = props;
     visit.hits.push(hit);
     hits.push(hit);
   }
