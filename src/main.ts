@@ -18,6 +18,24 @@ function configOrExit(): Config {
   }
 }
 
+/**
+ * The assembled process, or an exit with a message an operator can act on when the embedded database file is held
+ * by another process (DuckDB locks it; a second `npm start` in the same folder is the usual way to get there).
+ */
+async function assembleOrExit(config: Config, options: Parameters<typeof assemble>[0]): Promise<Awaited<ReturnType<typeof assemble>>> {
+  try {
+    return await assemble(options);
+  } catch (err) {
+    const lock = /Could not set lock on file .*Conflicting lock is held in .*\(PID (\d+)\)/.exec(String((err as Error)?.message));
+    if (!lock) throw err;
+    console.error(
+      `Plumb cannot start: ${config.dataDir} is in use by another Plumb process (pid ${lock[1]}), which holds its database. ` +
+        'Stop that one, or give this one a PLUMB_DATA_DIR of its own.',
+    );
+    process.exit(1);
+  }
+}
+
 async function main(): Promise<void> {
   const config = configOrExit();
   // loadConfig has refused any partial mix: the three URLs are all set (scale-out) or the first two are not.
@@ -25,7 +43,7 @@ async function main(): Promise<void> {
   const scaleOut = databaseUrl && clickhouseUrl && redisUrl ? { databaseUrl, clickhouseUrl, redisUrl, dataDir: config.dataDir } : undefined;
   // For the CLI on this machine: `npx plumb ...` works without PLUMB_ADMIN_TOKEN (README, Administration).
   const localAdminKey = config.localAdminKey ? newLocalAdminKey() : undefined;
-  const plumb = await assemble({
+  const plumb = await assembleOrExit(config, {
     dbPath: join(config.dataDir, 'plumb.duckdb'),
     duckdbMemoryLimit: config.duckdbMemoryLimit,
     ...(scaleOut ? { scaleOut } : {}),

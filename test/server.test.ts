@@ -79,6 +79,20 @@ describe('server process', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('refuses a second server on the same data directory with a message, not a crash', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plumb-server-'));
+    const first = await startServer({ PLUMB_DATA_DIR: dir });
+    try {
+      const { code, output } = await runServerExpectingExit({ PLUMB_DATA_DIR: dir });
+      assert.equal(code, 1);
+      assert.match(output, /is in use by another Plumb process \(pid \d+\).*PLUMB_DATA_DIR of its own/);
+      assert.doesNotMatch(output, /triggerUncaughtException|IO Error/);
+    } finally {
+      await first.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses to start on bad configuration, naming the variable', async () => {
     const { code, output } = await runServerExpectingExit({ PORT: 'http', PLUMB_ADMIN_TOKEN: 'short' });
     assert.equal(code, 2);
