@@ -479,7 +479,8 @@ export const MIGRATIONS: Migration[] = [
       INSERT INTO imports SELECT *, NULL, NULL, NULL FROM imports_before_v19;
       DROP TABLE imports_before_v19;
     `,
-  },  {
+  },
+  {
     version: 20,
     name: 'tokens the CLI makes for itself',
     sql: `
