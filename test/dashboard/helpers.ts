@@ -5,6 +5,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { hashPassword } from '../../src/domain/secrets.js';
 import type { Role, TeamStore } from '../../src/store/team-types.js';
 import type { MetaStore } from '../../src/store/types.js';
+import { ADMIN_TOKEN } from '../helpers/app.js';
 
 export const PASSWORD = 'correct horse battery';
 export const EMAIL = 'owner@example.test';
@@ -119,4 +120,36 @@ export async function addMember(
   const user = await team.createUser(email, await hashPassword(PASSWORD));
   await team.putMembership(accountId, user.id, role, siteIds);
   return { userId: user.id, email };
+}
+
+const REPORT_AGENT = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
+
+/**
+ * `visits` visits of the email-report tests from the day `from` on, one a day round the week, at `hourUtc`: two
+ * pages from Google, or one (a bounce); every fourth converts to the goal "Signup". NDJSON import lines.
+ */
+export function reportTraffic(site: string, from: string, visits: number, seed: number, hourUtc: number): string[] {
+  const lines: string[] = [];
+  for (let i = 0; i < visits; i++) {
+    const day = new Date(Date.parse(`${from}T00:00:00Z`) + (i % 7) * 86_400_000).toISOString().slice(0, 10);
+    const at = (minute: number) => `${day} ${String(hourUtc).padStart(2, '0')}:${String(minute).padStart(2, '0')}:00`;
+    const base = { site_id: site, user_agent: REPORT_AGENT, ip: `203.0.${seed}.${i + 1}` };
+    const bounce = i % 3 === 2;
+    lines.push(JSON.stringify({ ...base, type: 'pageview', timestamp: at(0), url: bounce ? 'https://shop.example/blog' : 'https://shop.example/', referrer: bounce ? '' : 'https://www.google.com/' }));
+    if (!bounce) lines.push(JSON.stringify({ ...base, type: 'pageview', timestamp: at(2), url: 'https://shop.example/pricing', referrer: '' }));
+    if (i % 4 === 0) lines.push(JSON.stringify({ ...base, type: 'event', timestamp: at(3), url: 'https://shop.example/pricing', name: 'Signup' }));
+  }
+  return lines;
+}
+
+/** Imports NDJSON lines through /admin/import in time order, asserting every line was imported. */
+export async function importInOrder(app: FastifyInstance, lines: string[]): Promise<void> {
+  const sorted = [...lines].sort((a, b) => (JSON.parse(a).timestamp as string).localeCompare(JSON.parse(b).timestamp));
+  const res = await app.inject({
+    method: 'POST',
+    url: '/admin/import',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' },
+    payload: sorted.join('\n'),
+  });
+  assert.equal(JSON.parse(res.body).imported, sorted.length, res.body);
 }

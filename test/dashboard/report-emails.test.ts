@@ -7,30 +7,14 @@ import { after, before, describe, it } from 'node:test';
 import { lastCompletePeriod } from '../../src/domain/report-periods.js';
 import { formatChange, formatValue, TOTALS } from '../../src/mail/report-email.js';
 import { ReportScheduler } from '../../src/mail/report-scheduler.js';
-import { ADMIN_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
 import { linkIn, startMailbox, type Mailbox } from '../helpers/mail.js';
-import { addMember, Browser, logIn, newLogin } from './helpers.js';
+import { addMember, Browser, importInOrder, logIn, newLogin, reportTraffic } from './helpers.js';
 
 const PUBLIC_URL = 'https://plumb.example.test';
 const ZONE = 'Europe/Berlin';
-const AGENT = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
 const DAY = 86_400_000;
 
-/** A week's traffic: visits on each day, some through two pages from Google, some bouncing, some converting. */
-function traffic(site: string, from: string, visits: number, seed: number): string[] {
-  const lines: string[] = [];
-  for (let i = 0; i < visits; i++) {
-    const day = new Date(Date.parse(`${from}T00:00:00Z`) + (i % 7) * DAY).toISOString().slice(0, 10);
-    const at = (minute: number) => `${day} 10:${String(minute).padStart(2, '0')}:00`;
-    const ip = `203.0.${seed}.${i + 1}`;
-    const base = { site_id: site, user_agent: AGENT, ip };
-    const bounce = i % 3 === 2;
-    lines.push(JSON.stringify({ ...base, type: 'pageview', timestamp: at(0), url: bounce ? 'https://shop.example/blog' : 'https://shop.example/', referrer: bounce ? '' : 'https://www.google.com/' }));
-    if (!bounce) lines.push(JSON.stringify({ ...base, type: 'pageview', timestamp: at(2), url: 'https://shop.example/pricing', referrer: '' }));
-    if (i % 4 === 0) lines.push(JSON.stringify({ ...base, type: 'event', timestamp: at(3), url: 'https://shop.example/pricing', name: 'Signup' }));
-  }
-  return lines;
-}
 
 describe('email reports', () => {
   let t: TestApp;
@@ -53,16 +37,7 @@ describe('email reports', () => {
     csrf = await logIn(owner, login.email);
     site = (await owner.api('POST', '/v1/sites', csrf, { name: 'Shop', timezone: ZONE })).body.id;
     assert.equal((await owner.api('POST', `/v1/sites/${site}/events`, csrf, { name: 'Signup' })).status, 200);
-    const lines = [...traffic(site, period.previousFrom, 5, 1), ...traffic(site, period.from, 12, 2)].sort((a, b) =>
-      (JSON.parse(a).timestamp as string).localeCompare(JSON.parse(b).timestamp),
-    );
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/admin/import',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' },
-      payload: lines.join('\n'),
-    });
-    assert.equal(JSON.parse(res.body).imported, lines.length, res.body);
+    await importInOrder(t.app, [...reportTraffic(site, period.previousFrom, 5, 1, 10), ...reportTraffic(site, period.from, 12, 2, 10)]);
   });
   after(async () => {
     await t.close();

@@ -10,29 +10,12 @@ import { lastCompletePeriod, type ReportPeriod } from '../../src/domain/report-p
 import { formatChange, formatValue, TOTALS } from '../../src/mail/report-email.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 import { startMailbox, type Mailbox } from '../helpers/mail.js';
-import { addMember, Browser, logIn, newLogin } from './helpers.js';
+import { addMember, Browser, importInOrder, logIn, newLogin, reportTraffic } from './helpers.js';
 
 const PUBLIC_URL = 'https://plumb.example.test';
 const ZONE = 'Pacific/Auckland';
-const AGENT = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
-const DAY = 86_400_000;
 const LABELS = { visitors: 'Visitors', visits: 'Visits', pageviews: 'Pageviews', bounce_rate: 'Bounce rate', avg_duration: 'Visit duration' };
 
-/** `n` visits from `from` on, one a day round the week: two pages from Google, or one (a bounce); some convert. */
-function traffic(site: string, from: string, n: number, seed: number): string[] {
-  const lines: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const day = new Date(Date.parse(`${from}T00:00:00Z`) + (i % 7) * DAY).toISOString().slice(0, 10);
-    // Noon UTC is the same calendar day in Auckland's zone (UTC+12/+13) only before noon there: use 01:00 UTC.
-    const at = (minute: number) => `${day} 01:${String(minute).padStart(2, '0')}:00`;
-    const base = { site_id: site, user_agent: AGENT, ip: `203.0.${seed}.${i + 1}` };
-    const bounce = i % 3 === 2;
-    lines.push(JSON.stringify({ ...base, type: 'pageview', timestamp: at(0), url: bounce ? 'https://shop.example/blog' : 'https://shop.example/', referrer: bounce ? '' : 'https://www.google.com/' }));
-    if (!bounce) lines.push(JSON.stringify({ ...base, type: 'pageview', timestamp: at(2), url: 'https://shop.example/pricing', referrer: '' }));
-    if (i % 4 === 0) lines.push(JSON.stringify({ ...base, type: 'event', timestamp: at(3), url: 'https://shop.example/pricing', name: 'Signup' }));
-  }
-  return lines;
-}
 
 describe('email reports sent now', () => {
   let t: TestApp;
@@ -58,16 +41,12 @@ describe('email reports sent now', () => {
     other = (await owner.api('POST', '/v1/sites', csrf, { name: 'Other', timezone: ZONE })).body.id;
     assert.equal((await owner.api('POST', `/v1/sites/${site}/events`, csrf, { name: 'Signup' })).status, 200);
     // Last week, the week before, and the month before last (what last month's report compares with).
-    const lines = [...traffic(site, week.previousFrom, 5, 1), ...traffic(site, week.from, 12, 2), ...traffic(site, month.previousFrom, 7, 3)].sort((a, b) =>
-      (JSON.parse(a).timestamp as string).localeCompare(JSON.parse(b).timestamp),
-    );
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/admin/import',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' },
-      payload: lines.join('\n'),
-    });
-    assert.equal(JSON.parse(res.body).imported, lines.length, res.body);
+    // Noon UTC is the same calendar day in Auckland's zone (UTC+12/+13) only before noon there: at 01:00 UTC.
+    await importInOrder(t.app, [
+      ...reportTraffic(site, week.previousFrom, 5, 1, 1),
+      ...reportTraffic(site, week.from, 12, 2, 1),
+      ...reportTraffic(site, month.previousFrom, 7, 3, 1),
+    ]);
   });
   after(async () => {
     await t.close();
