@@ -133,7 +133,7 @@ plumb import umami|plausible|fathom FILE --site SITE_ID [--json]
 Brings history into Plumb (administrator only):
 
   import FILE                                 NDJSON hits: one JSON object per line
-  import umami FILE --site SITE_ID            Umami's raw events (CSV), streamed
+  import umami FILE --site SITE_ID            Umami's raw events (CSV, or Umami Cloud's .csv.gz), streamed
   import plausible FILE --site SITE_ID        Plausible CE's export zip, as daily aggregates
   import fathom ZIP_OR_FOLDER --site SITE_ID  Fathom's CSV export (zip or unpacked folder), as daily aggregates
   import list --site SITE_ID                  the site's imports
@@ -148,9 +148,10 @@ export from each product.
 ${ADMIN}`],
   ['import umami', `plumb import umami FILE --site SITE_ID [--json]
 
-Imports Umami's raw events (website_event joined with session, written as CSV by psql's \\copy; the query is in
-docs/collection.md, "Importing from Umami") into the site, keeping Umami's visits and its browser, OS, device and
-country. The file is streamed with a progress bar. Rows that cannot be imported are listed by line number.
+Imports Umami's raw events into the site, keeping Umami's visits and its browser, OS, device and country: Umami
+Cloud's data export (Account, Data, Export: a .csv.gz, read as it is) or, from your own Umami, website_event
+joined with session written as CSV by psql's \\copy (the query is in docs/collection.md, "Importing from Umami").
+The file is streamed with a progress bar. Rows that cannot be imported are listed by line number.
 Importing the same file again replaces the earlier import; the answer names imports it overlaps in time.
 
 ${ADMIN}`],
@@ -164,9 +165,10 @@ file and line; the same export again (its content, however zipped) replaces the 
 ${ADMIN}`],
   ['import fathom', `plumb import fathom ZIP_OR_FOLDER --site SITE_ID [--json]
 
-Imports Fathom's CSV export (Site.csv, Pages.csv, Referrers.csv, Browsers.csv, Countries.csv, DeviceTypes.csv,
-Events.csv; a zip, or the unpacked folder, which is zipped while it is sent) into the site as daily aggregates:
-each hourly row is added to the site's local day. Visitors are not imported (hourly counts do not add up to a
+Imports Fathom's CSV export into the site as daily aggregates: its files (Site.csv, Pages.csv, Referrers.csv,
+Browsers.csv, Countries.csv, DeviceTypes.csv, Events.csv, or the newer one-file-per-dimension export,
+pageviews-site-totals-....csv, pageviews-browser-....csv, ...) as a zip, or the folder they are in, which is
+zipped while it is sent. Each hourly row is added to the site's local day; a daily row to its day. Visitors are not imported (hourly counts do not add up to a
 day's); docs/collection.md, "Importing from Fathom", says what is. Bad rows are listed by file and line; the same
 export again (its content, however zipped: a folder zipped anew is the same) replaces the earlier import.
 

@@ -65,7 +65,7 @@ async function* zipped(files: { path: string; name: string }[]): AsyncGenerator<
 }
 
 /**
- * Streams `file` (Umami's CSV export, Plausible's export zip, Fathom's export zip or its unpacked folder, zipped
+ * Streams `file` (Umami's CSV export or Umami Cloud's .csv.gz, Plausible's export zip, Fathom's export zip or its unpacked folder, zipped
  * first into a temporary file, a chunk at a time) to the server for `siteId`, showing the share of bytes sent.
  */
 export async function importPeerFile(client: AdminClient, kind: PeerKind, file: string, siteId: string, progress: NodeJS.WriteStream): Promise<PeerImportJson> {
@@ -95,7 +95,9 @@ async function upload(client: AdminClient, kind: PeerKind, file: string, fileNam
   }
   try {
     const query = new URLSearchParams({ site_id: siteId, file_name: fileName });
-    return await client.requestStream<PeerImportJson>(`/admin/imports/${kind}?${query}`, chunks(), { 'content-type': KINDS[kind] });
+    // Umami Cloud's export is a .csv.gz: named as what it is (the server knows gzip by its bytes either way).
+    const type = kind === 'umami' && /\.gz$/i.test(fileName) ? 'application/gzip' : KINDS[kind];
+    return await client.requestStream<PeerImportJson>(`/admin/imports/${kind}?${query}`, chunks(), { 'content-type': type });
   } finally {
     bar.done();
     stream.destroy();

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { run } from '../../src/cli/main.js';
 import { LOCAL_ADMIN_KEY_FILE, localAdminKeyOf } from '../../src/local-admin-key.js';
@@ -132,6 +133,25 @@ describe('plumb CLI', () => {
     assert.equal((await plumb(['import', 'list', '--site', site])).out, 'no imports');
     assert.equal((await plumb(['import', 'umami', join(emptyDir, 'missing.csv'), '--site', site])).code, 1);
     assert.equal((await plumb(['import', 'umami', file])).code, 2, 'no --site');
+  });
+
+  it("imports Umami Cloud's .csv.gz as it is, and reads the refusal of a gzip bomb while it still sends", async () => {
+    const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Umami Cloud CLI', domain: 'cli-cloud.example' })).body.id;
+    const { csv, numbers } = generateUmamiExport({ websiteId: '94db1cb1-74f4-4a40-ad6c-962362670409', hostname: 'cli-cloud.example', start: Date.UTC(2026, 0, 1), days: 2, visitsPerDay: 40, cloud: true });
+    const file = join(emptyDir, 'website-export.csv.gz');
+    writeFileSync(file, gzipSync(csv));
+    const done = await plumb(['import', 'umami', file, '--site', site, '--json']);
+    assert.equal(done.code, 0, done.err);
+    const events = [...numbers.eventsByName.values()].reduce((a, b) => a + b, 0);
+    assert.deepEqual([JSON.parse(done.out).imported, JSON.parse(done.out).rejected], [numbers.pageviews + events, 0]);
+    // 1,000 gzip members of 8 MB of one row each (8 MB to send, 8 GB inflated): refused in the first member, while
+    // the CLI still has megabytes to send; the server reads and drops them, so the CLI gets the answer.
+    const member = gzipSync(`event_id,session_id,created_at,hostname,url_path,event_type\n${'e,s,2026-01-01 10:00:00,cli-cloud.example,/b,1\n'.repeat(200_000)}`);
+    const bomb = join(emptyDir, 'bomb.csv.gz');
+    writeFileSync(bomb, Buffer.concat(Array.from({ length: 1000 }, () => member)));
+    const refused = await plumb(['import', 'umami', bomb, '--site', site]);
+    assert.equal(refused.code, 1, refused.out);
+    assert.match(refused.err, /inflates to more than 100 times its size/);
   });
 
   it('imports a Plausible export zip as daily rows', async () => {

@@ -18,6 +18,7 @@ import { LONG_UPLOADS } from '../errors.js';
 import { formatTimestamp } from '../../domain/time.js';
 import type { Ingest } from '../../ingest/ingest.js';
 import { FathomFormatError, importFathomZip } from '../../ingest/peer-imports/fathom-import.js';
+import { CompressedBodyError, inflatedIfGzipped } from '../../ingest/peer-imports/gzip-body.js';
 import { ImportLeaseLost, type ImportLease, type ImportOwner } from '../../ingest/peer-imports/import-owner.js';
 import { removeImportRows } from '../../ingest/peer-imports/import-rows.js';
 import type { ImportSpool } from '../../ingest/peer-imports/import-spool.js';
@@ -72,7 +73,7 @@ export const presentImport = (i: ImportRecord) => ({
  * details being for the server's log.
  */
 function failureOf(err: unknown): string {
-  if (err instanceof UmamiFormatError || err instanceof PlausibleFormatError || err instanceof FathomFormatError) return `not a valid export: ${err.message}`;
+  if (err instanceof UmamiFormatError || err instanceof PlausibleFormatError || err instanceof FathomFormatError || err instanceof CompressedBodyError) return `not a valid export: ${err.message}`;
   if (err instanceof ImportLeaseLost) return 'interrupted: this server lost its hold on the import; nothing of it was kept, import the file again';
   if (err instanceof ApiError && err.status < 500) return err.message;
   return 'the server could not finish the import (its log says why); nothing of it was kept, import the file again';
@@ -80,13 +81,13 @@ function failureOf(err: unknown): string {
 
 /** In the calling plugin's scope: CSV and zip bodies reach handlers as the request stream itself. */
 export function streamedImportBodies(app: FastifyInstance): void {
-  app.addContentTypeParser(['text/csv', 'application/csv', 'application/zip', 'application/x-zip-compressed'], (_request, payload, done) =>
+  app.addContentTypeParser(['text/csv', 'application/csv', 'application/gzip', 'application/x-gzip', 'application/zip', 'application/x-zip-compressed'], (_request, payload, done) =>
     done(null, payload),
   );
 }
 
 const BODY_TYPES: Record<ImportKind, string> = {
-  umami: "must be Umami's CSV export (Content-Type: text/csv)",
+  umami: "must be Umami's CSV export, or Umami Cloud's .csv.gz (Content-Type: text/csv or application/gzip)",
   plausible: "must be Plausible's export zip (Content-Type: application/zip)",
   fathom: "must be Fathom's CSV export as a zip (Content-Type: application/zip)",
 };
@@ -155,7 +156,9 @@ export class ImportService {
     try {
       let result;
       try {
-        result = await importUmamiCsv(body, {
+        // Umami Cloud's export comes gzip-compressed; psql's is plain CSV. The same CSV either way is the same import.
+        const { body: csv } = await inflatedIfGzipped(body);
+        result = await importUmamiCsv(csv, {
           siteId: site.id,
           defaultHostname: site.domains[0],
           visitIdBase: record.visitIdBase,
@@ -171,7 +174,7 @@ export class ImportService {
         // Whatever was written of a failed import goes: an import is there whole or not at all.
         await buffer.flush().catch(() => undefined);
         await this.failed(record, err);
-        if (err instanceof UmamiFormatError) throw badRequest(err.message);
+        if (err instanceof UmamiFormatError || err instanceof CompressedBodyError) throw badRequest(err.message);
         throw err;
       }
       const finished = await this.finish(record, {

@@ -1,7 +1,8 @@
 // Fathom's CSV export (a zip, or a folder the CLI zips on the way, of Site.csv, Pages.csv, Referrers.csv,
-// Browsers.csv, Countries.csv, DeviceTypes.csv and Events.csv, each row one hour in UTC) stored as imported daily
-// aggregates of a site: each hour is added to the site's local day it starts in. Fathom does not document the
-// format; docs/collection.md says which headers are read. Entries and rows are streamed; sums are kept for a
+// Browsers.csv, Countries.csv, DeviceTypes.csv and Events.csv, each row one hour in UTC; or the newer export of one
+// file per dimension, pageviews-site-totals-....csv, pageviews-browser-....csv, ...) stored as imported daily
+// aggregates of a site: each hour is added to the site's local day it starts in, a daily row to its day. Fathom
+// documents neither format; docs/collection.md says which file names and headers are read. Entries and rows are streamed; sums are kept for a
 // bounded number of (day, value) pairs at a time and written in batches, so memory does not grow with the export.
 
 import { pipeline } from 'node:stream';
@@ -9,7 +10,7 @@ import { parse } from 'csv-parse';
 import { zoneOffsetMs } from '../../domain/zoned-time.js';
 import { IMPORTED_LACKS, type ImportedDay, type ImportedDimension } from '../../store/types.js';
 import type { PlausibleImportResult } from './plausible-import.js';
-import { parseExportTime } from './export-time.js';
+import { parseExportDay, parseExportTime } from './export-time.js';
 import { zipEntries } from './zip-entries.js';
 
 export type FathomImportResult = PlausibleImportResult;
@@ -122,10 +123,30 @@ const TABLES = new Map<string, FathomTable>([
 ]);
 TABLES.set('devices', TABLES.get('devicetypes')!);
 
-/** The table an entry is (`example.com/Pages.csv` → pages), or undefined. */
+/** The newer export's `pageviews-<dimension>-...csv` files: the dimension as named (normalized) to its table. */
+const PER_DIMENSION = new Map([
+  ['sitetotals', 'site'], ['pathname', 'pages'], ['page', 'pages'], ['pages', 'pages'], ['referrer', 'referrers'],
+  ['referrerhostname', 'referrers'], ['referrers', 'referrers'], ['browser', 'browsers'], ['browsers', 'browsers'],
+  ['country', 'countries'], ['countrycode', 'countries'], ['countries', 'countries'], ['devicetype', 'devicetypes'],
+  ['device', 'devicetypes'], ['devicetypes', 'devicetypes'],
+]);
+
+/**
+ * The table an entry is, or undefined: `example.com/Pages.csv` → pages; `pageviews-device-type-2024-01-01.csv` →
+ * devicetypes (the longest run of words after `pageviews-` that names a dimension; whatever follows is the export's
+ * own suffix).
+ */
 function tableOf(name: string): string | undefined {
   const m = /(?:^|\/)([^/]+)\.csv$/i.exec(name);
-  return m ? normalize(m[1]!) : undefined;
+  if (!m) return undefined;
+  const words = m[1]!.toLowerCase().split(/[-_ ]+/);
+  if (words[0] === 'pageviews' && words.length > 1) {
+    for (let n = Math.min(3, words.length - 1); n >= 1; n--) {
+      const table = PER_DIMENSION.get(words.slice(1, 1 + n).join(''));
+      if (table !== undefined) return table;
+    }
+  }
+  return normalize(m[1]!);
 }
 
 /**
@@ -135,6 +156,17 @@ function tableOf(name: string): string | undefined {
 function hourOf(raw: string): number | undefined {
   const time = parseExportTime(raw);
   return time && time.offsetMinutes === 0 ? time.ms : undefined;
+}
+
+/**
+ * A row's day of the site: an hour (hourOf) is added to the local day it starts in; a day alone (the newer
+ * export's daily rows, `2024-05-01`) is taken as that day of the site.
+ */
+function rowDay(raw: string, dayOf: (hour: number) => string): string | undefined {
+  const day = parseExportDay(raw.trim());
+  if (day !== undefined) return day;
+  const hour = hourOf(raw);
+  return hour === undefined ? undefined : dayOf(hour);
 }
 
 const count = (v: string | undefined) => (v !== undefined && /^\d{1,15}$/.test(v.trim()) ? Number(v.trim()) : undefined);
@@ -184,7 +216,7 @@ export async function importFathomZip(
   const entries = zip.entries.filter((e) => !e.fileName.endsWith('/'));
   if (!entries.some((e) => tableOf(e.fileName) === 'site')) {
     zip.close();
-    throw new FathomFormatError('not a Fathom export: it has no Site.csv');
+    throw new FathomFormatError('not a Fathom export: it has no Site.csv (or pageviews-site-totals-....csv)');
   }
   // Site.csv first, so a damaged one refuses the export before anything else is written.
   entries.sort((a, b) => Number(tableOf(b.fileName) === 'site') - Number(tableOf(a.fileName) === 'site'));
@@ -240,9 +272,9 @@ export async function importFathomZip(
       };
       for await (const { record, info } of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
         if (missing.length > 0) break;
-        const hour = hourOf(cell(record, 'timestamp') ?? '');
-        if (hour === undefined) {
-          reject(entry.fileName, info.lines, `${roles.get('timestamp')} must be an hour in UTC, YYYY-MM-DD HH:00:00`);
+        const day = rowDay(cell(record, 'timestamp') ?? '', dayOf);
+        if (day === undefined) {
+          reject(entry.fileName, info.lines, `${roles.get('timestamp')} must be an hour in UTC (YYYY-MM-DD HH:00:00) or a day (YYYY-MM-DD)`);
           continue;
         }
         const views = count(cell(record, 'count'));
@@ -290,7 +322,6 @@ export async function importFathomZip(
             else duration = d;
           }
         }
-        const day = dayOf(hour);
         const key = `${spec.dimension}\0${day}\0${value}\0${lacks}`;
         let sums = pending.get(key);
         if (!sums) {
@@ -307,7 +338,9 @@ export async function importFathomZip(
         if (result.lastDay === null || day > result.lastDay) result.lastDay = day;
       }
       if (missing.length > 0) {
-        const message = `${entry.fileName} lacks the columns ${missing.join(', ')} (headers are matched ignoring case, spaces and punctuation)`;
+        // Without a time column the rows are totals over the export's whole range: they cannot be put on days.
+        const undated = missing.includes(TIMESTAMP[0]!) ? '; rows need an hour or a day: export with a date grouping' : '';
+        const message = `${entry.fileName} lacks the columns ${missing.join(', ')} (headers are matched ignoring case, spaces and punctuation${undated})`;
         if (spec.dimension === '') throw new FathomFormatError(message);
         result.skipped.push(`${entry.fileName} (lacks ${missing.join(', ')})`);
         continue;

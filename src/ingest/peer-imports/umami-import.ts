@@ -1,5 +1,6 @@
-// Umami's raw events (website_event joined with session, as `psql \copy ... WITH (FORMAT csv, HEADER)` writes them;
-// the query is in docs/collection.md) imported as Plumb hits of one site. Umami already parsed the browser, OS,
+// Umami's raw events (website_event joined with session, as `psql \copy ... WITH (FORMAT csv, HEADER)` writes them
+// with the query in docs/collection.md, or as Umami Cloud's data export writes them) imported as Plumb hits of one
+// site. Umami already parsed the browser, OS,
 // device and country and grouped events into sessions and visits: those are kept (no user agent or address is in
 // the export to derive them from). The file is read as a stream: memory holds only the visits of the last half
 // hour of event time, whatever the file's size.
@@ -9,7 +10,7 @@ import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { attributionOf, type HitType, type StoredHit, type VisitRecord } from '../../domain/hits.js';
 import { readProps, UMAMI_REVENUE_KEYS } from '../../domain/props.js';
-import { campaignFields } from '../enrich/campaign.js';
+import { campaignFields, type CampaignFields } from '../enrich/campaign.js';
 import { parseReferrer } from '../enrich/referrer.js';
 import { normalizePage } from '../enrich/url.js';
 import { VISIT_TIMEOUT_MS, VisitTracker } from '../visits.js';
@@ -79,6 +80,20 @@ function osOf(v: string): string {
 }
 const deviceOf = (v: string) => DEVICES.get(v.toLowerCase()) ?? 'Desktop';
 
+const UTM_COLUMNS = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term'];
+const UTM_FIELDS = ['utmSource', 'utmMedium', 'utmCampaign', 'utmContent', 'utmTerm'] as const;
+
+/**
+ * A row's campaign: from its url_query as a live hit's; a parameter the query lacks is taken from the row's own
+ * `utm_*` column (cleaned by the same rule), which Umami Cloud's export has beside the query.
+ */
+function campaignOf(query: URLSearchParams, col: (name: string) => string): CampaignFields {
+  const fields = campaignFields(query);
+  const columns = campaignFields(new URLSearchParams(UTM_COLUMNS.map((c): [string, string] => [c, col(c)])));
+  for (const field of UTM_FIELDS) if (fields[field] === '') fields[field] = columns[field];
+  return fields;
+}
+
 /** A 64-bit hash of the given parts (visitor-days and visit keys; the salt keeps them from meaning anything else). */
 function hash64(salt: Buffer, ...parts: string[]): bigint {
   const h = createHash('sha256').update(salt);
@@ -111,6 +126,8 @@ export async function importUmamiCsv(source: Readable, o: UmamiImportOptions): P
     if (errors.length < MAX_ERRORS) errors.push({ line, message });
   };
   parser.on('skip', (err: Error & { lines?: number }) => reject(err.lines ?? 0, `not a CSV record: ${err.message}`));
+  // pipe() does not pass errors on: a source that fails (a broken gzip upload, a dropped connection) ends the import.
+  source.once('error', (err) => parser.destroy(err));
   source.pipe(parser);
 
   const salt = randomBytes(32);
@@ -198,7 +215,7 @@ export async function importUmamiCsv(source: Readable, o: UmamiImportOptions): P
       hostname: page.hostname,
       pathname: page.pathname,
       ...parseReferrer(referrer, page.hostname),
-      ...campaignFields(page.query),
+      ...campaignOf(page.query, col),
       browser: browserOf(col('browser')),
       operatingSystem: osOf(col('os')),
       deviceType: deviceOf(col('device')),

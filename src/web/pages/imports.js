@@ -1,5 +1,5 @@
-// A site's imported history (docs/collection.md, "Imports"): upload Umami's raw-event CSV or Plausible's export
-// zip, see each import with what it brought, delete one. Owners and admins only, as the server enforces.
+// A site's imported history (docs/collection.md, "Imports"): upload Umami's raw-event CSV (or Umami Cloud's
+// .csv.gz), Plausible's or Fathom's export zip, see each import with what it brought, delete one. Owners and admins only, as the server enforces.
 
 import { api, upload } from '../api.js';
 import { ConfirmButton, failed, Field, ok, Status } from '../forms.js';
@@ -8,7 +8,7 @@ import { html, useEffect, useState } from '../ui.js';
 
 const KINDS = [
   { kind: 'plausible', label: "Plausible's export (zip)", type: 'application/zip', accept: '.zip,application/zip' },
-  { kind: 'umami', label: "Umami's events (CSV)", type: 'text/csv', accept: '.csv,text/csv' },
+  { kind: 'umami', label: "Umami's events (CSV, or Umami Cloud's .csv.gz)", type: 'text/csv', accept: '.csv,.gz,text/csv,application/gzip' },
   { kind: 'fathom', label: "Fathom's export (zip of its CSV files)", type: 'application/zip', accept: '.zip,application/zip' },
 ];
 const KIND_NAMES = { plausible: 'Plausible', umami: 'Umami', fathom: 'Fathom' };

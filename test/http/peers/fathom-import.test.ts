@@ -148,6 +148,47 @@ describe('/admin/imports/fathom', () => {
     assert.deepEqual(await report(`aggregates=pageviews&${range}`), [{ pageviews: '0' }]);
   });
 
+  it('reads the newer export of one file per dimension, daily rows too, and refuses totals it cannot place on days', async () => {
+    // Fathom does not publish these files' headers: these are the names Plumb reads (docs/collection.md).
+    const other = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Per dimension', timezone: 'America/New_York' })).body.id;
+    const suffix = '2026-02-01-to-2026-02-28';
+    const files = {
+      [`pageviews-site-totals-${suffix}.csv`]: 'date,visits,uniques,pageviews,avg_duration,bounce_rate\n2026-02-01,10,9,25,60,0.5\n2026-02-02,4,4,6,15,0.25\n',
+      [`pageviews-pathname-${suffix}.csv`]: 'date,pathname,visits,uniques,pageviews\n2026-02-01,/a,6,6,20\n2026-02-01,/b,2,2,5\n2026-02-02,/a,4,4,6\n',
+      [`pageviews-browser-${suffix}.csv`]: 'date,browser,pageviews\n2026-02-01,Firefox,25\n2026-02-02,Chrome,6\n',
+      [`pageviews-device-type-${suffix}.csv`]: 'date,device_type,pageviews\n2026-02-01,Phone,25\n2026-02-02,Desktop,6\n',
+      [`pageviews-country-${suffix}.csv`]: 'date,country_code,pageviews\n2026-02-01,DE,25\n2026-02-02,US,6\n',
+      [`pageviews-referrer-hostname-${suffix}.csv`]: 'date,referrer_hostname,pageviews\n2026-02-01,news.example,3\n',
+      [`pageviews-city-${suffix}.csv`]: 'date,city,pageviews\n2026-02-01,Berlin,25\n',
+    };
+    const res = await upload(zipOf(files, ''), `site_id=${other}`);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual([res.json().imported, res.json().rejected], [12, 0]);
+    // Per page only views are kept (as from Site.csv's siblings); the answer says what it left.
+    assert.deepEqual(res.json().skipped, [`pageviews-pathname-${suffix}.csv: columns not read: visits`, `pageviews-city-${suffix}.csv (not used)`]);
+    const range = 'date_from=2026-02-01&date_to=2026-02-02';
+    // Daily rows stay on their day, whatever the site's zone.
+    assert.deepEqual(await report(`aggregates=pageviews,visits,bounce_rate,avg_duration&date_grouping=day&${range}`, other), [
+      { timestamp: '2026-02-01 00:00:00', pageviews: '25', visits: '10', bounce_rate: '0.5', avg_duration: '60' },
+      { timestamp: '2026-02-02 00:00:00', pageviews: '6', visits: '4', bounce_rate: '0.25', avg_duration: '15' },
+    ]);
+    const by = async (field: string) => (await report(`aggregates=pageviews&field_grouping=${field}&sort_by=pageviews:desc&${range}`, other)).map((r) => [r[field], r.pageviews]);
+    assert.deepEqual(await by('pathname'), [['/a', '26'], ['/b', '5']]);
+    assert.deepEqual(await by('browser'), [['Firefox', '25'], ['Chrome', '6']]);
+    assert.deepEqual(await by('device_type'), [['Mobile', '25'], ['Desktop', '6']]);
+    assert.deepEqual(await by('country_code'), [['DE', '25'], ['US', '6']]);
+    assert.deepEqual(await by('referrer_hostname'), [['https://news.example', '3']]);
+
+    // Exported without a date grouping, the totals are one row for the whole range: refused, saying why.
+    const undated = await upload(zipOf({ [`pageviews-site-totals-${suffix}.csv`]: 'visits,pageviews\n14,31\n' }, ''), `site_id=${other}`);
+    assert.equal(undated.statusCode, 400);
+    assert.match(undated.json().error, /lacks the columns timestamp .*rows need an hour or a day: export with a date grouping/);
+    const monthly = await upload(zipOf({ [`pageviews-site-totals-${suffix}.csv`]: 'date,pageviews\n2026-02,31\n' }, ''), `site_id=${other}`);
+    assert.equal(monthly.statusCode, 200, monthly.body);
+    assert.deepEqual([monthly.json().imported, monthly.json().rejected], [0, 1]);
+    assert.match(monthly.json().errors[0].message, /must be an hour in UTC \(YYYY-MM-DD HH:00:00\) or a day \(YYYY-MM-DD\)/);
+  });
+
   it('matches headers in any case and spelling, reports bad rows by file and line, refuses what is no Fathom export', async () => {
     const other = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Kolkata', timezone: 'Asia/Kolkata' })).body.id;
     const files = {

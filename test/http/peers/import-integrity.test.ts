@@ -4,6 +4,7 @@
 // the earlier import instead of counting twice; a day the calendar lacks is refused by all three importers.
 
 import assert from 'node:assert/strict';
+import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { strToU8, zipSync, type Zippable } from 'fflate';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../../helpers/app.js';
@@ -178,6 +179,11 @@ describe('peer export zips that are damaged, and exports sent again', () => {
     assert.equal(first.statusCode, 200, first.body);
     const again = await viaAdmin('umami', site, csv, 'text/csv');
     assert.deepEqual(again.json().replaced, [first.json().id]);
+    assert.equal(await pageviews(site, 'date_from=2026-01-05&date_to=2026-01-05'), 2);
+    // Compressed, as Umami Cloud's export downloads, through the dashboard: the same CSV, so the same import.
+    const gzipped = await viaDashboard('umami', site, gzipSync(csv), 'application/gzip');
+    assert.equal(gzipped.statusCode, 200, gzipped.body);
+    assert.deepEqual(gzipped.json().replaced, [again.json().id]);
     assert.equal(await pageviews(site, 'date_from=2026-01-05&date_to=2026-01-05'), 2);
   });
 

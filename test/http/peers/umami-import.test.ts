@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../../helpers/app.js';
 import { generateUmamiExport, type UmamiExport } from '../../helpers/umami-export.js';
@@ -134,6 +135,77 @@ describe('/admin/imports/umami', () => {
     assert.equal(hits[0]!.value, 0, 'revenue is not imported');
     // The generated export of the tests above has no event_data column: its hits have no properties.
     assert.ok((await t.events.listHits(site)).every((h) => h.props === undefined));
+  });
+
+  it("imports Umami Cloud's data export as it downloads (.csv.gz, its columns, times without an offset); plain or compressed, one CSV is one import", async () => {
+    const siteOf = async (name: string) => (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name, domain: 'cloud.example', timezone: 'UTC' })).body.id as string;
+    const cloudSite = await siteOf('From Umami Cloud');
+    const cloud = generateUmamiExport({ websiteId: '0b7a1c38-2f5e-4c4e-9d57-5a2d1f0c9e11', hostname: 'cloud.example', start: START, days: 7, visitsPerDay: 150, cloud: true });
+    assert.match(cloud.csv.slice(0, 400), /^website_id,session_id,visit_id,event_id,hostname,.*,region,city,url_path,url_query,utm_source,/);
+    assert.match(cloud.csv.split('\n')[1]!, /,2026-03-01 \d\d:\d\d:\d\d,/, 'whole seconds, no offset');
+    const gz = gzipSync(cloud.csv);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/admin/imports/umami?site_id=${cloudSite}&file_name=export.csv.gz`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/gzip' },
+      payload: gz,
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const events = [...cloud.numbers.eventsByName.values()].reduce((a, b) => a + b, 0);
+    assert.deepEqual([res.json().imported, res.json().rejected], [cloud.numbers.pageviews + events, 0]);
+    const n = cloud.numbers;
+    const cloudReport = async (params: string) =>
+      (await t.call(OWNER_TOKEN, 'GET', `/v1/aggregations?entity=pageview&entity_id=${cloudSite}&date_from=2026-03-01&date_to=2026-03-07&${params}`)).body;
+    assert.deepEqual(await cloudReport('aggregates=pageviews,visits,bounce_rate,avg_duration'), [{
+      pageviews: String(n.pageviews), visits: String(n.visits), bounce_rate: ratio(n.bounces, n.visits, 4), avg_duration: ratio(n.durationMs, n.visits * 1000, 2),
+    }]);
+    // The campaign is only in the utm_* columns of these rows.
+    const sources = await cloudReport('aggregates=visits&field_grouping=utm_source&sort_by=visits:desc');
+    assert.deepEqual(sources.find((r: Record<string, string>) => r.utm_source === 'newsletter'), { utm_source: 'newsletter', visits: String(n.newsletterVisits) });
+    assert.deepEqual(asMap(await cloudReport('aggregates=pageviews&field_grouping=browser'), 'browser', 'pageviews'), n.pageviewsByBrowser);
+    // ISO 3166-2 region codes are not Plumb's region names: not carried over.
+    assert.ok((await t.events.listHits(cloudSite)).every((h) => h.region === '' && h.state === ''));
+
+    // The same CSV uncompressed, sent as psql's would be, is the same import: it replaces the compressed one.
+    const plain = await t.app.inject({
+      method: 'POST',
+      url: `/admin/imports/umami?site_id=${cloudSite}&file_name=export.csv`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' },
+      payload: cloud.csv,
+    });
+    assert.equal(plain.statusCode, 200, plain.body);
+    assert.deepEqual(plain.json().replaced, [res.json().id]);
+    assert.deepEqual(await cloudReport('aggregates=pageviews'), [{ pageviews: String(n.pageviews) }]);
+  });
+
+  it('refuses a damaged or bomb-like .csv.gz with 400, keeping nothing of it', async () => {
+    const bombSite = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Gzip', domain: 'gzip.example', timezone: 'UTC' })).body.id as string;
+    const good = gzipSync('event_id,session_id,created_at,hostname,url_path,event_type\ne1,s1,2026-03-02 10:00:00,gzip.example,/a,1\n');
+    const send = (payload: Buffer) =>
+      t.app.inject({ method: 'POST', url: `/admin/imports/umami?site_id=${bombSite}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' }, payload });
+    // Cut short: the end of the deflate stream and its CRC are missing.
+    const cut = await send(good.subarray(0, good.length - 12));
+    assert.equal(cut.statusCode, 400, cut.body);
+    assert.match(cut.json().error, /not a readable gzip file/);
+    // A changed byte of the compressed data: its CRC-32 no longer matches.
+    const altered = Buffer.from(good);
+    altered.writeUInt8(altered.readUInt8(altered.length - 9) ^ 0xff, altered.length - 9);
+    const bad = await send(altered);
+    assert.equal(bad.statusCode, 400, bad.body);
+    // Rows, then 8 MB of one repeated row (about 8 kB compressed): inflating over 100 times its size is refused.
+    const rows = Array.from({ length: 200 }, (_, i) => `e${i},s${i},2026-03-02 10:00:00,gzip.example,/a,1\n`).join('');
+    const bomb = gzipSync(`event_id,session_id,created_at,hostname,url_path,event_type\n${rows}${'e,s,2026-03-02 10:00:00,gzip.example,/b,1\n'.repeat(200_000)}`);
+    const refused = await send(bomb);
+    assert.equal(refused.statusCode, 400, refused.body);
+    assert.match(refused.json().error, /inflates to more than 100 times its size/);
+    assert.deepEqual(await t.events.listHits(bombSite), [], 'nothing of a refused file is kept');
+    const list = (await t.call(ADMIN_TOKEN, 'GET', `/admin/imports?site_id=${bombSite}`)).body.data as { status: string; failure_reason: string }[];
+    assert.deepEqual(list.map((i) => i.status), ['failed', 'failed', 'failed']);
+    assert.ok(list.some((i) => /^not a valid export: the gzip file inflates/.test(i.failure_reason)), JSON.stringify(list));
+    // The route still answers a good one.
+    const ok = await send(good);
+    assert.equal(ok.statusCode, 200, ok.body);
+    assert.equal(ok.json().imported, 1);
   });
 
   it('refuses what is not an Umami export, unknown sites and missing parameters, storing nothing', async () => {
