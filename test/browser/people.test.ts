@@ -209,6 +209,36 @@ describe('people and account security in Chromium', { skip }, () => {
     assert.match(message.text ?? '', new RegExp(`^Pageviews: ${week.pageviews} `, 'm'));
   });
 
+  it('offers the only owner nothing the server refuses, names sessions by browser and system, asks for a new password twice', async () => {
+    await owner.goto('/settings/members');
+    const me = owner.locator('tr[data-member]').filter({ hasText: '(you)' });
+    await me.locator('[data-sole-owner]').waitFor();
+    assert.equal(await me.locator('select').count(), 0, 'no role to pick');
+    assert.equal(await me.getByRole('button', { name: 'Remove' }).count(), 0, 'no Remove');
+
+    await owner.goto('/account');
+    const session = owner.locator('tr[data-session]').filter({ hasText: '(this one)' });
+    await session.waitFor();
+    const device = (await session.locator('td').first().textContent())?.trim() ?? '';
+    assert.match(device, /^Chrome( Headless)? \d+ on Linux/);
+    assert.doesNotMatch(device, /Mozilla/);
+
+    const form = owner.getByRole('form', { name: 'Change password' });
+    await form.getByLabel('Current password').fill(PASSWORD);
+    await form.getByLabel('New password (at least 10 characters)').fill('a brand new password');
+    await form.getByLabel('New password again').fill('a brand new passwort');
+    await form.getByRole('button', { name: 'Change password' }).click();
+    await form.getByRole('status').filter({ hasText: 'The new password and its confirmation differ' }).waitFor();
+    // Nothing was changed: the old password still logs in.
+    const again = await openPage(browser, { baseURL: base, viewport: { width: 1280, height: 900 } });
+    try {
+      await logIn(again, ownerEmail, PASSWORD);
+      await again.waitForURL(`${base}/sites`);
+    } finally {
+      await again.context().close();
+    }
+  });
+
   it('resets a forgotten password through the delivered email', async () => {
     const page = await openPage(browser, { baseURL: base, viewport: { width: 1280, height: 900 } });
     try {

@@ -4,6 +4,7 @@
 // logins are.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import UAParser from 'ua-parser-js';
 import type { Member, SessionManager } from '../../auth/sessions.js';
 import { newRecoveryCodes, newTotpSecret, otpauthUri, recoveryCodeHash, totpStep } from '../../auth/two-factor.js';
 import { badRequest, GeneralError, notFound, ValidationError } from '../../domain/errors.js';
@@ -32,6 +33,14 @@ export const EMAIL_LINK_HOURS = 24;
 const body = (properties: Record<string, object>, required: string[]) =>
   ({ type: 'object', properties, required, additionalProperties: false }) as const;
 const text = { type: 'string', maxLength: 4096 } as const;
+
+/** A session's browser and system in words ("Firefox 133 on Ubuntu"), from the user agent it logged in with. */
+export function deviceName(userAgent: string | null | undefined): string {
+  if (!userAgent) return 'Unknown browser';
+  const { browser, os } = new UAParser(userAgent).getResult();
+  const name = browser.name ? `${browser.name}${browser.major ? ` ${browser.major}` : ''}` : 'Unknown browser';
+  return os.name ? `${name} on ${os.name}${os.version && !/^\d{4,}/.test(os.version) ? ` ${os.version}` : ''}` : name;
+}
 
 export function accountRoutes(app: FastifyInstance, { team, sessions, limiter, mailer, publicUrl }: AccountDeps): void {
   // The account page works before two-factor authentication is set up, when the account requires it.
@@ -108,6 +117,7 @@ export function accountRoutes(app: FastifyInstance, { team, sessions, limiter, m
         created_at: formatTimestamp(s.createdAt),
         expires_at: formatTimestamp(s.expiresAt),
         browser: s.userAgent,
+        device: deviceName(s.userAgent),
         current: s.idHash === m.session.idHash,
       })),
     };

@@ -3,7 +3,7 @@
 // and sessions.
 
 import { api } from '../api.js';
-import { ConfirmButton, failed, Field, ok, Snippet, Status } from '../forms.js';
+import { ConfirmButton, failed, Field, ok, Status } from '../forms.js';
 import { explain } from '../messages.js';
 import { QrCode } from '../qr-code.js';
 import { html, useEffect, useState } from '../ui.js';
@@ -99,6 +99,27 @@ function Reports() {
   </section>`;
 }
 
+/** The two-factor key on one line (a key is no text to resize or wrap), selected on focus, with a copy button. */
+function KeyField({ text }) {
+  const [note, setNote] = useState('');
+  const copy = async (input) => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setNote('Copied');
+    } catch {
+      input.select();
+      setNote('Selected: press Ctrl+C to copy');
+    }
+  };
+  return html`<${Field} label="Key">
+    ${(id) => html`<div class="row">
+      <input id=${id} readonly class="code" size=${text.length} value=${text} spellcheck="false" autocomplete="off" onFocus=${(e) => e.currentTarget.select()} />
+      <button type="button" class="secondary" onClick=${(e) => copy(e.currentTarget.previousElementSibling)}>Copy</button>
+      <span class="muted" role="status" aria-live="polite">${note}</span>
+    </div>`}
+  <//>`;
+}
+
 function TwoFactor({ me, onChanged }) {
   const [state, setState] = useState(null);
   const [password, setPassword] = useState('');
@@ -181,7 +202,7 @@ function TwoFactor({ me, onChanged }) {
           ? html`<div class="stack" data-two-factor-setup="">
               <p>Add Plumb to your authenticator app (any app for time-based codes): scan this code with it, type in the key, or open the link on the phone with the app.</p>
               <${QrCode} text=${setup.otpauth_uri} label="QR code for your authenticator app" />
-              <${Snippet} label="Key" text=${setup.secret} />
+              <${KeyField} text=${setup.secret} />
               <p class="small"><a href=${setup.otpauth_uri}>Open in authenticator app</a></p>
               <form class="stack" aria-label="Confirm two-factor authentication" onSubmit=${enable}>
                 <${Field} label="The 6-digit code the app shows now">
@@ -203,13 +224,20 @@ function TwoFactor({ me, onChanged }) {
 function Password() {
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
+  const [again, setAgain] = useState('');
   const [status, setStatus] = useState(null);
   const submit = async (e) => {
     e.preventDefault();
+    // Typed twice, so a typo does not become the password the next login asks for.
+    if (next !== again) {
+      setStatus(failed('The new password and its confirmation differ: type the same password in both.'));
+      return;
+    }
     try {
       const done = await api('POST', '/dashboard/api/account/password', { current_password: current, new_password: next });
       setCurrent('');
       setNext('');
+      setAgain('');
       setStatus(ok(`Password changed. ${done.sessions_ended ? `${done.sessions_ended} other session${done.sessions_ended === 1 ? '' : 's'} ended.` : ''}`));
     } catch (err) {
       setStatus(failed(explain(err, { labels: LABELS })));
@@ -219,6 +247,7 @@ function Password() {
     <h2>Password</h2>
     <${PasswordField} label="Current password" value=${current} onInput=${setCurrent} />
     <${PasswordField} label="New password (at least 10 characters)" value=${next} onInput=${setNext} autocomplete="new-password" name="new_password" />
+    <${PasswordField} label="New password again" value=${again} onInput=${setAgain} autocomplete="new-password" name="new_password_again" />
     <button type="submit">Change password</button>
     <p class="muted small">Every other session of your login ends.</p>
     <${Status} status=${status} />
@@ -274,9 +303,9 @@ function Sessions() {
     ${list === null
       ? html`<p class="muted">Loading…</p>`
       : html`<div class="scroll-x"><table>
-          <thead><tr><th scope="col">Browser</th><th scope="col">Started</th><th scope="col">Until</th><th scope="col">Actions</th></tr></thead>
+          <thead><tr><th scope="col">Device</th><th scope="col">Started</th><th scope="col">Until</th><th scope="col">Actions</th></tr></thead>
           <tbody>${list.map((s) => html`<tr data-session=${s.id}>
-            <td class="label">${s.browser ?? 'unknown'}${s.current ? html` <strong>(this one)</strong>` : null}</td>
+            <td class="label" title=${s.browser ?? ''}>${s.device ?? s.browser ?? 'unknown'}${s.current ? html` <strong>(this one)</strong>` : null}</td>
             <td>${s.created_at}</td><td>${s.expires_at}</td>
             <td class="actions">${s.current ? null : html`<${ConfirmButton} label="End" confirmLabel="Confirm end" what="session" onConfirm=${() => end(s)} />`}</td>
           </tr>`)}</tbody>

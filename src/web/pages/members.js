@@ -78,8 +78,10 @@ function Invite({ me, sites, mailConfigured, onInvited }) {
   </form>`;
 }
 
-function MemberRow({ member, me, names, onChanged, setStatus }) {
-  const mayTouch = member.role !== 'owner' || me.account.role === 'owner';
+function MemberRow({ member, me, names, soleOwner, onChanged, setStatus }) {
+  // Admins never touch owners, and the account's only owner can be neither demoted nor removed (the server refuses
+  // both): the page offers only what the server allows.
+  const mayTouch = (member.role !== 'owner' || me.account.role === 'owner') && !soleOwner;
   const roles = me.account.role === 'owner' ? ['owner', 'admin', 'viewer'] : ['admin', 'viewer'];
   const change = async (role) => {
     try {
@@ -105,7 +107,7 @@ function MemberRow({ member, me, names, onChanged, setStatus }) {
       ? html`<select aria-label=${`Role of ${member.email}`} value=${member.role} onChange=${(e) => change(e.currentTarget.value)}>
           ${roles.map((r) => html`<option value=${r}>${r}</option>`)}
         </select>`
-      : member.role}</td>
+      : html`${member.role}${soleOwner ? html` <span class="muted" data-sole-owner="">(the only owner: make someone else owner to change this)</span>` : null}`}</td>
     <td>${member.role === 'viewer' ? sitesInWords(member.site_ids, names) : 'All sites'}</td>
     <td>${member.two_factor ? 'on' : 'off'}</td>
     <td>${member.joined_at}</td>
@@ -166,7 +168,8 @@ export function MembersPage() {
         ? html`<p class="muted">Loading…</p>`
         : html`<div class="scroll-x"><table>
             <thead><tr>${['Email', 'Role', 'Sites', 'Two-factor', 'Joined', 'Actions'].map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
-            <tbody>${members.data.map((m) => html`<${MemberRow} member=${m} me=${me} names=${names} onChanged=${load} setStatus=${setStatus} />`)}</tbody>
+            <tbody>${members.data.map((m) => html`<${MemberRow} member=${m} me=${me} names=${names}
+              soleOwner=${m.role === 'owner' && members.data.filter((o) => o.role === 'owner').length === 1} onChanged=${load} setStatus=${setStatus} />`)}</tbody>
           </table></div>
           ${members.invitations.length
             ? html`<h3>Invitations waiting</h3><ul class="invitations">${members.invitations.map((i) => html`<li data-invited=${i.email}>
