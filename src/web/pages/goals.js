@@ -5,6 +5,7 @@ import { api, listAll, query } from '../api.js';
 import { ConfirmButton, failed, Field, ok, Status } from '../forms.js';
 import { CURRENCY_CODES, fmtInt, fmtValue } from '../format.js';
 import { explain } from '../messages.js';
+import { goalCode } from './goal-code.js';
 import { addDays, todayIn } from '../range.js';
 import { html, useEffect, useState } from '../ui.js';
 
@@ -61,6 +62,16 @@ function CurrencySelect({ id, value, onChange }) {
   </select>`;
 }
 
+/** The goal's code for Plumb's script, and behind a disclosure the code for every other tracker Plumb accepts. */
+function GoalCode({ name }) {
+  const [first, ...others] = goalCode(name);
+  return html`<code data-goal-code=${first.tracker}>${first.code}</code>
+    <details class="goal-code">
+      <summary>Other trackers</summary>
+      <dl>${others.map((e) => html`<dt>${e.tracker}</dt><dd><code data-goal-code=${e.tracker}>${e.code}</code></dd>`)}</dl>
+    </details>`;
+}
+
 function GoalRow({ siteId, goal, currency, counts, onSaved, onDeleted, setStatus }) {
   const [editing, setEditing] = useState(false);
   const [name, setName] = useState(goal.name);
@@ -93,7 +104,7 @@ function GoalRow({ siteId, goal, currency, counts, onSaved, onDeleted, setStatus
     <td class="label" data-label="Name">${goal.name}</td>
     <td data-label="Currency" data-currency="">${currencyWords(currency)}</td>
     <td class="num" data-label="Conversions, last 30 days" data-conversions="">${conversions}${value ? html`<br /><small class="muted" data-value="">${value}</small>` : null}</td>
-    <td data-label="Code to send it"><code>${`fathom.trackEvent(${JSON.stringify(goal.name)})`}</code><br /><small class="muted">id ${goal.id}</small></td>
+    <td data-label="Code to send it"><${GoalCode} name=${goal.name} /><small class="muted">id ${goal.id}</small></td>
     <td class="actions">
       <button type="button" class="secondary small" aria-label=${`Edit goal ${goal.name}`} onClick=${() => setEditing(true)}>Edit</button>
       <${ConfirmButton} label="Delete" confirmLabel="Confirm delete" what=${`goal ${goal.name}`} onConfirm=${() => onDeleted(goal)} />
@@ -153,7 +164,7 @@ function Goals({ siteId, timeZone, initialCurrencies }) {
   };
   return html`<section class="card" aria-labelledby="goals-h">
     <h2 id="goals-h">Goals</h2>
-    <p class="muted">Conversions the tracking script sends with fathom.trackEvent(name). The conversions are those of the last 30 days,${' '}<span class="nowrap">${dayWords(period.from)}</span> to <span class="nowrap">${dayWords(period.to)}</span>, in the site's time zone (${timeZone}).</p>
+    <p class="muted">Conversions your pages send by name, with Plumb's script or Fathom's, Plausible's or Umami's pointed at Plumb (the code for each is beside the goal; a name not here yet becomes a goal on its first conversion). The conversions are those of the last 30 days,${' '}<span class="nowrap">${dayWords(period.from)}</span> to <span class="nowrap">${dayWords(period.to)}</span>, in the site's time zone (${timeZone}).</p>
     ${goals === null
       ? html`<p class="muted">Loading…</p>`
       : goals.length === 0
