@@ -1,5 +1,5 @@
 // `npm run bench [section ...]`: Plumb's benchmarks. Sections: collector, import, import-work, reports, overhead,
-// umami-import, props, fathom-import, plausible-import.
+// umami-import, props, fathom-import, plausible-import, startup.
 
 import { benchCollector } from './collector.js';
 import { benchFathomImport } from './fathom-import.js';
@@ -9,6 +9,7 @@ import { benchOverhead } from './overhead.js';
 import { benchPlausibleImport } from './plausible-import.js';
 import { benchProps } from './props.js';
 import { benchReports } from './reports.js';
+import { benchStartup } from './startup.js';
 import { benchUmamiImport } from './umami-import.js';
 // @ts-expect-error: a plain ES module of the build scripts, without type declarations
 import { buildIfStale } from '../scripts/build-state.mjs';
@@ -23,6 +24,7 @@ const sections: Record<string, () => Promise<void>> = {
   props: () => benchProps(),
   'fathom-import': () => benchFathomImport(Number(process.env.BENCH_FATHOM_MB ?? 950)),
   'plausible-import': () => benchPlausibleImport(Number(process.env.BENCH_PLAUSIBLE_MB ?? 1000)),
+  startup: () => benchStartup(Number(process.env.BENCH_STARTUP_RUNS ?? 5)),
 };
 
 // The CLI runs compiled, as `plumb` does for users (bench/server-watch.ts), and so does the import benchmark's

@@ -27,7 +27,6 @@ import { DoneImports } from './report/done-imports.js';
 import { ReportEngine } from './report/engine.js';
 import { QueryGate, type QueryGateOptions } from './report/query-gate.js';
 import { claimDataDir } from './data-dir.js';
-import { ClickHouseEventStore } from './store/clickhouse/event-store.js';
 import type { OpenTransport } from './store/clickhouse/transport.js';
 import { DuckDatabase } from './store/duckdb/database.js';
 import { DuckEventStore } from './store/duckdb/event-store.js';
@@ -35,9 +34,7 @@ import { SqlMetaStore } from './store/sql-meta-store.js';
 import { SqlTeamStore } from './store/sql-team-store.js';
 import { migrate } from './store/duckdb/migrations.js';
 import { MemoryLimitStore } from './store/memory/limit-store.js';
-import { PgDatabase } from './store/postgres/database.js';
-import { migratePostgres } from './store/postgres/migrations.js';
-import { RedisLimitStore } from './store/redis/limit-store.js';
+import type { ReadinessChecks } from './http/readiness.js';
 import type { EventStore, LimitStore } from './store/types.js';
 
 /** Scale-out mode: every store shared, so any number of identical processes can serve any request. */
@@ -137,6 +134,8 @@ interface Stores {
   node: string | undefined;
   exclusive<T>(work: () => Promise<T>): Promise<T>;
   release(): Promise<void>;
+  /** GET /readyz's questions to this mode's databases (Redis is asked through the limit store). */
+  checks: ReadinessChecks;
 }
 
 const BOOTSTRAP_LOCK = 0x706c756d; // "plum"
@@ -158,13 +157,22 @@ async function embeddedStores(o: AssembleOptions, readers: number): Promise<Stor
     // DuckDB's file lock already makes this the only process.
     exclusive: (work) => work(),
     release: async () => undefined,
+    checks: { duckdb: () => db.serial((q) => q.rows('SELECT 1')) },
   };
 }
 
-async function scaleOutStores(s: ScaleOutOptions, redisPrefix: string | undefined): Promise<Stores> {
+async function scaleOutStores(s: ScaleOutOptions, redisPrefix: string | undefined, log: (err: unknown, message: string) => void): Promise<Stores> {
+  // The scale-out stores' modules (pg, @clickhouse/client) load only in this mode: an embedded start never needs
+  // them, and loading them was a tenth of a second or more of every start (README, start to ready).
+  const [{ PgDatabase }, { migratePostgres }, { ClickHouseEventStore }] = await Promise.all([
+    import('./store/postgres/database.js'), import('./store/postgres/migrations.js'), import('./store/clickhouse/event-store.js'),
+  ]);
   // The data directory is claimed first: two processes sharing one would replay each other's hit logs.
   const claimed = s.dataDir ? await claimDataDir(s.dataDir) : undefined;
-  const pg = new PgDatabase(s.databaseUrl, s.databaseSchema === undefined ? {} : { schema: s.databaseSchema });
+  const pg = new PgDatabase(s.databaseUrl, {
+    ...(s.databaseSchema === undefined ? {} : { schema: s.databaseSchema }),
+    onIdleError: (err) => log(err, 'an idle PostgreSQL connection ended; the next query connects anew'),
+  });
   try {
     await migratePostgres(pg);
     const events = await ClickHouseEventStore.open({
@@ -189,6 +197,10 @@ async function scaleOutStores(s: ScaleOutOptions, redisPrefix: string | undefine
       release: async () => {
         await claimed?.release();
       },
+      checks: {
+        postgresql: () => pg.serial((q) => q.rows('SELECT 1')),
+        clickhouse: () => events.query('SELECT 1', []),
+      },
     };
   } catch (err) {
     await pg.close().catch(() => undefined);
@@ -199,16 +211,20 @@ async function scaleOutStores(s: ScaleOutOptions, redisPrefix: string | undefine
 
 export async function assemble(o: AssembleOptions): Promise<Plumb> {
   const gate = new QueryGate(o.gate);
-  const stores = o.scaleOut ? await scaleOutStores(o.scaleOut, o.redisPrefix) : await embeddedStores(o, gate.maxConcurrent);
+  // Errors of the stores and of ingest reach the app's logger once that exists.
+  let logError = (err: unknown, message: string) => console.error(message, err);
+  const stores = o.scaleOut
+    ? await scaleOutStores(o.scaleOut, o.redisPrefix, (err, message) => logError(err, message))
+    : await embeddedStores(o, gate.maxConcurrent);
   const { meta, team, events } = stores;
   // Imported days count once their import is done: not while it runs, nor after it failed or its process died.
   const doneImports = new DoneImports(meta);
   const reports = new ReportEngine(events, new ReportCompiler(stores.dialect), gate, o.reportsNow, (siteId) => doneImports.of(siteId), o.visitorSlices === undefined ? undefined : () => o.visitorSlices!);
   const metrics = new Metrics({ processMetrics: o.processMetrics ?? false });
-  // Ingest starts before the app (it resumes recent visits); its errors reach the app's logger once that exists.
-  let logError = (err: unknown, message: string) => console.error(message, err);
+  // Ingest starts before the app (it resumes recent visits); its thread loads while the app is built, and is ready
+  // (awaited below) before anything else starts or the server listens.
   let logInfo = (_fields: Record<string, unknown>, _message: string): void => undefined;
-  const ingest = await Ingest.start(meta, events, metrics, {
+  const ingest = await Ingest.launch(meta, events, metrics, {
     ...(stores.logDir ? { logDir: stores.logDir } : {}),
     ...(stores.sharedVisits ? { sharedVisits: stores.sharedVisits } : {}),
     excludedHosts: o.excludedHosts,
@@ -232,8 +248,9 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
     changed: (siteId) => doneImports.forget(siteId),
   });
   const auth = new TokenAuthenticator(meta, o.authCacheMs === undefined ? {} : { cacheMs: o.authCacheMs });
+  // ioredis, too, loads only when limits are shared through Redis.
   const limits: LimitStore =
-    o.limitStore ?? (stores.limitsUrl ? new RedisLimitStore(stores.limitsUrl, o.redisPrefix) : new MemoryLimitStore());
+    o.limitStore ?? (stores.limitsUrl ? new (await import('./store/redis/limit-store.js')).RedisLimitStore(stores.limitsUrl, o.redisPrefix) : new MemoryLimitStore());
   const limiter = new Limiter(limits, { enabled: o.rateLimits, ...(o.limiterNow ? { now: o.limiterNow } : {}) });
   const usage = new UsageMeter(meta);
   const mailer: Mailer = o.mail ? new SmtpMailer(o.mail.smtpUrl, o.mail.from) : NO_MAILER;
@@ -256,9 +273,11 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
     trustProxy: o.trustProxy,
     logger: o.logger,
     ...(o.requestTimeoutMs ? { requestTimeoutMs: o.requestTimeoutMs } : {}),
+    readiness: { ...stores.checks, ...(limits.ping ? { redis: () => limits.ping!() } : {}) },
   });
   logError = (err, message) => app.log.error({ err }, message);
   logInfo = (fields, message) => app.log.info(fields, message);
+  await ingest.ready;
   // Before any request is taken (the server listens once this returns), and then periodically.
   await importSweeper.sweep().catch((err: unknown) => logError(err, 'looking for imports left running by stopped processes'));
   importSweeper.start();

@@ -1,9 +1,10 @@
 // Starts Plumb: configuration, the stores of its mode, first-start bootstrap, the HTTP server, clean shutdown.
 
 import { join } from 'node:path';
-import { assemble } from './assemble.js';
+import type { assemble } from './assemble.js';
 import { bootstrap, firstStartBanner, openableAddress } from './bootstrap.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { GeoLookup } from './ingest/enrich/geo.js';
 import { LOCAL_ADMIN_KEY_FILE, localServerUrl, newLocalAdminKey, removeLocalServerUrl, saveLocalServerUrl } from './local-admin-key.js';
 
 function configOrExit(): Config {
@@ -24,7 +25,9 @@ function configOrExit(): Config {
  */
 async function assembleOrExit(config: Config, options: Parameters<typeof assemble>[0]): Promise<Awaited<ReturnType<typeof assemble>>> {
   try {
-    return await assemble(options);
+    // Imported here, not above, so that the geo databases' reading (main) overlaps the second this thread spends
+    // loading the rest of Plumb's modules (README, start to ready).
+    return await (await import('./assemble.js')).assemble(options);
   } catch (err) {
     const lock = /Could not set lock on file .*Conflicting lock is held in .*\(PID (\d+)\)/.exec(String((err as Error)?.message));
     if (!lock) throw err;
@@ -38,6 +41,9 @@ async function assembleOrExit(config: Config, options: Parameters<typeof assembl
 
 async function main(): Promise<void> {
   const config = configOrExit();
+  // The geo databases (135 MB) are read into memory on libuv's threads from now on, while this thread loads Plumb's
+  // modules and opens the store; ingest awaits the same reading before starting its thread, and reports a failure.
+  GeoLookup.share().catch(() => undefined);
   // loadConfig has refused any partial mix: the three URLs are all set (scale-out) or the first two are not.
   const { databaseUrl, clickhouseUrl, redisUrl } = config;
   const scaleOut = databaseUrl && clickhouseUrl && redisUrl ? { databaseUrl, clickhouseUrl, redisUrl, dataDir: config.dataDir } : undefined;

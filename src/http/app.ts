@@ -31,6 +31,7 @@ import { addSecurityHeaders } from './security-headers.js';
 import { dashboard } from './dashboard/index.js';
 import { trackerScriptRoute, type TrackerScript } from './tracker-script.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './errors.js';
+import { installReadiness, type ReadinessChecks } from './readiness.js';
 import type { ImportService } from './peers/import-service.js';
 import { validatorCompiler } from './validation.js';
 import { v1Api } from './v1/index.js';
@@ -60,6 +61,8 @@ export interface AppDeps {
   /** How long a client may take to send a whole request (slow clients are cut off with 408). */
   requestTimeoutMs?: number;
   version?: string;
+  /** What GET /readyz asks: each service this process depends on (src/http/readiness.ts). */
+  readiness?: ReadinessChecks;
 }
 
 const BODY_LIMIT = 1024 * 1024;
@@ -139,6 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.get('/openapi.json', async () => app.swagger());
   app.get('/healthz', async () => ({ status: 'ok' }));
+  installReadiness(app, deps.readiness ?? {});
 
   const { meta, events, ingest, metrics, auth, limiter, usage, adminToken } = deps;
   app.addHook('onResponse', async (request, reply) => {

@@ -13,6 +13,7 @@ import type { Ingest } from '../ingest/ingest.js';
 import type { Metrics } from '../metrics.js';
 import { hitFromParams, paramsOf, PIXEL } from './collector.js';
 import { ANY_ORIGIN } from './security-headers.js';
+import { isServiceOutage, ServiceUnavailable } from './service-outage.js';
 import { clientAddress, type TrustProxy } from './trust-proxy.js';
 
 /** Takes the request and answers it (true), or leaves it to Fastify (false) without having touched it. */
@@ -71,6 +72,12 @@ export function collectorLane({ ingest, metrics, log, trustProxy, beaconHeaders 
         if (err instanceof InvalidHit) {
           metrics.hitsInvalid.inc();
           return fail(res, 400, `Malformed hit: ${err.message}`, started);
+        }
+        if (isServiceOutage(err)) {
+          log.warn({ err }, 'a storage service is unavailable');
+          const outage = new ServiceUnavailable();
+          res.setHeader('retry-after', outage.headers()['retry-after']!);
+          return fail(res, outage.status, outage.message, started);
         }
         log.error({ err }, 'request failed');
         fail(res, 500, 'Internal server error', started);

@@ -5,6 +5,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorObject } from 'ajv';
 import { ApiError, ValidationError } from '../domain/errors.js';
+import { isServiceOutage, ServiceUnavailable } from './service-outage.js';
 import { fieldErrorsFrom } from './validation.js';
 
 /** Fastify's own request errors, by code: the status we answer and the message a client gets. */
@@ -79,6 +80,10 @@ export function installErrorHandling(app: FastifyInstance): void {
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) return reply.code(status).send({ error: error.message });
+    if (isServiceOutage(error)) {
+      request.log.warn({ err: error }, 'a storage service is unavailable');
+      return sendError(reply, new ServiceUnavailable());
+    }
     request.log.error({ err: error }, 'request failed');
     return reply.code(500).send({ error: 'Internal server error' });
   });

@@ -79,6 +79,8 @@ export class Ingest {
     private readonly thread: Worker,
     /** Where the thread writes record files for the store to load (stores with loadRecords), and whether it is ours to delete. */
     private readonly loads: { dir: string; temporary: boolean } | undefined,
+    /** Resolves once the thread has started (its modules loaded, visits seeded) and takes hits; see launch(). */
+    readonly ready: Promise<void>,
   ) {
     this.logError = options.log ?? (() => undefined);
     this.sites = new SiteDirectory(meta);
@@ -105,6 +107,17 @@ export class Ingest {
    * the ingest thread with the visits of the last 30 minutes, and waits until it is ready.
    */
   static async start(meta: MetaStore, events: EventStore, metrics: Metrics, options: IngestOptions = {}): Promise<Ingest> {
+    const ingest = await Ingest.launch(meta, events, metrics, options);
+    await ingest.ready;
+    return ingest;
+  }
+
+  /**
+   * start() without waiting for the thread: the hit log is replayed and the thread started, but it may still be
+   * loading its modules (half a second; README, start to ready). The server builds its app meanwhile, on the other
+   * core, and awaits `ready` before it listens, so no hit arrives before the thread can make it durable.
+   */
+  static async launch(meta: MetaStore, events: EventStore, metrics: Metrics, options: IngestOptions = {}): Promise<Ingest> {
     if (options.logDir) {
       const opened = await HitLog.open(options.logDir, await events.logWatermark());
       await replay(events, opened.unconfirmed);
@@ -127,18 +140,18 @@ export class Ingest {
     // One copy of the geo databases for the ingest thread, the import thread and this one.
     await GeoLookup.share();
     const thread = startWorker(import.meta.url, 'live/ingest-thread', config);
-    const ingest = new Ingest(meta, metrics, options, events, thread, loads);
-    await new Promise<void>((resolve, reject) => {
-      const ready = (message: FromThread) => {
+    const ready = new Promise<void>((resolve, reject) => {
+      const started = (message: FromThread) => {
         if (message.t !== 'ready') return;
-        thread.off('message', ready);
+        thread.off('message', started);
         resolve();
       };
-      thread.on('message', ready);
+      thread.on('message', started);
       thread.once('error', reject);
       thread.once('exit', (code) => reject(new Error(`the ingest thread stopped while starting (exit code ${code})`)));
     });
-    return ingest;
+    ready.catch(() => undefined); // awaited later by the caller: not an unhandled rejection meanwhile
+    return new Ingest(meta, metrics, options, events, thread, loads, ready);
   }
 
   /**

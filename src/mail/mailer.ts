@@ -1,7 +1,7 @@
 // Outgoing mail through SMTP (nodemailer), configured by PLUMB_SMTP_URL and PLUMB_MAIL_FROM; without them, a mailer
 // that says it is not configured, so features that need mail can tell the person instead.
 
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 
 export interface Mail {
@@ -22,17 +22,20 @@ export interface Mailer {
 
 export class SmtpMailer implements Mailer {
   readonly configured = true;
-  private readonly transport: Transporter<SMTPTransport.SentMessageInfo>;
+  // nodemailer is loaded here, not with this module: a server without mail never needs it, and loading it was a
+  // tenth of a second of every start (README, start to ready).
+  private readonly transport: Promise<Transporter<SMTPTransport.SentMessageInfo>>;
   constructor(smtpUrl: string, from: string) {
     // A slow or unreachable server fails the send instead of holding a request for minutes.
     const options: SMTPTransport.Options = { connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 30_000 };
-    this.transport = createTransport({ ...smtpOptions(smtpUrl), ...options }, { from });
+    const settings = { ...smtpOptions(smtpUrl), ...options }; // a malformed URL still throws here, at start
+    this.transport = import('nodemailer').then(({ createTransport }) => createTransport(settings, { from }));
   }
   async send(mail: Mail): Promise<void> {
-    await this.transport.sendMail({ to: mail.to, subject: mail.subject, text: mail.text, html: mail.html, headers: mail.headers ?? {} });
+    await (await this.transport).sendMail({ to: mail.to, subject: mail.subject, text: mail.text, html: mail.html, headers: mail.headers ?? {} });
   }
   close(): void {
-    this.transport.close();
+    void this.transport.then((transport) => transport.close());
   }
 }
 

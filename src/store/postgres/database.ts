@@ -30,7 +30,7 @@ const querier = (client: pg.Pool | pg.PoolClient): SqlQuerier => ({
 export class PgDatabase implements SqlDatabase {
   private readonly pool: pg.Pool;
 
-  constructor(url: string, options: { schema?: string; max?: number } = {}) {
+  constructor(url: string, options: { schema?: string; max?: number; onIdleError?: (err: Error) => void } = {}) {
     if (options.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(options.schema)) {
       throw new Error(`invalid schema name "${options.schema}"`);
     }
@@ -41,6 +41,10 @@ export class PgDatabase implements SqlDatabase {
       // Calendar dates stay text: a Date would be midnight in the process's time zone.
       types: { getTypeParser: ((oid: number, format?: string) => (oid === DATE_OID ? (v: string) => v : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser },
     });
+    // An idle pooled client whose connection ends (PostgreSQL restarted, an administrator terminated it) makes the
+    // pool emit 'error': unheard, Node would end the process. The pool drops that client and connects anew for the
+    // next query; queries while PostgreSQL is away fail, and are answered 503 (src/http/service-outage.ts).
+    this.pool.on('error', (err) => options.onIdleError?.(err));
   }
 
   serial<T>(work: (q: SqlQuerier) => Promise<T>): Promise<T> {

@@ -38,7 +38,11 @@ export class RedisLimitStore implements LimitStore {
   private readonly instance = Math.random().toString(36).slice(2, 10);
 
   constructor(url: string, private readonly prefix = 'plumb:') {
-    this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    // A decision waits at most a second: while Redis is away, requests are answered 503 at once (src/http/
+    // service-outage.ts) rather than after ioredis' reconnection attempts, seconds each.
+    this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true, commandTimeout: 1000 });
+    // Unheard, a lost connection's 'error' would end the process; ioredis reconnects by itself.
+    this.redis.on('error', () => undefined);
     this.redis.defineCommand('plumbHitWindow', { numberOfKeys: 1, lua: HIT_WINDOW });
     this.redis.defineCommand('plumbAcquireSlot', { numberOfKeys: 1, lua: ACQUIRE_SLOT });
   }
@@ -56,6 +60,10 @@ export class RedisLimitStore implements LimitStore {
 
   async releaseSlot(key: string, slotId: string): Promise<void> {
     await this.redis.zrem(`${this.prefix}slots:${key}`, slotId);
+  }
+
+  async ping(): Promise<void> {
+    await this.redis.ping();
   }
 
   async close(): Promise<void> {

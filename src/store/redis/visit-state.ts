@@ -64,8 +64,12 @@ export class RedisVisitStateStore implements VisitStateStore {
   private readonly redis: Scripted;
 
   constructor(url: string, private readonly prefix = 'plumb:') {
-    // Auto-pipelining sends the lookups of concurrent hits in one round trip.
-    const redis = new Redis(url, { maxRetriesPerRequest: 2, enableAutoPipelining: true });
+    // Auto-pipelining sends the lookups of concurrent hits in one round trip. While Redis is away a hit waits at
+    // most two seconds for its visit and is then refused (503, src/http/service-outage.ts), not held for as long
+    // as ioredis' reconnection attempts take.
+    const redis = new Redis(url, { maxRetriesPerRequest: 2, enableAutoPipelining: true, commandTimeout: 2000 });
+    // Unheard, a lost connection's 'error' is printed on every reconnection attempt; failed commands say it instead.
+    redis.on('error', () => undefined);
     redis.defineCommand('plumbVisitLookup', { lua: LOOKUP });
     redis.defineCommand('plumbVisitCommit', { lua: COMMIT });
     this.redis = redis as Scripted;

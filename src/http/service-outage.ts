@@ -1,0 +1,62 @@
+// A service Plumb depends on (PostgreSQL, Redis, ClickHouse) being unreachable, told apart from a bug: a request
+// that meets one is answered 503 with Retry-After, "come back shortly", never 500; the process keeps running.
+
+import { ApiError } from '../domain/errors.js';
+
+/** Seconds a client is asked to wait: services restart in seconds, and clients should not hammer one that does. */
+export const OUTAGE_RETRY_AFTER_SECONDS = 5;
+
+export class ServiceUnavailable extends ApiError {
+  readonly status = 503;
+  constructor() {
+    super('A storage service Plumb depends on is unavailable; retry shortly');
+  }
+  body(): unknown {
+    return { error: this.message };
+  }
+  override headers(): Record<string, string> {
+    return { 'retry-after': String(OUTAGE_RETRY_AFTER_SECONDS) };
+  }
+}
+
+/** Node's and undici's codes for a connection that could not be made or was lost. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
+  'ENOTFOUND', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_CLOSED',
+]);
+
+/** PostgreSQL's SQLSTATEs of a server going away: class 08 (connection exception), and shutdown or start-up. */
+const PG_STATES = /^(08...|57P01|57P02|57P03)$/;
+
+/**
+ * What the clients say when their service is gone, for errors that carry no code (pg's lost connection, ioredis'
+ * retries and timeouts, and errors that crossed from the ingest thread as text).
+ */
+const MESSAGES = [
+  /Connection terminated/i,
+  /terminating connection due to administrator command/i,
+  /Connection is closed/i,
+  /Command timed out/i,
+  /Reached the max retries per request limit/i,
+  /Stream isn't writeable/i,
+  /socket hang up/i,
+  /the database system is (starting up|shutting down|in recovery mode)/i,
+  /timeout exceeded when trying to connect/i,
+  /\bECONNREFUSED\b|\bECONNRESET\b/,
+];
+
+/** Whether `err` (or an error it was caused by, a few levels down) is a lost or refused service connection. */
+export function isServiceOutage(err: unknown): boolean {
+  let e = err as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown; errors?: unknown } | undefined;
+  for (let depth = 0; depth < 5 && e && typeof e === 'object'; depth++) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    if (NETWORK_CODES.has(code) || PG_STATES.test(code)) return true;
+    if (e.name === 'MaxRetriesPerRequestError') return true;
+    const message = typeof e.message === 'string' ? e.message : '';
+    if (MESSAGES.some((m) => m.test(message))) return true;
+    // An AggregateError (Node's connect to several addresses) holds the real ones.
+    if (Array.isArray(e.errors) && e.errors.length > 0) return e.errors.slice(0, 5).some((x) => isServiceOutage(x));
+    e = e.cause as typeof e;
+  }
+  return false;
+}
