@@ -59,17 +59,20 @@ export function build(root = ROOT) {
   return true;
 }
 
-/** Run in a child process (the build is synchronous): writes dist/web/app.js and app.css. */
+/** Run in a child process (the build is synchronous): writes dist/web/app.js, app.css and fonts/ (only this build's). */
 const BUNDLE_DASHBOARD = `
-  import { mkdirSync, writeFileSync } from 'node:fs';
+  import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
   import { join } from 'node:path';
   import { pathToFileURL } from 'node:url';
   const root = process.env.PLUMB_BUILD_ROOT;
   const { bundleDashboard } = await import(pathToFileURL(join(root, 'dist', 'src', 'http', 'dashboard', 'assets.js')).href);
-  const { js, css } = await bundleDashboard();
-  mkdirSync(join(root, 'dist', 'web'), { recursive: true });
-  writeFileSync(join(root, 'dist', 'web', 'app.js'), js);
-  writeFileSync(join(root, 'dist', 'web', 'app.css'), css);
+  const { js, css, fonts } = await bundleDashboard();
+  const web = join(root, 'dist', 'web');
+  rmSync(join(web, 'fonts'), { recursive: true, force: true });
+  mkdirSync(join(web, 'fonts'), { recursive: true });
+  writeFileSync(join(web, 'app.js'), js);
+  writeFileSync(join(web, 'app.css'), css);
+  for (const font of fonts) writeFileSync(join(web, 'fonts', font.name), font.bytes);
 `;
 
 /** Builds only when stale; says so on standard error, since it takes a few seconds. */

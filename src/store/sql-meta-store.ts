@@ -1,15 +1,15 @@
-// MetaStore in SQL: accounts, tokens, sites, events (goals), milestones, usage and salts. One implementation for
+// MetaStore in SQL: accounts, tokens, sites, events (goals), milestones, segments, usage and salts. One implementation for
 // the embedded DuckDB file and for PostgreSQL: the statements are plain SQL both understand.
 
 import { ValidationError } from '../domain/errors.js';
 import { newTrackingCode, newUuid } from '../domain/ids.js';
 import type {
   Account, AccountPatch, DashboardSession, Goal, GoalPatch, ImportOutcome, ImportRecord, NewImport, Login, MetaStore, Milestone, MilestonePatch, MonthlyUsage,
-  NewAccount, NewDashboardSession, NewGoal, NewMilestone, NewSite, NewToken, Page, PageRequest, Site, SitePatch,
-  TokenRecord,
+  NewAccount, NewDashboardSession, NewGoal, NewMilestone, NewSegment, NewSite, NewToken, Page, PageRequest, Segment, SegmentPatch, Site,
+  SitePatch, TokenRecord,
 } from './types.js';
 import type { SqlDatabase, SqlParam as Param, SqlQuerier as Querier } from './sql-database.js';
-import { toAccount, toGoal, toImport, toMilestone, toSession, toSite, toToken } from './sql-rows.js';
+import { toAccount, toGoal, toImport, toMilestone, toSegment, toSession, toSite, toToken } from './sql-rows.js';
 
 type Row = Record<string, unknown>;
 
@@ -360,6 +360,7 @@ export class SqlMetaStore implements MetaStore {
     await this.db.transaction(async (q) => {
       await q.exec('DELETE FROM goals WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM milestones WHERE site_id = ?', [id]);
+      await q.exec('DELETE FROM segments WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM dashboard_sessions WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM site_domains WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM imports WHERE site_id = ?', [id]);
@@ -553,6 +554,50 @@ export class SqlMetaStore implements MetaStore {
 
   async deleteMilestone(siteId: string, id: string): Promise<void> {
     await this.db.serial((q) => q.exec('DELETE FROM milestones WHERE id = ? AND site_id = ?', [id, siteId]));
+  }
+
+  // ---- segments
+
+  createSegment(input: NewSegment, maxPerUser: number): Promise<Segment | undefined> {
+    const now = new Date();
+    return this.db.transaction(async (q) => {
+      const [held] = await q.rows<{ n: bigint | number | string }>('SELECT count(*) AS n FROM segments WHERE site_id = ? AND user_id = ?', [input.siteId, input.userId]);
+      if (Number(held!.n) >= maxPerUser) return undefined;
+      const [row] = await q.rows(
+        `INSERT INTO segments (id, site_id, user_id, name, shared, filters, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        [newUuid(), input.siteId, input.userId, input.name, input.shared, JSON.stringify(input.filters), now, now],
+      );
+      return toSegment(row!);
+    });
+  }
+
+  async getSegment(siteId: string, id: string): Promise<Segment | undefined> {
+    const rows = await this.db.serial((q) => q.rows('SELECT * FROM segments WHERE id = ? AND site_id = ?', [id, siteId]));
+    return rows[0] && toSegment(rows[0]);
+  }
+
+  async listSegments(siteId: string, userId: number): Promise<Segment[]> {
+    const rows = await this.db.serial((q) =>
+      q.rows('SELECT * FROM segments WHERE site_id = ? AND (user_id = ? OR shared) ORDER BY lower(name), created_at, seq', [siteId, userId]),
+    );
+    return rows.map(toSegment);
+  }
+
+  async updateSegment(siteId: string, id: string, patch: SegmentPatch): Promise<Segment | undefined> {
+    const rows = await this.db.serial((q) =>
+      q.rows(
+        `UPDATE segments SET name = coalesce(?, name), shared = coalesce(?, shared), filters = coalesce(?, filters), updated_at = ?
+         WHERE id = ? AND site_id = ? RETURNING *`,
+        [patch.name ?? null, patch.shared ?? null, patch.filters ? JSON.stringify(patch.filters) : null, new Date(), id, siteId],
+      ),
+    );
+    return rows[0] && toSegment(rows[0]);
+  }
+
+  async deleteSegment(siteId: string, id: string): Promise<boolean> {
+    const rows = await this.db.serial((q) => q.rows('DELETE FROM segments WHERE id = ? AND site_id = ? RETURNING id', [id, siteId]));
+    return rows.length > 0;
   }
 
   async close(): Promise<void> {

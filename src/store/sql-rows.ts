@@ -1,6 +1,6 @@
 // Rows of the metadata tables as domain objects: one mapping for every SQL MetaStore (DuckDB, PostgreSQL).
 
-import type { Account, DashboardSession, Goal, ImportRecord, Milestone, Site, TokenRecord } from './types.js';
+import type { Account, DashboardSession, Goal, ImportRecord, Milestone, Segment, SegmentFilter, Site, TokenRecord } from './types.js';
 
 type Row = Record<string, unknown>;
 
@@ -61,6 +61,18 @@ export const toMilestone = (r: Row): Milestone => ({
   name: r.name as string,
   // DuckDB gives a Date, PostgreSQL (as Plumb configures it) the `YYYY-MM-DD` text.
   milestoneDate: typeof r.milestone_date === 'string' ? r.milestone_date : (r.milestone_date as Date).toISOString().slice(0, 10),
+  createdAt: r.created_at as Date,
+  updatedAt: r.updated_at as Date,
+});
+
+export const toSegment = (r: Row): Segment => ({
+  id: r.id as string,
+  siteId: r.site_id as string,
+  userId: Number(r.user_id),
+  name: r.name as string,
+  shared: Boolean(r.shared),
+  // Written only by createSegment/updateSegment, from filters checked before they are saved.
+  filters: JSON.parse(r.filters as string) as SegmentFilter[],
   createdAt: r.created_at as Date,
   updatedAt: r.updated_at as Date,
 });

@@ -73,6 +73,29 @@ export interface Goal {
   updatedAt: Date;
 }
 
+/** One filter of a saved segment: a report filter of SPEC.md, or (`property` 'prop', with `key`) a custom property's. */
+export interface SegmentFilter {
+  property: string;
+  operator: string;
+  value: string;
+  key?: string;
+}
+
+/**
+ * A set of report filters saved under a name for one site by one person (`userId`): theirs only, or `shared` with
+ * the members of the site's account who can see the site.
+ */
+export interface Segment {
+  id: string;
+  siteId: string;
+  userId: number;
+  name: string;
+  shared: boolean;
+  filters: SegmentFilter[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 export interface Milestone {
   id: string;
   siteId: string;
@@ -153,6 +176,8 @@ export type NewGoal = Pick<Goal, 'siteId' | 'name' | 'currency'>;
 export type GoalPatch = Partial<Pick<Goal, 'name' | 'currency'>>;
 export type NewMilestone = Pick<Milestone, 'siteId' | 'name' | 'milestoneDate'>;
 export type MilestonePatch = Pick<Milestone, 'name' | 'milestoneDate'>;
+export type NewSegment = Pick<Segment, 'siteId' | 'userId' | 'name' | 'shared' | 'filters'>;
+export type SegmentPatch = Partial<Pick<Segment, 'name' | 'shared' | 'filters'>>;
 
 /**
  * `owner`: a logged-in member (any role: the name predates roles); `share`: a visitor of one site's share page
@@ -261,7 +286,7 @@ export interface MetaStore {
   findSiteByPlausibleScriptId(scriptId: string): Promise<Site | undefined>;
   listSites(accountId: number, page: PageRequest): Promise<Page<Site>>;
   updateSite(id: string, patch: SitePatch): Promise<Site>;
-  /** Deletes the site with its events, milestones and share sessions. */
+  /** Deletes the site with its events, milestones, segments and share sessions. */
   deleteSite(id: string): Promise<void>;
   /** Origins that may frame the site's embedded share page, in the owner's order (none: not embeddable). */
   getEmbedOrigins(siteId: string): Promise<string[]>;
@@ -299,6 +324,19 @@ export interface MetaStore {
   listMilestones(siteId: string, page: PageRequest): Promise<Page<Milestone>>;
   updateMilestone(siteId: string, id: string, patch: MilestonePatch): Promise<Milestone>;
   deleteMilestone(siteId: string, id: string): Promise<void>;
+
+  /**
+   * Saves a segment, unless its creator already has `maxPerUser` segments of the site: then undefined. The count
+   * and the insert are one transaction.
+   */
+  createSegment(input: NewSegment, maxPerUser: number): Promise<Segment | undefined>;
+  getSegment(siteId: string, id: string): Promise<Segment | undefined>;
+  /** The site's segments `userId` may use: their own and the shared ones, by name (then creation order). */
+  listSegments(siteId: string, userId: number): Promise<Segment[]>;
+  /** Undefined when the site has no such segment. */
+  updateSegment(siteId: string, id: string, patch: SegmentPatch): Promise<Segment | undefined>;
+  /** False when the site has no such segment. */
+  deleteSegment(siteId: string, id: string): Promise<boolean>;
 
   close(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-// Number formats of the dashboard, in the viewer's locale: counts, durations, rates, money in a goal's currency.
+// Number formats of the dashboard, in the viewer's locale: counts, durations, rates, changes, money in a goal's currency.
 
 const locale = typeof navigator === 'object' && navigator.language ? navigator.language : 'en-US';
 const integer = new Intl.NumberFormat(locale, { maximumFractionDigits: 0 });
@@ -15,8 +15,17 @@ export function fmtDuration(seconds) {
   return `${Math.floor(m / 60)}h ${m % 60}m`;
 }
 
-/** A rate (0.4231) as a percentage with one decimal (42.3%). */
-export const fmtPercent = (rate) => `${decimal.format(Math.round((Number(rate) || 0) * 1000) / 10)}%`;
+// Every percentage of the page (rates, relative changes, percentage points) has exactly one decimal, so "1.0%"
+// stands beside "4.4%" rather than "1%": numbers that look alike are read alike.
+const tenth = new Intl.NumberFormat(locale, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+/** A number of percent (or points) rounded half away from zero to one decimal, as shown. */
+export const roundTenth = (percent) => Math.sign(percent) * Math.round(Math.abs(Number(percent) || 0) * 10) / 10;
+
+/** A rate (0.4231) as a percentage with one decimal (42.3%; 0.01 is 1.0%). */
+export const fmtPercent = (rate) => `${tenth.format(roundTenth((Number(rate) || 0) * 100))}%`;
+
+/** A size of change, never signed (the arrow gives the direction): 12.5 -> "12.5%", as points "12.5 pp". */
+export const fmtChange = (percent, points = false) => `${tenth.format(Math.abs(roundTenth(percent)))}${points ? ' pp' : '%'}`;
 
 /**
  * The ISO code of each SPEC.md currency (`peso`: Mexican peso, `franc`: Swiss franc, `rupee`: Indian rupee,

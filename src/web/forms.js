@@ -60,7 +60,7 @@ export function Snippet({ label, text }) {
   </div>`;
 }
 
-/** A danger button that asks once more in place ("Confirm delete") instead of a dialog. */
+/** A danger button that asks once more in place ("Confirm delete") instead of a dialog */
 export function ConfirmButton({ label, confirmLabel, what, onConfirm, className = 'danger small' }) {
   const [armed, setArmed] = useState(false);
   const [busy, setBusy] = useState(false);
@@ -74,7 +74,9 @@ export function ConfirmButton({ label, confirmLabel, what, onConfirm, className 
       setArmed(false);
     }
   };
-  return html`<button type="button" class=${className} disabled=${busy} aria-label=${armed ? `Confirm: ${label.toLowerCase()} ${what}` : `${label} ${what}`}
+  // Quiet (red text, no fill) until armed: only the confirming click is a solid red button.
+  return html`<button type="button" class=${`${className}${armed ? ' armed' : ''}`} disabled=${busy}
+    aria-label=${armed ? `Confirm: ${label.toLowerCase()} ${what}` : `${label} ${what}`}
     onClick=${click}>${armed ? confirmLabel : label}</button>`;
 }
 

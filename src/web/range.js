@@ -80,19 +80,32 @@ export function rangeDates(name, timeZone, custom = {}) {
  * The period a range is compared with: `previous`, the period just before it: the months before for the month
  * ranges (this month so far against the same days of last month, last month against the month before, the
  * last 12 months against the 12 before), else the same number of days; `year`, the same dates a year earlier;
- * `off`, none.
+ * `off`, none. `clock` is the site's wall-clock time now (`YYYY-MM-DD HH:MM:SS`, nowIn): a period that runs to
+ * today has only part of today, so its comparison gets only the same part of its last day, `until` that time
+ * (today against yesterday up to the same time of day; this month against last month up to the same day and
+ * time), unless that last day was cut short to fit a shorter month, which then counts whole.
  */
-export function comparisonDates({ from, to }, compare, rangeName = 'custom') {
-  if (compare === 'year') return { from: addYears(from, -1), to: addYears(to, -1) };
+export function comparisonDates({ from, to }, compare, rangeName = 'custom', clock = undefined) {
+  const dates = comparedDays({ from, to }, compare, rangeName);
+  if (!dates) return null;
+  const partial = clock && clock.slice(0, 10) === to && !dates.cut;
+  return partial ? { from: dates.from, to: dates.to, until: clock.slice(11) } : { from: dates.from, to: dates.to };
+}
+
+/** The comparison's calendar days, `cut` when its end was moved back to the end of a shorter month. */
+function comparedDays({ from, to }, compare, rangeName) {
+  const yearBefore = (end) => (addYears(end, -1).slice(5) === end.slice(5) ? {} : { cut: true });
+  if (compare === 'year') return { from: addYears(from, -1), to: addYears(to, -1), ...yearBefore(to) };
   if (compare !== 'previous') return null;
   if (rangeName === 'month') {
     const start = monthStart(from, -1);
     const end = addDays(start, daysBetween(from, to));
     const last = addDays(monthStart(from, 0), -1);
-    return { from: start, to: end > last ? last : end };
+    return end > last ? { from: start, to: last, cut: true } : { from: start, to: end };
   }
   if (rangeName === 'last-month') return { from: monthStart(from, -1), to: addDays(from, -1) };
-  if (rangeName === '12mo') return { from: monthStart(from, -12), to: addDays(from, -1) };
+  // The 12 months before, to the same day: on the 5th, the 12 before end on last year's 5th, not at this range's start.
+  if (rangeName === '12mo') return { from: monthStart(from, -12), to: addYears(to, -1), ...yearBefore(to) };
   const days = daysBetween(from, to) + 1;
   return { from: addDays(from, -days), to: addDays(from, -1) };
 }

@@ -1,6 +1,7 @@
 // Light or dark: follows the system (prefers-color-scheme) unless the viewer picks one; the pick is kept in this
 // browser (localStorage) and applied as <html data-theme>, which style.css reads.
 
+import { Icon } from './icons.js';
 import { createStore, useStore } from './store.js';
 import { html } from './ui.js';
 
@@ -44,11 +45,12 @@ export function startTheme() {
 }
 
 const NEXT = { auto: 'light', light: 'dark', dark: 'auto' };
+const ICON = { auto: 'monitor', light: 'sun', dark: 'moon' };
 const LABEL = { auto: 'Theme: system', light: 'Theme: light', dark: 'Theme: dark' };
 
 /** A button in the top bar cycling system → light → dark. */
 export function ThemeSwitch() {
   const { choice } = useStore(theme);
   return html`<button type="button" class="link theme-switch" data-theme-switch=${choice}
-    title="Switch between the system's colours, light and dark" onClick=${() => setTheme(NEXT[choice])}>${LABEL[choice]}</button>`;
+    title="Switch between the system's colours, light and dark" onClick=${() => setTheme(NEXT[choice])}><${Icon} name=${ICON[choice]} />${LABEL[choice]}</button>`;
 }

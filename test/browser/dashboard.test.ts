@@ -30,7 +30,7 @@ interface PageGlobals {
 }
 
 const fmtInt = (text: string) => new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 }).format(Number(text));
-const fmtPercent = (rate: string) => `${Math.round(Number(rate) * 1000) / 10}%`;
+const fmtPercent = (rate: string) => `${(Math.round(Number(rate) * 1000) / 10).toFixed(1)}%`;
 
 /** A few visits over the last days, one of them going on right now. */
 function traffic(siteId: string): string {
@@ -230,7 +230,7 @@ describe('dashboard in Chromium', { skip }, () => {
     await owner.locator('.chart canvas').first().waitFor();
     await owner.locator('.milestones').filter({ hasText: 'Big launch' }).waitFor();
     const live = (await t.call(OWNER_TOKEN, 'GET', `/v1/current_visitors?site_id=${siteId}`)).body.total;
-    await expectText(owner, '[data-live]', `Current visitors: ${live}`);
+    await expectText(owner, '[data-live]', `${live} online`);
     await shot(owner, 'report');
   });
 

@@ -72,7 +72,8 @@ describe('goal properties panel in Chromium', { skip }, () => {
   }
 
   const conversionsShown = () => page.locator('[data-metric="conversions"] [data-value]').first().textContent().then((s) => (s ?? '').trim());
-  const pct = (n: number, total: number) => `${new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 }).format(Math.round((n / total) * 1000) / 10)}%`;
+  // Every percentage of the dashboard has one decimal (src/web/format.js).
+  const pct = (n: number, total: number) => `${new Intl.NumberFormat('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(Math.round((n / total) * 1000) / 10)}%`;
 
   before(async () => {
     t = await startTestApp();

@@ -245,5 +245,43 @@ for (const backend of backends) {
       assert.equal(await store.finishImport(running.id, winner, outcome), undefined, 'finished once');
       assert.equal(await store.claimImport(failed!, 'late', new Date()), undefined, 'a finished import is no one\'s to take');
     });
+
+    it("keeps segments per site: a person's own and the shared ones, bounded per person, updated, deleted and gone with the site", async () => {
+      const a = await account();
+      const s = await site(a.id);
+      const other = await site(a.id);
+      const filters = [{ property: 'country_code', operator: 'is', value: 'DE' }, { property: 'prop', key: 'plan', operator: 'is', value: 'pro' }];
+      const mine = await store.createSegment({ siteId: s.id, userId: 7, name: 'germany pro', shared: false, filters }, 3);
+      assert.deepEqual([mine?.siteId, mine?.userId, mine?.name, mine?.shared, mine?.filters], [s.id, 7, 'germany pro', false, filters]);
+      assert.deepEqual(await store.getSegment(s.id, mine!.id), mine);
+      assert.equal(await store.getSegment(other.id, mine!.id), undefined, 'a segment is found through its own site only');
+      const shared = await store.createSegment({ siteId: s.id, userId: 8, name: 'Blog', shared: true, filters: [{ property: 'pathname', operator: 'is like', value: '/blog*' }] }, 3);
+      await store.createSegment({ siteId: s.id, userId: 8, name: 'Private of 8', shared: false, filters }, 3);
+      // Person 7 sees their own and the shared one, by name; person 8 their two; person 9 the shared one only.
+      assert.deepEqual((await store.listSegments(s.id, 7)).map((x) => x.name), ['Blog', 'germany pro']);
+      assert.deepEqual((await store.listSegments(s.id, 8)).map((x) => x.name), ['Blog', 'Private of 8']);
+      assert.deepEqual((await store.listSegments(s.id, 9)).map((x) => x.id), [shared!.id]);
+      assert.deepEqual(await store.listSegments(other.id, 8), [], 'per site');
+
+      await store.createSegment({ siteId: s.id, userId: 7, name: 'two', shared: false, filters }, 3);
+      await store.createSegment({ siteId: s.id, userId: 7, name: 'three', shared: false, filters }, 3);
+      assert.equal(await store.createSegment({ siteId: s.id, userId: 7, name: 'four', shared: false, filters }, 3), undefined, 'at most 3 each');
+      assert.ok(await store.createSegment({ siteId: other.id, userId: 7, name: 'elsewhere', shared: false, filters }, 3), 'counted per site');
+
+      const renamed = await store.updateSegment(s.id, mine!.id, { name: 'Germany pro', shared: true });
+      assert.deepEqual([renamed?.name, renamed?.shared, renamed?.filters], ['Germany pro', true, filters], 'what the patch leaves out stays');
+      const refiltered = await store.updateSegment(s.id, mine!.id, { filters: [{ property: 'browser', operator: 'is not', value: 'Chrome' }] });
+      assert.deepEqual([refiltered?.name, refiltered?.filters], ['Germany pro', [{ property: 'browser', operator: 'is not', value: 'Chrome' }]]);
+      assert.ok(refiltered!.updatedAt.getTime() >= mine!.updatedAt.getTime());
+      assert.equal(await store.updateSegment(other.id, mine!.id, { name: 'x' }), undefined);
+
+      assert.equal(await store.deleteSegment(other.id, mine!.id), false, 'not through another site');
+      assert.equal(await store.deleteSegment(s.id, mine!.id), true);
+      assert.equal(await store.deleteSegment(s.id, mine!.id), false, 'deleted once');
+      assert.equal(await store.getSegment(s.id, mine!.id), undefined);
+      await store.deleteSite(s.id);
+      assert.deepEqual(await store.listSegments(s.id, 8), [], 'deleting a site deletes its segments');
+      assert.equal((await store.listSegments(other.id, 7)).length, 1);
+    });
   });
 }

@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { PASSWORD_MIN_LENGTH } from '../../domain/passwords.js';
 
 /**
- * Dashboard pages load only their own script and stylesheet and talk only to their own origin: no inline script
+ * Dashboard pages load only their own script, stylesheet and font and talk only to their own origin: no inline script
  * or style, no framing. Stricter than nothing, looser than the API's `default-src 'none'`, which would block
  * the page's own files.
  */
@@ -12,6 +12,7 @@ export const DASHBOARD_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
+  "font-src 'self'",
   "img-src 'self' data:",
   "connect-src 'self'",
   "form-action 'self'",

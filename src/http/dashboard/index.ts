@@ -13,13 +13,16 @@ import type { MetaStore } from '../../store/types.js';
 import { accountRoutes } from './account.js';
 import { assetRoutes, dashboardAssets } from './assets.js';
 import { embeddingRoutes } from './embedding.js';
+import { geoAssetRoutes } from './geo-assets.js';
 import { FORM_COOKIE, field, refusedForm } from './guard.js';
 import { inviteRoutes } from './invite.js';
 import { loginRoutes } from './login.js';
 import { pageRoutes } from './pages.js';
 import { peopleRoutes } from './people.js';
 import { recoveryRoutes } from './recovery.js';
+import { segmentRoutes } from './segments.js';
 import { shareRoutes } from './share.js';
+import { siteSummaryRoutes } from './site-summaries.js';
 import { subscriptionRoutes } from './subscriptions.js';
 import { tokenRoutes } from './tokens.js';
 
@@ -51,6 +54,7 @@ export async function dashboard(app: FastifyInstance, deps: DashboardOptions): P
     throw err;
   });
   assetRoutes(app, await dashboardAssets());
+  await geoAssetRoutes(app);
   loginRoutes(app, deps);
   pageRoutes(app, deps);
   shareRoutes(app, deps);
@@ -61,4 +65,6 @@ export async function dashboard(app: FastifyInstance, deps: DashboardOptions): P
   accountRoutes(app, deps);
   recoveryRoutes(app, deps);
   subscriptionRoutes(app, deps);
+  segmentRoutes(app, deps);
+  siteSummaryRoutes(app, deps);
 }

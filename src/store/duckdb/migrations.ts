@@ -538,6 +538,26 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX sites_by_account ON sites (account_id);
     `,
   },
+  {
+    version: 22,
+    name: 'segments: report filters saved under a name',
+    sql: `
+      -- A person's set of report filters for one site (src/http/dashboard/segments.ts), theirs only or shared with
+      -- the site's account. filters: a JSON array of {property, operator, value[, key]}, checked before it is saved.
+      CREATE TABLE segments (
+        id VARCHAR PRIMARY KEY,
+        site_id VARCHAR NOT NULL,
+        user_id INTEGER NOT NULL,
+        name VARCHAR NOT NULL,
+        shared BOOLEAN NOT NULL,
+        filters VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('insertion_order')
+      );
+      CREATE INDEX segments_by_site ON segments (site_id, user_id);
+    `,
+  },
 ];
 
 /**

@@ -279,6 +279,26 @@ export const PG_MIGRATIONS: Migration[] = [
       CREATE UNIQUE INDEX sites_by_plausible_script_id ON sites (plausible_script_id);
     `,
   },
+  {
+    version: 10,
+    name: 'segments: report filters saved under a name',
+    sql: `
+      -- A person's set of report filters for one site (src/http/dashboard/segments.ts), theirs only or shared with
+      -- the site's account. filters: a JSON array of {property, operator, value[, key]}, checked before it is saved.
+      CREATE TABLE segments (
+        id TEXT PRIMARY KEY,
+        site_id TEXT NOT NULL,
+        user_id INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        shared BOOLEAN NOT NULL,
+        filters TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        updated_at TIMESTAMPTZ NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('insertion_order')
+      );
+      CREATE INDEX segments_by_site ON segments (site_id, user_id);
+    `,
+  },
 ];
 
 // Any constant shared by every Plumb process: the key of the migration lock.

@@ -1,12 +1,12 @@
 // A site's settings: name, domain, time zone, sharing (password, link), multi-domain; where its public report may
-// be embedded (the origins allowed to frame /share/{id}?embed=true); imported history; the script tag; deletion
-// behind the typed name.
+// be embedded (the origins allowed to frame /share/{id}?embed=true); imported history; the tracking code with its
+// options and the other trackers' forms; deletion behind the typed name.
 
 import { api } from '../api.js';
 import { failed, Field, ok, Snippet, Status, ZoneField, zoneAccepted } from '../forms.js';
 import { ImportsPanel } from './imports.js';
 import { explain } from '../messages.js';
-import { scriptTag } from './sites.js';
+import { TrackingCode } from '../tracking-code.js';
 import { html, useEffect, useState } from '../ui.js';
 
 const LABELS = { name: 'The site name', domain: 'The domain', share_password: 'The share password', plausible_script_id: "The Plausible script's id" };
@@ -169,7 +169,7 @@ export function SiteSettingsPage({ data }) {
       : html`<${SettingsForm} key=${site.id} site=${site} onSaved=${setSite} />
         <${Embedding} site=${site} />
         <${ImportsPanel} site=${site} />
-        <section class="card"><h2>Script tag</h2><p>Add this to every page of the site, in ${'<head>'} or at the end of ${'<body>'}.</p>
-          <${Snippet} label="Script tag" text=${scriptTag(site.id)} /></section>
+        <section class="card stack" aria-labelledby="tracking-code-title"><h2 id="tracking-code-title">Tracking code</h2>
+          <${TrackingCode} site=${site} /></section>
         <${DeleteSite} site=${site} />`}`;
 }

@@ -1,7 +1,9 @@
 // The breakdown panels: pages (top, entry, exit, hostnames), sources (referrers, sources, UTM source, medium,
 // campaign, content, term), locations (countries, regions, cities) and devices (browsers, operating systems,
 // device types). Each tab: its top rows with proportion bars, rows that filter the page when clicked, a details
-// view of up to 1,000 rows with search and sort, and CSV of what it shows.
+// view of up to 1,000 rows (its own address) with search and sort whose rows filter too, and CSV of what it shows.
+// Countries have their flag and a world map; regions and cities the country they are in. Rows without a value
+// ("(no campaign)") come after the real ones, with their numbers unchanged.
 
 import { download, slug, toCsv } from '../download.js';
 import { fmtInt } from '../format.js';
@@ -9,8 +11,10 @@ import { Field } from '../field.js';
 import { html, useEffect, useRef, useState } from '../ui.js';
 import { aggregate, baseParams, explainError, goalOf, usePanel, useSite } from './data.js';
 import { ImportedGap } from './imported.js';
-import { displayValue, PROPERTIES, propertyLabel } from './properties.js';
-import { addFilter, useReportState } from './state.js';
+import { countriesOfPlaces, CountriesOf, Flag, PLACE_FIELDS, placeText } from './place.js';
+import { displayValue, isNoValue, PROPERTIES, propertyLabel } from './properties.js';
+import { addFilter, closeDetails, filterFromDetails, openDetails, useReportState } from './state.js';
+import { WorldMap } from './world-map.js';
 
 export const GROUPS = [
   { title: 'Pages', tabs: [['pathname', 'Top pages'], ['entry_page', 'Entry pages'], ['exit_page', 'Exit pages'], ['hostname', 'Hostnames']] },
@@ -51,25 +55,50 @@ function csvName(site, field, period) {
   return `${slug(site.name)}-${field}-${period.from}-to-${period.to}.csv`;
 }
 
-function Rows({ field, rows, columns, label }) {
+/** The rows in /v1's order, those without a value after the rest (their order among themselves kept). */
+export function noValueLast(field, rows) {
+  return [...rows.filter((r) => !isNoValue(field, r[field])), ...rows.filter((r) => isNoValue(field, r[field]))];
+}
+
+/**
+ * A row's label: the value in words (a country with its flag, a place with its country), on one line cut with an
+ * ellipsis when too long (the whole of it in its title); a button that filters the page when the value can be one.
+ */
+function Label({ field, value, countries, canFilter, onPick }) {
+  const text = displayValue(field, value);
+  const codes = PLACE_FIELDS.has(field) && value !== '' ? countries?.get(value) : undefined;
+  const whole = placeText(text, codes);
+  const flag = field === 'country_code' ? html`<${Flag} code=${value} />` : null;
+  // An empty value cannot be a filter (the API takes non-empty values only); neither can one already applied.
+  const cell = value === '' || !canFilter
+    ? html`<span class="bar-label" title=${whole}>${flag}${text}</span>`
+    : html`<button type="button" class="row-filter bar-label" title=${`Show only ${whole}`} aria-label=${`Filter by ${propertyLabel(field)}: ${text}`}
+        onClick=${() => onPick({ property: field, operator: 'is', value })}>${flag}${text}</button>`;
+  return html`<span class="label-line">${cell}<${CountriesOf} codes=${codes} /></span>`;
+}
+
+/** Whether rows of `field` can filter the page: a property of SPEC.md not already filtered to one value. */
+function canFilterBy(field, filters) {
+  return PROPERTIES.has(field) && !filters.some((f) => f.property === field && f.operator === 'is');
+}
+
+function Rows({ field, rows, columns, label, countries }) {
   const state = useReportState();
-  const max = Math.max(1, ...rows.map((r) => Number(r[columns[0][0]]) || 0));
-  const applied = state.filters.some((f) => f.property === field && f.operator === 'is');
-  const filterable = PROPERTIES.has(field);
+  const shown = noValueLast(field, rows);
+  // Bars are shares of the largest real value: a "(no campaign)" at 93% would flatten every campaign to a sliver.
+  const real = rows.filter((r) => !isNoValue(field, r[field]));
+  const max = Math.max(1, ...(real.length ? real : rows).map((r) => Number(r[columns[0][0]]) || 0));
+  const canFilter = canFilterBy(field, state.filters);
   return html`<table class="breakdown">
     <thead><tr><th scope="col">${label}</th>${columns.map(([, title]) => html`<th scope="col" class="num">${title}</th>`)}</tr></thead>
     <tbody>
-      ${rows.map((row) => {
+      ${shown.map((row) => {
         const value = row[field] ?? '';
-        const text = displayValue(field, value);
-        const share = `${((Number(row[columns[0][0]]) || 0) / max) * 100}%`;
-        // An empty value cannot be a filter (the API takes non-empty values only); neither can one already applied.
-        const cell = value === '' || applied || !filterable
-          ? html`<span class="bar-label">${text}</span>`
-          : html`<button type="button" class="row-filter bar-label" title=${`Show only ${text}`} aria-label=${`Filter by ${propertyLabel(field)}: ${text}`}
-              onClick=${() => addFilter({ property: field, operator: 'is', value })}>${text}</button>`;
-        return html`<tr data-value=${value}>
-          <td class="label"><span class="bar" style=${{ width: share }} aria-hidden="true"></span>${cell}</td>
+        const none = isNoValue(field, value);
+        const share = `${Math.min(100, ((Number(row[columns[0][0]]) || 0) / max) * 100)}%`;
+        return html`<tr data-value=${value} class=${none ? 'no-value' : ''}>
+          <td class="label">${none ? null : html`<span class="bar" style=${{ width: share }} aria-hidden="true"></span>`}<${Label} field=${field} value=${value}
+            countries=${countries} canFilter=${canFilter} onPick=${addFilter} /></td>
           ${columns.map(([k]) => html`<td class="num" data-column=${k}>${fmtInt(row[k])}</td>`)}
         </tr>`;
       })}
@@ -77,7 +106,7 @@ function Rows({ field, rows, columns, label }) {
   </table>`;
 }
 
-function Details({ field, label, onClose }) {
+function Details({ field, label }) {
   const site = useSite();
   const state = useReportState();
   const goal = goalOf(site, state);
@@ -89,13 +118,17 @@ function Details({ field, label, onClose }) {
   // Properties that take "is like" are searched by the API (over everything, not only the rows shown); the others
   // (countries, browsers: few values) are searched among the rows.
   const serverSearch = PROPERTIES.get(field)?.operators.includes('is like');
-  const { loading, error, data, period } = usePanel(
-    (p, signal) => breakdownQuery(site, state, p, field, {
-      limit: DETAILS_LIMIT, sort, extraFilters: serverSearch && search ? [{ property: field, operator: 'is like', value: search }] : [], signal,
-    }),
+  const extraFilters = serverSearch && search ? [{ property: field, operator: 'is like', value: search }] : [];
+  const { loading, error, data: answer, period } = usePanel(
+    (p, signal) => Promise.all([
+      breakdownQuery(site, state, p, field, { limit: DETAILS_LIMIT, sort, extraFilters, signal }),
+      PLACE_FIELDS.has(field) ? countriesOfPlaces(site, state, p, field, { goalName: goal?.name, extraFilters, signal }) : undefined,
+    ]),
     [field, sort, search],
     { compare: false },
   );
+  const [data, countries] = answer ?? [];
+  const canFilter = canFilterBy(field, state.filters);
   useEffect(() => {
     dialog.current.showModal();
   }, []);
@@ -104,8 +137,8 @@ function Details({ field, label, onClose }) {
     return () => clearTimeout(t);
   }, [typed]);
   const needle = search.toLowerCase();
-  const rows = (data ?? []).filter((r) => serverSearch || !needle || String(r[field]).toLowerCase().includes(needle) ||
-    displayValue(field, r[field]).toLowerCase().includes(needle));
+  const rows = noValueLast(field, (data ?? []).filter((r) => serverSearch || !needle || String(r[field]).toLowerCase().includes(needle) ||
+    placeText(displayValue(field, r[field]), countries?.get(r[field])).toLowerCase().includes(needle)));
   const [sortKey, sortDir] = sort.split(':');
   const header = (key, title, numeric) => {
     const active = sortKey === key;
@@ -113,7 +146,7 @@ function Details({ field, label, onClose }) {
     return html`<th scope="col" class=${numeric ? 'num' : ''} aria-sort=${active ? (sortDir === 'asc' ? 'ascending' : 'descending') : 'none'}>
       <button type="button" class="link sort" onClick=${() => setSort(`${key}:${next}`)}>${title}${active ? (sortDir === 'asc' ? ' ▲' : ' ▼') : ''}</button></th>`;
   };
-  return html`<dialog ref=${dialog} class="details" data-details=${field} aria-labelledby="details-h" onClose=${onClose}>
+  return html`<dialog ref=${dialog} class="details" data-details=${field} aria-labelledby="details-h" onClose=${closeDetails}>
     <div class="details-head">
       <h2 id="details-h">${label}</h2>
       <button type="button" class="secondary small" onClick=${() => dialog.current.close()}>Close</button>
@@ -130,8 +163,8 @@ function Details({ field, label, onClose }) {
       <table class="breakdown">
         <thead><tr>${header(field, propertyLabel(field), false)}${columns.map(([k, title]) => header(k, title, true))}</tr></thead>
         <tbody>
-          ${rows.map((row) => html`<tr data-value=${row[field] ?? ''}>
-            <td class="label">${displayValue(field, row[field] ?? '')}</td>
+          ${rows.map((row) => html`<tr data-value=${row[field] ?? ''} class=${isNoValue(field, row[field]) ? 'no-value' : ''}>
+            <td class="label"><${Label} field=${field} value=${row[field] ?? ''} countries=${countries} canFilter=${canFilter} onPick=${filterFromDetails} /></td>
             ${columns.map(([k]) => html`<td class="num" data-column=${k}>${fmtInt(row[k])}</td>`)}
           </tr>`)}
         </tbody>
@@ -144,11 +177,21 @@ function BreakdownCard({ group }) {
   const site = useSite();
   const state = useReportState();
   const [tab, setTab] = useState(group.tabs[0][0]);
-  const [details, setDetails] = useState(false);
+  // The details view the address names, when it is one of this card's tabs (opening it shows that tab too).
+  const details = group.tabs.find(([f]) => f === state.details);
+  useEffect(() => {
+    if (details) setTab(details[0]);
+  }, [details?.[0]]);
   const label = group.tabs.find(([f]) => f === tab)[1];
   const goal = goalOf(site, state);
   const columns = columnsOf(goal);
-  const { loading, error, data, period } = usePanel((p, signal) => breakdownQuery(site, state, p, tab, { signal }), [tab], { compare: false });
+  const { loading, error, data: answer, period } = usePanel((p, signal) => Promise.all([
+    breakdownQuery(site, state, p, tab, { signal }),
+    PLACE_FIELDS.has(tab) ? countriesOfPlaces(site, state, p, tab, { goalName: goal?.name, signal }) : undefined,
+    // The map shades every country, not only the top ten of the list.
+    tab === 'country_code' ? breakdownQuery(site, state, p, tab, { limit: DETAILS_LIMIT, signal }) : undefined,
+  ]), [tab], { compare: false });
+  const [data, countries, everyCountry] = answer ?? [];
   const tabs = useRef(null);
   const onKey = (e) => {
     const i = group.tabs.findIndex(([f]) => f === tab);
@@ -169,16 +212,18 @@ function BreakdownCard({ group }) {
     </div>
     <div class="body" role="tabpanel" id=${`${id}-panel`} aria-labelledby=${`${id}-${tab}`} data-table=${tab} aria-busy=${loading ? 'true' : 'false'}>
       ${error ? html`<p class="status error" role="alert">${explainError(error)}</p>` : null}
+      ${everyCountry?.length ? html`<${WorldMap} rows=${everyCountry} metric=${columns[0][0]} metricLabel=${columns[0][1]}
+        onPick=${canFilterBy('country_code', state.filters) ? (code) => addFilter({ property: 'country_code', operator: 'is', value: code }) : undefined} />` : null}
       ${!data ? html`<p class="muted">Loading…</p>` : data.length === 0 ? html`<p class="muted">No data for this range.</p>`
-        : html`<${Rows} field=${tab} rows=${data} columns=${columns} label=${propertyLabel(tab)} />`}
+        : html`<${Rows} field=${tab} rows=${data} columns=${columns} label=${propertyLabel(tab)} countries=${countries} />`}
       <${ImportedGap} metrics=${columns.map(([k]) => k)} field=${tab} goal=${goal} />
     </div>
     <div class="row card-foot">
-      <button type="button" class="secondary small" onClick=${() => setDetails(true)} aria-label=${`Details: ${label}`}>Details</button>
+      <button type="button" class="secondary small" onClick=${() => openDetails(tab)} aria-label=${`Details: ${label}`}>Details</button>
       <button type="button" class="secondary small" disabled=${!data} aria-label=${`Export ${label} as CSV`}
         onClick=${() => download(csvName(site, tab, period), toCsv([tab, ...columns.map(([k]) => k)], data), 'text/csv;charset=utf-8')}>CSV</button>
     </div>
-    ${details ? html`<${Details} field=${tab} label=${label} onClose=${() => setDetails(false)} />` : null}
+    ${details ? html`<${Details} key=${details[0]} field=${details[0]} label=${details[1]} />` : null}
   </section>`;
 }
 

@@ -7,7 +7,7 @@ import uPlot from 'uplot';
 import { theme } from '../theme.js';
 import { useStore } from '../store.js';
 import { autoInterval, intervalsFor, nowIn, wallSeconds } from '../range.js';
-import { Field } from '../field.js';
+import { Menu } from '../components/menu.js';
 import { html, useEffect, useRef } from '../ui.js';
 import { explainError, fetchSeries, goalOf, metricKeys, periodOf, usePanel, useSite } from './data.js';
 import { METRICS, metricLabel } from './metrics.js';
@@ -23,6 +23,20 @@ const INCREMENTS = {
 };
 const COUNT_INCREMENTS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1e3, 2e3, 2.5e3, 5e3, 1e4, 2e4, 2.5e4, 5e4, 1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7, 1e8, 1e9];
 const INTERVAL_WORDS = { hour: 'Hour', day: 'Day', week: 'Week', month: 'Month' };
+/** The plot's height in CSS pixels: tall on a wide screen, a little lower on a phone so the page below shows. */
+const plotHeight = (width) => (width < 560 ? 240 : 300);
+const FONT = '"Inter Variable", system-ui, sans-serif';
+
+/**
+ * The x scale's ends: the buckets' first and last starts (or the last milestone), widened by half a bucket on each
+ * side when drawn as bars, so that the first and last bars, centred on their buckets, are drawn whole.
+ */
+export function xRange(xs, lastX, bars) {
+  const first = xs[0] ?? 0;
+  if (!bars) return [first, lastX];
+  const step = xs.length > 1 ? (xs[xs.length - 1] - first) / (xs.length - 1) : DAY;
+  return [first - step / 2, lastX + step / 2];
+}
 
 const locale = navigator.language || 'en-US';
 // Bucket times are site wall-clock times read as UTC (range.js), so formatting them in UTC shows them unchanged.
@@ -67,7 +81,7 @@ function milestonePlugin(milestones, colour) {
         ctx.fillStyle = colour;
         ctx.lineWidth = Math.max(1, px);
         ctx.setLineDash([4 * px, 4 * px]);
-        ctx.font = `${11 * px}px system-ui, sans-serif`;
+        ctx.font = `${11 * px}px ${FONT}`;
         // uPlot leaves its axis text settings on the context: set ours.
         ctx.textAlign = 'left';
         ctx.textBaseline = 'alphabetic';
@@ -138,7 +152,7 @@ function Plot({ series, previous, metric, goal, interval, type, milestones, time
     const muted = cssVar('--muted');
     const grid = cssVar('--grid');
     const counts = ['visitors', 'visits', 'pageviews', 'conversions', 'unique_conversions'].includes(metric);
-    const font = '12px system-ui, sans-serif';
+    const font = `12px ${FONT}`;
     const inPlot = milestones.map((mm) => wallSeconds(mm.milestone_date));
     const xMax = Math.max(xs[xs.length - 1] ?? 0, ...inPlot, (xs[0] ?? 0) + 1);
     const bars = type === 'bar' ? uPlot.paths.bars({ size: [0.7, 60], align: 0 }) : undefined;
@@ -146,12 +160,12 @@ function Plot({ series, previous, metric, goal, interval, type, milestones, time
     const plot = new uPlot(
       {
         width: width(),
-        height: 260,
+        height: plotHeight(width()),
         padding: [12, 32, 0, 4],
         cursor: { drag: { x: false, y: false }, points: { size: 8 } },
         legend: { show: false },
         scales: {
-          x: { time: true, range: () => [xs[0] ?? 0, xMax] },
+          x: { time: true, range: () => xRange(xs, xMax, type === 'bar') },
           y: { range: (_u, _min, max) => [0, Math.max(counts ? 4 : 0.0001, (max || 0) * 1.15)] },
         },
         axes: [
@@ -167,7 +181,7 @@ function Plot({ series, previous, metric, goal, interval, type, milestones, time
             // As wide as its longest label, so no label is ever cut at the left edge.
             size: (u, values) => {
               if (!values) return 40;
-              u.ctx.font = `${12 * devicePixelRatio}px system-ui, sans-serif`;
+              u.ctx.font = `${12 * devicePixelRatio}px ${FONT}`;
               const widest = Math.max(...values.map((v) => u.ctx.measureText(String(v)).width)) / devicePixelRatio;
               return Math.ceil(widest) + 18;
             },
@@ -194,7 +208,7 @@ function Plot({ series, previous, metric, goal, interval, type, milestones, time
       el,
     );
     el.dataset.ready = String(xs.length);
-    const resize = () => plot.setSize({ width: width(), height: 260 });
+    const resize = () => plot.setSize({ width: width(), height: plotHeight(width()) });
     window.addEventListener('resize', resize);
     // From the keyboard: arrows move the tooltip from bucket to bucket (Home and End to the ends), Escape hides it.
     let at = -1;
@@ -256,11 +270,9 @@ export function Chart() {
     <div class="chart-head">
       <h2 id="chart-h">${metricLabel(metric, goal)} over time</h2>
       <div class="row wrap chart-controls">
-        <${Field} label="Per"><select name="interval" value=${state.interval} onChange=${(e) => setReport({ interval: e.currentTarget.value })}>
-            <option value="auto">${`Auto${data ? ` (${INTERVAL_WORDS[data.interval].toLowerCase()})` : ''}`}</option>
-            ${intervalsFor(periodOf(state, site.timeZone)).map((i) => html`<option value=${i}>${INTERVAL_WORDS[i]}</option>`)}
-          </select>
-        <//>
+        <${Menu} label="Per" name="interval" value=${state.interval} align="end" onSelect=${(interval) => setReport({ interval })}
+          options=${[['auto', `Auto${data ? ` (${INTERVAL_WORDS[data.interval].toLowerCase()})` : ''}`],
+            ...intervalsFor(periodOf(state, site.timeZone)).map((i) => [i, `Per ${INTERVAL_WORDS[i].toLowerCase()}`])]} />
         <div class="segmented" role="group" aria-label="Chart type">
           ${['area', 'bar'].map((t) => html`<button type="button" class="secondary small" aria-pressed=${state.chart === t ? 'true' : 'false'}
             onClick=${() => setReport({ chart: t })}>${t === 'area' ? 'Area' : 'Bars'}</button>`)}

@@ -1,9 +1,9 @@
 // The report's one way to ask /v1: a panel's query parameters for a period (range, filters, goal), the headline
-// metrics as totals or per chart bucket, and the hook that runs a panel's loader for the period and, when the
-// viewer compares, once more for the comparison period through the same code.
+// metrics as totals or per chart bucket, every goal's conversions in one request, and the hook that runs a panel's
+// loader for the period and, when the viewer compares, once more for the comparison period through the same code.
 
 import { api, ApiError, query } from '../api.js';
-import { buckets, comparisonDates, rangeDates } from '../range.js';
+import { buckets, comparisonDates, nowIn, rangeDates } from '../range.js';
 import { createContext, useContext, useEffect, useState } from '../ui.js';
 import { PROP_FILTER } from './properties.js';
 import { useReportState } from './state.js';
@@ -18,6 +18,15 @@ export const useSite = () => useContext(SiteContext);
  */
 export const aggregate = (params, signal) =>
   api('GET', `${params.props ? '/dashboard/api/report/aggregations' : '/v1/aggregations'}?${query(params)}`, undefined, { signal });
+
+/**
+ * What /v1/aggregations answers for each goal of the site with `params` (an event report's, without entity_name),
+ * in one request whatever the number of goals: [{ id, name, rows }].
+ */
+export const aggregateGoals = (params, signal) => {
+  const { entity_name: _name, ...rest } = params;
+  return api('GET', `/dashboard/api/report/goal-aggregations?${query(rest)}`, undefined, { signal });
+};
 
 /**
  * A goal's completions by one custom property (the most used when `key` is '' or not carried): { keys, key, total,
@@ -35,15 +44,16 @@ export const periodOf = (state, timeZone) => rangeDates(state.range, timeZone, {
 export const goalOf = (site, state) => (state.goal ? site.goals.find((g) => g.id === state.goal) : undefined);
 
 /**
- * The parameters every query of the page shares: the site, the period as whole site-time days, the filters;
- * `goalName` asks for that goal's conversions instead of pageviews.
+ * The parameters every query of the page shares: the site, the period as site-time days (the last one up to
+ * `until` when the period is the part of a comparison that today has only reached so far), the filters;
+ * `goalName` asks for that goal's conversions instead of pageviews ('' for every goal, aggregateGoals).
  */
 export function baseParams(site, period, filters, goalName) {
   const spec = filters.filter((f) => f.property !== PROP_FILTER);
   const props = filters.filter((f) => f.property === PROP_FILTER).map(({ key, operator, value }) => ({ key, operator, value }));
   const common = {
     date_from: `${period.from} 00:00:00`,
-    date_to: `${period.to} 23:59:59`,
+    date_to: `${period.to} ${period.until ?? '23:59:59'}`,
     filters: spec.length ? JSON.stringify(spec) : undefined,
     props: props.length ? JSON.stringify(props) : undefined,
   };
@@ -88,14 +98,14 @@ async function metricRows(site, state, period, grouping, metric, signal) {
     add(events, ['conversions', 'unique_conversions', 'value']);
     add(pages, ['visitors']);
   } else {
-    const [pages, ...perGoal] = await Promise.all([
+    // Every goal's conversions in one request, asked only when they are shown.
+    const wanted = site.goals.length > 0 && (metric === undefined || metric === 'conversions');
+    const [pages, perGoal] = await Promise.all([
       aggregate({ ...baseParams(site, period, state.filters), aggregates: 'visitors,visits,pageviews,bounce_rate,avg_duration', ...extra }, signal),
-      // Conversions are one query per goal: asked only when they are shown.
-      ...(metric === undefined || metric === 'conversions' ? site.goals : []).map((g) =>
-        aggregate({ ...baseParams(site, period, state.filters, g.name), aggregates: 'conversions', ...extra }, signal)),
+      wanted ? aggregateGoals({ ...baseParams(site, period, state.filters, ''), aggregates: 'conversions', ...extra }, signal) : [],
     ]);
     add(pages, ['visitors', 'visits', 'pageviews', 'bounce_rate', 'avg_duration']);
-    for (const rows of perGoal) add(rows, ['conversions'], true);
+    for (const { rows } of perGoal) add(rows, ['conversions'], true);
   }
   return out;
 }
@@ -121,7 +131,9 @@ export async function fetchTotals(site, state, period, metric, signal) {
 export async function fetchSeries(site, state, period, interval, metric, signal) {
   const list = buckets(period, interval);
   if (interval === 'week') {
-    const totals = await Promise.all(list.map((b) => fetchTotals(site, state, { from: b.from, to: b.to }, metric, signal)));
+    // The last week of a comparison that today has only partly reached ends where the period does.
+    const cut = (b) => (b.to === period.to && period.until ? { until: period.until } : {});
+    const totals = await Promise.all(list.map((b) => fetchTotals(site, state, { from: b.from, to: b.to, ...cut(b) }, metric, signal)));
     return list.map((b, i) => ({ ...b, values: totals[i] }));
   }
   const rows = await metricRows(site, state, period, interval, metric, signal);
@@ -143,7 +155,7 @@ export function usePanel(load, deps, { compare = true } = {}) {
     let live = true;
     const calls = new AbortController();
     const period = periodOf(state, site.timeZone);
-    const previousPeriod = compare ? comparisonDates(period, state.compare, state.range) : null;
+    const previousPeriod = compare ? comparisonDates(period, state.compare, state.range, nowIn(site.timeZone)) : null;
     setResult((r) => ({ ...r, loading: true }));
     Promise.all([load(period, calls.signal), previousPeriod ? load(previousPeriod, calls.signal) : null]).then(
       ([data, previous]) => live && setResult({ loading: false, data, previous, period, previousPeriod }),

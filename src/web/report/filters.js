@@ -1,11 +1,17 @@
-// The filter bar: every filter as a chip in words ("Country is Germany", "Goal is Signup"), each removable, and
-// the filter menu offering every operator SPEC.md allows on every filterable property, and custom properties.
+// The filter bar: every filter as a chip in words ("Country is Germany", "Goal is Signup"), each removable; the
+// filter menu offering every operator SPEC.md allows on every filterable property (with the site's values
+// suggested as the value is typed, ./suggestions.js), and custom properties; and saved segments (./segments.js).
 
 import { Field } from '../field.js';
 import { html, useEffect, useRef, useState } from '../ui.js';
 import { goalOf, useSite } from './data.js';
 import { describeFilter, OPERATOR_CHOICES, PROP_FILTER, PROP_OPERATORS, PROPERTIES } from './properties.js';
+import { SegmentPanel, SegmentsButton } from './segments.js';
 import { addFilter, removeFilter, setReport, useReportState } from './state.js';
+import { countryCodeOf, ValueField } from './suggestions.js';
+
+/** Operators whose value is a pattern, not a recorded value: nothing to suggest. */
+const PATTERNS = ['matching', 'not matching'];
 
 function FilterMenu({ onDone }) {
   const [property, setProperty] = useState('pathname');
@@ -21,7 +27,9 @@ function FilterMenu({ onDone }) {
   const submit = (e) => {
     e.preventDefault();
     if (!value || (custom && !key)) return;
-    addFilter(custom ? { property, key, operator: op, value } : { property, operator: op, value });
+    // Countries are recorded as codes: "Germany" (or "de") is DE; a name that is no country stays as typed.
+    const recorded = property === 'country_code' ? countryCodeOf(value) ?? value : value;
+    addFilter(custom ? { property, key, operator: op, value } : { property, operator: op, value: recorded });
     onDone();
   };
   return html`<form class="card filter-menu row wrap" aria-label="Add a filter" onSubmit=${submit} ref=${form}
@@ -37,8 +45,8 @@ function FilterMenu({ onDone }) {
     <${Field} label="Operator"><select name="operator" value=${op} onChange=${(e) => setOperator(e.currentTarget.value)}>
         ${allowed.map((o) => html`<option value=${o}>${OPERATOR_CHOICES.get(o)}</option>`)}
       </select><//>
-    <${Field} label="Value" class="grow"><input name="value" required autocomplete="off" maxlength="1000" value=${value} onInput=${(e) => setValue(e.currentTarget.value)}
-        placeholder=${property === 'country_code' ? 'two letters, e.g. DE' : op.includes('matching') ? 'a regular expression' : ''} /><//>
+    <${ValueField} property=${property} value=${value} onChange=${setValue} enabled=${!custom && !PATTERNS.includes(op)}
+      placeholder=${property === 'country_code' ? 'a country, e.g. Germany or DE' : PATTERNS.includes(op) ? 'a regular expression' : 'type to see the values'} />
     <button type="submit">Apply filter</button>
     <button type="button" class="secondary" onClick=${onDone}>Cancel</button>
   </form>`;
@@ -47,7 +55,8 @@ function FilterMenu({ onDone }) {
 export function FilterBar() {
   const site = useSite();
   const state = useReportState();
-  const [open, setOpen] = useState(false);
+  // One panel at a time under the bar: the filter menu or the segments.
+  const [open, setOpen] = useState('');
   const goal = goalOf(site, state);
   const any = state.filters.length > 0 || goal;
   return html`<div class="filter-area">
@@ -62,9 +71,11 @@ export function FilterBar() {
         return html`<span class="chip" data-filter=${f.property} data-operator=${f.operator}>${words}
           <button type="button" class="link" aria-label=${`Remove filter ${words}`} onClick=${() => removeFilter(i)}>×</button></span>`;
       })}
-      <button type="button" class="secondary small" aria-expanded=${open ? 'true' : 'false'} onClick=${() => setOpen(!open)}>+ Add filter</button>
+      <button type="button" class="secondary small" aria-expanded=${open === 'filter' ? 'true' : 'false'} onClick=${() => setOpen(open === 'filter' ? '' : 'filter')}>+ Add filter</button>
+      <${SegmentsButton} open=${open === 'segments'} onToggle=${() => setOpen(open === 'segments' ? '' : 'segments')} />
       ${any ? html`<button type="button" class="link" onClick=${() => setReport({ filters: [], goal: '' })}>Clear all</button>` : null}
     </div>
-    ${open ? html`<${FilterMenu} onDone=${() => setOpen(false)} />` : null}
+    ${open === 'filter' ? html`<${FilterMenu} onDone=${() => setOpen('')} />` : null}
+    ${open === 'segments' ? html`<${SegmentPanel} onDone=${() => setOpen('')} />` : null}
   </div>`;
 }

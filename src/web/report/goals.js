@@ -3,21 +3,25 @@
 
 import { fmtInt, fmtPercent, fmtValue } from '../format.js';
 import { html } from '../ui.js';
-import { aggregate, baseParams, explainError, usePanel, useSite } from './data.js';
+import { aggregate, aggregateGoals, baseParams, explainError, usePanel, useSite } from './data.js';
 import { ImportedGap } from './imported.js';
 import { setReport, useReportState } from './state.js';
 
-/** The rows of the goals panel for a period: [{ goal, conversions, unique_conversions, value, conversion_rate }]. */
+/**
+ * The rows of the goals panel for a period: [{ goal, conversions, unique_conversions, value, conversion_rate }]. Two
+ * requests whatever the number of goals: the visitors, and every goal's numbers at once.
+ */
 export async function fetchGoals(site, state, period, signal) {
-  const [[pages], ...perGoal] = await Promise.all([
+  const [[pages], perGoal] = await Promise.all([
     aggregate({ ...baseParams(site, period, state.filters), aggregates: 'visitors' }, signal),
-    ...site.goals.map((g) => aggregate({ ...baseParams(site, period, state.filters, g.name), aggregates: 'conversions,unique_conversions,value' }, signal)),
+    aggregateGoals({ ...baseParams(site, period, state.filters, ''), aggregates: 'conversions,unique_conversions,value' }, signal),
   ]);
   const visitors = Number(pages?.visitors) || 0;
+  const byId = new Map(perGoal.map((g) => [g.id, g.rows[0] ?? {}]));
   return {
     visitors,
-    rows: site.goals.map((goal, i) => {
-      const r = perGoal[i][0] ?? {};
+    rows: site.goals.map((goal) => {
+      const r = byId.get(goal.id) ?? {};
       const unique = Number(r.unique_conversions) || 0;
       return { goal, conversions: Number(r.conversions) || 0, unique_conversions: unique, value: Number(r.value) || 0, conversion_rate: visitors ? unique / visitors : 0 };
     }),

@@ -1,5 +1,6 @@
 // A site's report page (the owner's and the share page): the live panel, toolbar, filters, headline, chart,
-// goals (and the chosen goal's custom properties) and breakdowns, each a component of its own reading the shared state (./state.js).
+// goals (and the chosen goal's custom properties) and breakdowns, each a component of its own reading the shared state (./state.js);
+// for the owner of a site with no hits yet, the onboarding page (./onboarding.js) until the first one arrives.
 
 import { listAll } from '../api.js';
 import { html, useEffect, useState } from '../ui.js';
@@ -11,7 +12,7 @@ import { GoalPropertiesPanel } from './goal-properties.js';
 import { GoalsPanel } from './goals.js';
 import { Headline } from './headline.js';
 import { ImportedNotice } from './imported.js';
-import { Realtime } from './realtime.js';
+import { hasHits, Onboarding } from './onboarding.js';
 import { startReportState } from './state.js';
 import { Toolbar } from './toolbar.js';
 
@@ -28,20 +29,26 @@ function currencies(text) {
 export function ReportPage({ data }) {
   const [site, setSite] = useState(null);
   const [failed, setFailed] = useState('');
+  // Whether the report has anything to show: null while asked; a share page always shows its report.
+  const [started, setStarted] = useState(data.mode === 'owner' ? null : true);
   useEffect(() => {
     const timeZone = data.timezone || 'UTC';
     startReportState(timeZone);
     const known = currencies(data.goalCurrencies);
     Promise.all([listAll(`/v1/sites/${data.site}/events`), listAll(`/v1/sites/${data.site}/milestones`).catch(() => [])]).then(
-      ([events, milestones]) =>
-        setSite({
+      async ([events, milestones]) => {
+        const loaded = {
           id: data.site,
           name: data.siteName,
           timeZone,
           owner: data.mode === 'owner',
           goals: events.map((e) => ({ id: e.id, name: e.name, currency: known.get(e.id) ?? e.currency ?? 'dollar' })),
           milestones,
-        }),
+        };
+        // A failed check shows the report: a page of zeros is better than a setup page for a site that has hits.
+        if (loaded.owner) setStarted(await hasHits(loaded).catch(() => true));
+        setSite(loaded);
+      },
       () => setFailed('The report could not be loaded. Reload the page to try again.'),
     );
   }, []);
@@ -51,9 +58,9 @@ export function ReportPage({ data }) {
     : html`<p class="muted">A read-only report shared by the site owner.</p>`;
   if (failed) return html`${heading}<p class="status error" role="alert">${failed}</p>`;
   if (!site) return html`${heading}${links}<p class="muted" data-loading>Loading…</p>`;
+  if (!started) return html`<div class="report-head">${heading}${links}</div><${Onboarding} site=${site} onStarted=${() => setStarted(true)} />`;
   return html`<${SiteContext.Provider} value=${site}>
     <div class="report-head">${heading}${links}</div>
-    <${Realtime} />
     <${Toolbar} />
     <${FilterBar} />
     <${ImportedNotice} />

@@ -75,7 +75,8 @@ export function validFilter(f) {
 
 let regionNames;
 try {
-  regionNames = new Intl.DisplayNames([navigator.language || 'en', 'en'], { type: 'region' });
+  // English, as the rest of the dashboard.
+  regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
 } catch {
   regionNames = undefined;
 }
@@ -112,6 +113,12 @@ const EMPTY = new Map([
   ['operating_system', 'Unknown'],
   ['device_type', 'Unknown'],
 ]);
+
+// Referrers' '' is a real source (people typing the address, bookmarks), not a missing value.
+const DIRECT = new Set(['referrer_hostname', 'referrer_pathname', 'referrer_source']);
+
+/** Whether a recorded value is no value at all ("(no campaign)", an unknown country): listed after the real ones. */
+export const isNoValue = (property, value) => (value === '' || value === undefined || value === null) && !DIRECT.has(property);
 
 /** "Country is Germany", "Property plan is pro": a filter in words. */
 export const describeFilter = (f) => f.property === PROP_FILTER ? `Property ${f.key} ${OPERATOR_WORDS.get(f.operator) ?? f.operator} ${f.value}` : `${propertyLabel(f.property)} ${OPERATOR_WORDS.get(f.operator) ?? f.operator} ${f.property === 'country_code' && (f.operator === 'is' || f.operator === 'is not') ? displayValue(f.property, f.value) : f.value}`;

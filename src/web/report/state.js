@@ -1,6 +1,6 @@
-// The report's shared state, in one place: range, comparison, filters, the goal it is filtered to and the chart's
-// choices. Every panel reads it with useReportState(); changes go through setReport(), which also writes the
-// address, so a reload or a copied link shows the same view.
+// The report's shared state, in one place: range, comparison, filters, the goal it is filtered to, the chart's
+// choices and the breakdown whose details are open. Every panel reads it with useReportState(); changes go through
+// setReport(), which also writes the address, so a reload or a copied link shows the same view.
 
 import { isRange, todayIn } from '../range.js';
 import { createStore, useStore } from '../store.js';
@@ -47,6 +47,8 @@ export function readAddress(timeZone, search = location.search) {
     metric: params.get('metric') || DEFAULTS.metric,
     interval: pick('interval', INTERVALS),
     chart: pick('chart', CHART_TYPES),
+    // The breakdown field whose details view is open ('' : none); breakdowns.js checks it is one it has.
+    details: /^[a-z_]{1,40}$/.test(params.get('details') ?? '') ? params.get('details') : '',
   };
 }
 
@@ -62,16 +64,24 @@ export function addressOf(state) {
   if (state.goal) params.set('goal', state.goal);
   if (state.goal && state.propKey) params.set('prop_key', state.propKey);
   for (const key of ['compare', 'metric', 'interval', 'chart']) if (state[key] !== DEFAULTS[key]) params.set(key, state[key]);
+  if (state.details) params.set('details', state.details);
   return `${location.pathname}?${params}`;
 }
 
 export const report = createStore(readAddress('UTC'));
 
+let zone = 'UTC';
+
 /** Reads the address once the site's time zone is known (custom ranges default to its today). */
 export function startReportState(timeZone) {
+  zone = timeZone;
   report.set(readAddress(timeZone));
   history.replaceState(null, '', addressOf(report.get()));
 }
+
+// Every change replaces the address but opening a details view, which adds one: Back then closes it, and the
+// state follows whatever address Back or Forward lands on.
+addEventListener('popstate', () => report.set(readAddress(zone)));
 
 export function setReport(change) {
   report.set(change);
@@ -87,6 +97,33 @@ export function addFilter(filter) {
       s.filters.length >= MAX_FILTERS
       ? s
       : { ...s, filters: [...s.filters, filter] });
+}
+
+/** Filters and closes the details view in one step, so the address keeps the filter (Back then removes both). */
+export function filterFromDetails(filter) {
+  addFilter(filter);
+  setReport((s) => ({ ...s, details: '' }));
+}
+
+// The address pushed when the details view opened: closing it while the address is still that one goes Back to
+// where it was opened from; after anything else changed the address, closing replaces it instead.
+let pushed = '';
+
+/** Opens the details view of a breakdown field, as a new address (a copied link opens it; Back closes it). */
+export function openDetails(field) {
+  report.set((s) => ({ ...s, details: field }));
+  pushed = addressOf(report.get());
+  history.pushState({ details: field }, '', pushed);
+}
+
+export function closeDetails() {
+  if (!report.get().details) return;
+  if (pushed && `${location.pathname}${location.search}` === pushed) {
+    pushed = '';
+    history.back();
+    return;
+  }
+  setReport((s) => ({ ...s, details: '' }));
 }
 
 export function removeFilter(index) {
