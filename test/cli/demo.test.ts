@@ -151,6 +151,9 @@ describe('plumb demo', () => {
     assert.deepEqual(plan.rows.map((r) => r.value).sort(), ['business', 'pro', 'starter']);
     assert.equal(plan.rows.reduce((n, r) => n + r.conversions, 0), plan.total, 'every purchase has a plan');
     const method = await properties('method');
-    assert.deepEqual(method.rows.map((r) => r.value).sort(), ['card', 'invoice', 'paypal']);
+    // Drawn at random per purchase (invoice 1 in 10), so a month may lack the rarest: each shown is one of the three.
+    const methods = method.rows.map((r) => r.value);
+    assert.ok(methods.length >= 2 && methods.every((m) => ['card', 'invoice', 'paypal'].includes(m)), JSON.stringify(methods));
+    assert.equal(method.rows.reduce((n, r) => n + r.conversions, 0), method.total, 'every purchase has a method');
   });
 });

@@ -61,16 +61,21 @@ export function DateRangePicker({ ranges, range, from, to, onRange, onCustom, de
     const outside = (e) => {
       if (!panel.current?.contains(e.target) && !button.current?.contains(e.target)) setOpen(false);
     };
-    document.addEventListener('pointerdown', outside);
-    return () => document.removeEventListener('pointerdown', outside);
-  }, [open]);
-  const onPanelKey = (e) => {
-    if (e.key === 'Escape') {
+    // Escape closes wherever focus is: a key pressed as the panel opens, before focus moves into it, counts too.
+    const escape = (e) => {
+      if (e.key !== 'Escape') return;
       e.preventDefault();
       e.stopPropagation();
       close();
-      return;
-    }
+    };
+    document.addEventListener('pointerdown', outside);
+    document.addEventListener('keydown', escape, true);
+    return () => {
+      document.removeEventListener('pointerdown', outside);
+      document.removeEventListener('keydown', escape, true);
+    };
+  }, [open]);
+  const onPanelKey = (e) => {
     const presets = [...panel.current.querySelectorAll('[data-range-option]')];
     const i = presets.indexOf(document.activeElement);
     if (i < 0 || !(e.key === 'ArrowDown' || e.key === 'ArrowUp')) return;
