@@ -8,6 +8,7 @@
 //
 // Tests that need a browser should skip when `browserSkipReason()` returns a reason (no Chromium here).
 
+import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
 
@@ -70,4 +71,24 @@ export function sidewaysOverflow(page: Page): Promise<number> {
     const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
     return root.scrollWidth - root.clientWidth;
   });
+}
+
+/**
+ * Waits until `read()` gives `expected` (deep-equal; a page loads asynchronously, and a read that throws meanwhile
+ * counts as not yet), then asserts it, naming `what` when it never came within `timeoutMs`.
+ */
+export async function eventuallyEqual<T>(read: () => Promise<T>, expected: T, what: string, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  let last: T | undefined;
+  for (;;) {
+    last = await read().catch(() => undefined);
+    try {
+      assert.deepEqual(last, expected);
+      return;
+    } catch {
+      if (Date.now() > end) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  assert.deepEqual(last, expected, what);
 }

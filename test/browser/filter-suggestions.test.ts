@@ -14,7 +14,7 @@ import { demoTraffic } from '../../src/cli/demo-traffic.js';
 import { hashPassword } from '../../src/domain/secrets.js';
 import { projectRoot } from '../../src/project-root.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
-import { browserSkipReason, closePage, launchBrowser, openPage } from './browser.js';
+import { browserSkipReason, closePage, launchBrowser, openPage, eventuallyEqual as eventually } from './browser.js';
 
 const skip = browserSkipReason();
 const SHOTS = join(projectRoot(), 'test-artifacts', 'screenshots');
@@ -70,22 +70,6 @@ describe('filter value suggestions and segments in Chromium', { skip }, () => {
     await p.getByLabel('Password').fill(PASSWORD);
     await p.getByRole('button', { name: 'Log in' }).click();
     await p.waitForURL(`${base}/sites`);
-  }
-
-  async function eventually<T>(read: () => Promise<T>, expected: T, what: string, timeoutMs = 10_000): Promise<void> {
-    const end = Date.now() + timeoutMs;
-    let last: T | undefined;
-    for (;;) {
-      last = await read().catch(() => undefined);
-      try {
-        assert.deepEqual(last, expected);
-        return;
-      } catch {
-        if (Date.now() > end) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-    assert.deepEqual(last, expected, what);
   }
 
   /** The listbox's options as [recorded value, visitors shown]. */

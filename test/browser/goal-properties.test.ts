@@ -12,7 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { hashPassword } from '../../src/domain/secrets.js';
 import { projectRoot } from '../../src/project-root.js';
 import { OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
-import { browserSkipReason, closePage, launchBrowser, openPage, sidewaysOverflow } from './browser.js';
+import { browserSkipReason, closePage, launchBrowser, openPage, sidewaysOverflow, eventuallyEqual as eventually } from './browser.js';
 
 const skip = browserSkipReason();
 const SHOTS = join(projectRoot(), 'test-artifacts', 'screenshots');
@@ -54,22 +54,6 @@ describe('goal properties panel in Chromium', { skip }, () => {
   const panelRows = (): Promise<Shown> =>
     page.locator('.goal-properties tbody tr').evaluateAll((trs) =>
       trs.map((tr) => [tr.getAttribute('data-value') ?? '', ...[...tr.querySelectorAll('td.num')].map((td) => (td.textContent ?? '').trim())]));
-
-  async function eventually<T>(read: () => Promise<T>, expected: T, what: string): Promise<void> {
-    const end = Date.now() + 10_000;
-    let last: T | undefined;
-    for (;;) {
-      last = await read().catch(() => undefined);
-      try {
-        assert.deepEqual(last, expected);
-        return;
-      } catch {
-        if (Date.now() > end) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-    assert.deepEqual(last, expected, what);
-  }
 
   const conversionsShown = () => page.locator('[data-metric="conversions"] [data-value]').first().textContent().then((s) => (s ?? '').trim());
   // Every percentage of the dashboard has one decimal (src/web/format.js).

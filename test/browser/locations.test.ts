@@ -15,7 +15,7 @@ import { hashPassword } from '../../src/domain/secrets.js';
 import { formatTimestamp } from '../../src/domain/time.js';
 import { projectRoot } from '../../src/project-root.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
-import { browserSkipReason, closePage, launchBrowser, openPage } from './browser.js';
+import { browserSkipReason, closePage, launchBrowser, openPage, eventuallyEqual as eventually } from './browser.js';
 
 const skip = browserSkipReason();
 const SHOTS = join(projectRoot(), 'test-artifacts', 'screenshots');
@@ -73,22 +73,6 @@ describe('where visitors are, and breakdown rows, in Chromium', { skip }, () => 
     if (page) await p.context().addCookies(await page.context().cookies());
     pages.push(p);
     return p;
-  }
-
-  async function eventually<T>(read: () => Promise<T>, expected: T, what: string, timeoutMs = 10_000): Promise<void> {
-    const end = Date.now() + timeoutMs;
-    let last: T | undefined;
-    for (;;) {
-      last = await read().catch(() => undefined);
-      try {
-        assert.deepEqual(last, expected);
-        return;
-      } catch {
-        if (Date.now() > end) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-    assert.deepEqual(last, expected, what);
   }
 
   const tableRows = (p: Page, scope: string) => p.locator(`${scope} tbody tr`).evaluateAll((trs) =>

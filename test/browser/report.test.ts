@@ -17,7 +17,7 @@ import { formatTimestamp } from '../../src/domain/time.js';
 import { demoTraffic } from '../../src/cli/demo-traffic.js';
 import { projectRoot } from '../../src/project-root.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
-import { browserSkipReason, closePage, launchBrowser, openPage, sidewaysOverflow } from './browser.js';
+import { browserSkipReason, closePage, launchBrowser, openPage, sidewaysOverflow, eventuallyEqual as eventually } from './browser.js';
 import { chooseComparison, chooseCustomRange, chooseInterval, chooseRange, openRealtime, shownComparison, shownInterval, shownRange } from './report-toolbar.js';
 
 const skip = browserSkipReason();
@@ -119,23 +119,6 @@ describe('report page in Chromium', { skip }, () => {
     if (page) await p.context().addCookies(await page.context().cookies());
     pages.push(p);
     return p;
-  }
-
-  /** Waits until `read()` gives `expected` (the page loads asynchronously), then asserts it. */
-  async function eventually<T>(read: () => Promise<T>, expected: T, what: string, timeoutMs = 10_000): Promise<void> {
-    const end = Date.now() + timeoutMs;
-    let last: T | undefined;
-    for (;;) {
-      last = await read().catch(() => undefined);
-      try {
-        assert.deepEqual(last, expected);
-        return;
-      } catch {
-        if (Date.now() > end) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-    assert.deepEqual(last, expected, what);
   }
 
   /** `period` as the headline compares with it: a period that runs to today counts only up to now's time of day. */
