@@ -24,6 +24,23 @@ export class GeneralError extends ApiError {
   }
 }
 
+/** 503 `{ error: message }` with Retry-After: the request may succeed if sent again after `retryAfterSeconds`. */
+export class RetryLater extends ApiError {
+  readonly status = 503;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
+  body(): unknown {
+    return { error: this.message };
+  }
+  override headers(): Record<string, string> {
+    return { 'retry-after': String(this.retryAfterSeconds) };
+  }
+}
+
 /** 400 `{ errors: { field: [messages] } }`: invalid or missing parameters. */
 export class ValidationError extends ApiError {
   readonly status = 400;

@@ -76,7 +76,7 @@ export function collectorLane({ ingest, metrics, log, trustProxy, beaconHeaders 
         if (isServiceOutage(err)) {
           log.warn({ err }, 'a storage service is unavailable');
           const outage = new ServiceUnavailable();
-          res.setHeader('retry-after', outage.headers()['retry-after']!);
+          res.setHeader('retry-after', String(outage.retryAfterSeconds));
           return fail(res, outage.status, outage.message, started);
         }
         log.error({ err }, 'request failed');

@@ -1,21 +1,14 @@
 // A service Plumb depends on (PostgreSQL, Redis, ClickHouse) being unreachable, told apart from a bug: a request
 // that meets one is answered 503 with Retry-After, "come back shortly", never 500; the process keeps running.
 
-import { ApiError } from '../domain/errors.js';
+import { RetryLater } from '../domain/errors.js';
 
 /** Seconds a client is asked to wait: services restart in seconds, and clients should not hammer one that does. */
 export const OUTAGE_RETRY_AFTER_SECONDS = 5;
 
-export class ServiceUnavailable extends ApiError {
-  readonly status = 503;
+export class ServiceUnavailable extends RetryLater {
   constructor() {
-    super('A storage service Plumb depends on is unavailable; retry shortly');
-  }
-  body(): unknown {
-    return { error: this.message };
-  }
-  override headers(): Record<string, string> {
-    return { 'retry-after': String(OUTAGE_RETRY_AFTER_SECONDS) };
+    super('A storage service Plumb depends on is unavailable; retry shortly', OUTAGE_RETRY_AFTER_SECONDS);
   }
 }
 

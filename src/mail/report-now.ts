@@ -3,7 +3,7 @@
 // a period to end. The numbers are gathered as the scheduled report gathers them (gatherReport), so they equal
 // /v1/aggregations for that period.
 
-import { ApiError, badRequest } from '../domain/errors.js';
+import { badRequest, RetryLater } from '../domain/errors.js';
 import { lastCompletePeriod, type ReportFrequency, type ReportPeriod } from '../domain/report-periods.js';
 import type { ReportEngine } from '../report/engine.js';
 import type { MetaStore, Site } from '../store/types.js';
@@ -18,13 +18,9 @@ export type ReportNowPeriod = keyof typeof REPORT_NOW_PERIODS;
 export const REPORTS_NOW_PER_MINUTE = 3;
 
 /** 503 `{ error }` with Retry-After: the SMTP server refused the message or could not be reached. */
-export class MailUnavailable extends ApiError {
-  readonly status = 503;
-  body(): unknown {
-    return { error: this.message };
-  }
-  override headers(): Record<string, string> {
-    return { 'retry-after': '60' };
+export class MailUnavailable extends RetryLater {
+  constructor(message: string) {
+    super(message, 60);
   }
 }
 

@@ -1,18 +1,11 @@
 // Admission for analytics queries: a few run at once, a bounded number wait, the rest are told to come back
 // (503 with Retry-After) instead of piling up. Keeps one slow report from starving the server or the others.
 
-import { ApiError } from '../domain/errors.js';
+import { RetryLater } from '../domain/errors.js';
 
-export class AtCapacity extends ApiError {
-  readonly status = 503;
+export class AtCapacity extends RetryLater {
   constructor(message: string) {
-    super(message);
-  }
-  body(): unknown {
-    return { error: this.message };
-  }
-  override headers(): Record<string, string> {
-    return { 'retry-after': '2' };
+    super(message, 2);
   }
 }
 
