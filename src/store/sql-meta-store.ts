@@ -1,15 +1,15 @@
-// MetaStore in SQL: accounts, tokens, sites, events (goals), milestones, segments, usage and salts. One implementation for
+// MetaStore in SQL: accounts, tokens, sites, events (goals), pageview goals, milestones, segments, usage and salts. One implementation for
 // the embedded DuckDB file and for PostgreSQL: the statements are plain SQL both understand.
 
 import { ValidationError } from '../domain/errors.js';
 import { newTrackingCode, newUuid } from '../domain/ids.js';
 import type {
   Account, AccountPatch, DashboardSession, Goal, GoalPatch, ImportOutcome, ImportRecord, NewImport, Login, MetaStore, Milestone, MilestonePatch, MonthlyUsage,
-  NewAccount, NewDashboardSession, NewGoal, NewMilestone, NewSegment, NewSite, NewToken, Page, PageRequest, Segment, SegmentPatch, Site,
+  NewAccount, NewDashboardSession, NewGoal, NewMilestone, NewPageGoal, NewSegment, NewSite, NewToken, Page, PageGoal, PageGoalPatch, PageRequest, Segment, SegmentPatch, Site,
   SitePatch, TokenRecord,
 } from './types.js';
 import type { SqlDatabase, SqlParam as Param, SqlQuerier as Querier } from './sql-database.js';
-import { toAccount, toGoal, toImport, toMilestone, toSegment, toSession, toSite, toToken } from './sql-rows.js';
+import { toAccount, toGoal, toImport, toMilestone, toPageGoal, toSegment, toSession, toSite, toToken } from './sql-rows.js';
 
 type Row = Record<string, unknown>;
 
@@ -361,6 +361,7 @@ export class SqlMetaStore implements MetaStore {
       await q.exec('DELETE FROM goals WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM milestones WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM segments WHERE site_id = ?', [id]);
+      await q.exec('DELETE FROM page_goals WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM dashboard_sessions WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM site_domains WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM imports WHERE site_id = ?', [id]);
@@ -597,6 +598,41 @@ export class SqlMetaStore implements MetaStore {
 
   async deleteSegment(siteId: string, id: string): Promise<boolean> {
     const rows = await this.db.serial((q) => q.rows('DELETE FROM segments WHERE id = ? AND site_id = ? RETURNING id', [id, siteId]));
+    return rows.length > 0;
+  }
+
+  // ---- pageview goals
+
+  createPageGoal(input: NewPageGoal, maxPerSite: number): Promise<PageGoal | undefined> {
+    const now = new Date();
+    return this.db.transaction(async (q) => {
+      const [held] = await q.rows<{ n: bigint | number | string }>('SELECT count(*) AS n FROM page_goals WHERE site_id = ?', [input.siteId]);
+      if (Number(held!.n) >= maxPerSite) return undefined;
+      const [row] = await q.rows(
+        'INSERT INTO page_goals (id, site_id, name, path, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *',
+        [newUuid(), input.siteId, input.name, input.path, now, now],
+      );
+      return toPageGoal(row!);
+    });
+  }
+
+  async listPageGoals(siteId: string): Promise<PageGoal[]> {
+    const rows = await this.db.serial((q) => q.rows('SELECT * FROM page_goals WHERE site_id = ? ORDER BY lower(name), created_at, seq', [siteId]));
+    return rows.map(toPageGoal);
+  }
+
+  async updatePageGoal(siteId: string, id: string, patch: PageGoalPatch): Promise<PageGoal | undefined> {
+    const rows = await this.db.serial((q) =>
+      q.rows(
+        'UPDATE page_goals SET name = coalesce(?, name), path = coalesce(?, path), updated_at = ? WHERE id = ? AND site_id = ? RETURNING *',
+        [patch.name ?? null, patch.path ?? null, new Date(), id, siteId],
+      ),
+    );
+    return rows[0] && toPageGoal(rows[0]);
+  }
+
+  async deletePageGoal(siteId: string, id: string): Promise<boolean> {
+    const rows = await this.db.serial((q) => q.rows('DELETE FROM page_goals WHERE id = ? AND site_id = ? RETURNING id', [id, siteId]));
     return rows.length > 0;
   }
 

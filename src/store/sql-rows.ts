@@ -1,6 +1,6 @@
 // Rows of the metadata tables as domain objects: one mapping for every SQL MetaStore (DuckDB, PostgreSQL).
 
-import type { Account, DashboardSession, Goal, ImportRecord, Milestone, Segment, SegmentFilter, Site, TokenRecord } from './types.js';
+import type { Account, DashboardSession, Goal, ImportRecord, Milestone, PageGoal, Segment, SegmentFilter, Site, TokenRecord } from './types.js';
 
 type Row = Record<string, unknown>;
 
@@ -73,6 +73,15 @@ export const toSegment = (r: Row): Segment => ({
   shared: Boolean(r.shared),
   // Written only by createSegment/updateSegment, from filters checked before they are saved.
   filters: JSON.parse(r.filters as string) as SegmentFilter[],
+  createdAt: r.created_at as Date,
+  updatedAt: r.updated_at as Date,
+});
+
+export const toPageGoal = (r: Row): PageGoal => ({
+  id: r.id as string,
+  siteId: r.site_id as string,
+  name: r.name as string,
+  path: r.path as string,
   createdAt: r.created_at as Date,
   updatedAt: r.updated_at as Date,
 });

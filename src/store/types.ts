@@ -96,6 +96,19 @@ export interface Segment {
   updatedAt: Date;
 }
 
+/**
+ * A pageview goal of a site (the dashboard's, beside the API's event goals): the visits that viewed a page whose
+ * path matches `path` (exact, or with `*` and `**`: src/domain/page-goal-paths.ts).
+ */
+export interface PageGoal {
+  id: string;
+  siteId: string;
+  name: string;
+  path: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 export interface Milestone {
   id: string;
   siteId: string;
@@ -178,6 +191,8 @@ export type NewMilestone = Pick<Milestone, 'siteId' | 'name' | 'milestoneDate'>;
 export type MilestonePatch = Pick<Milestone, 'name' | 'milestoneDate'>;
 export type NewSegment = Pick<Segment, 'siteId' | 'userId' | 'name' | 'shared' | 'filters'>;
 export type SegmentPatch = Partial<Pick<Segment, 'name' | 'shared' | 'filters'>>;
+export type NewPageGoal = Pick<PageGoal, 'siteId' | 'name' | 'path'>;
+export type PageGoalPatch = Partial<Pick<PageGoal, 'name' | 'path'>>;
 
 /**
  * `owner`: a logged-in member (any role: the name predates roles); `share`: a visitor of one site's share page
@@ -286,7 +301,7 @@ export interface MetaStore {
   findSiteByPlausibleScriptId(scriptId: string): Promise<Site | undefined>;
   listSites(accountId: number, page: PageRequest): Promise<Page<Site>>;
   updateSite(id: string, patch: SitePatch): Promise<Site>;
-  /** Deletes the site with its events, milestones, segments and share sessions. */
+  /** Deletes the site with its events, pageview goals, milestones, segments and share sessions. */
   deleteSite(id: string): Promise<void>;
   /** Origins that may frame the site's embedded share page, in the owner's order (none: not embeddable). */
   getEmbedOrigins(siteId: string): Promise<string[]>;
@@ -337,6 +352,14 @@ export interface MetaStore {
   updateSegment(siteId: string, id: string, patch: SegmentPatch): Promise<Segment | undefined>;
   /** False when the site has no such segment. */
   deleteSegment(siteId: string, id: string): Promise<boolean>;
+  /** Saves a pageview goal, unless the site already has `maxPerSite` of them: then undefined. */
+  createPageGoal(input: NewPageGoal, maxPerSite: number): Promise<PageGoal | undefined>;
+  /** The site's pageview goals, by name (then creation order). */
+  listPageGoals(siteId: string): Promise<PageGoal[]>;
+  /** Undefined when the site has no such pageview goal. */
+  updatePageGoal(siteId: string, id: string, patch: PageGoalPatch): Promise<PageGoal | undefined>;
+  /** False when the site has no such pageview goal. */
+  deletePageGoal(siteId: string, id: string): Promise<boolean>;
 
   close(): Promise<void>;
 }

@@ -17,6 +17,7 @@ import { geoAssetRoutes } from './geo-assets.js';
 import { FORM_COOKIE, field, refusedForm } from './guard.js';
 import { inviteRoutes } from './invite.js';
 import { loginRoutes } from './login.js';
+import { pageGoalRoutes } from './page-goals.js';
 import { pageRoutes } from './pages.js';
 import { peopleRoutes } from './people.js';
 import { recoveryRoutes } from './recovery.js';
@@ -66,5 +67,6 @@ export async function dashboard(app: FastifyInstance, deps: DashboardOptions): P
   recoveryRoutes(app, deps);
   subscriptionRoutes(app, deps);
   segmentRoutes(app, deps);
+  pageGoalRoutes(app, deps);
   siteSummaryRoutes(app, deps);
 }

@@ -1,8 +1,9 @@
 // The report page's own API for what /v1 (SPEC.md, Fathom's word for word) has no words for: custom properties.
 // `aggregations` is /v1/aggregations plus custom property filters; `goal-properties` breaks a goal's completions
 // down by one property; `goal-aggregations` is /v1/aggregations for every goal of the site at once (one request per
-// period instead of one per goal). The same access checks as /v1 for a dashboard page (login or share session, the session's
-// anti-CSRF value, the viewer's sites, the share page's own limit), and only for those: an API token is refused.
+// period instead of one per goal), `page-goal-aggregations` the same for the site's pageview goals. The same access
+// checks as /v1 for a dashboard page (login or share session, the session's anti-CSRF value, the viewer's sites,
+// the share page's own limit), and only for those: an API token is refused.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { MAX_PROP_KEY_BYTES, MAX_PROP_VALUE_BYTES } from '../../domain/props.js';
@@ -13,7 +14,7 @@ import { parseEntity, parseReportRequest, type ReportRequest } from '../../repor
 import type { PropFilter } from '../../report/query.js';
 import type { MetaStore, Site } from '../../store/types.js';
 import { installAccessControl, principalOf, readableSite, type AccessDeps } from '../v1/access.js';
-import { aggregateEveryGoal, siteGoals } from './report-combined.js';
+import { aggregateEveryGoal, aggregateEveryPageGoal, siteGoals } from './report-combined.js';
 
 export interface DashboardReportDeps extends AccessDeps {
   meta: MetaStore;
@@ -103,6 +104,12 @@ export async function dashboardReportApi(app: FastifyInstance, deps: DashboardRe
     if (goals.length === 0) return [];
     const { report } = await reportOf(request, { ...query, entity: 'event', entity_name: goals[0]!.name });
     return aggregateEveryGoal(reports, site, goals, report);
+  });
+
+  // SPEC.md's pageview parameters (without aggregates): every pageview goal of the site with its numbers.
+  app.get('/page-goal-aggregations', { config }, async (request) => {
+    const { report, site } = await reportOf(request, { ...(request.query as Record<string, unknown>), entity: 'pageview', aggregates: 'pageviews,visits' });
+    return aggregateEveryPageGoal(reports, site, await meta.listPageGoals(site.id), report);
   });
 
   app.get('/goal-properties', { config }, async (request) => {

@@ -558,6 +558,24 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX segments_by_site ON segments (site_id, user_id);
     `,
   },
+  {
+    version: 23,
+    name: 'page_goals: pageview goals (a path or pattern per goal)',
+    sql: `
+      -- The dashboard's pageview goals (src/http/dashboard/page-goals.ts): a site's visits that viewed a page whose
+      -- path matches \`path\` (exact, or with * and **), beside the API's event goals.
+      CREATE TABLE page_goals (
+        id VARCHAR PRIMARY KEY,
+        site_id VARCHAR NOT NULL,
+        name VARCHAR NOT NULL,
+        path VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('insertion_order')
+      );
+      CREATE INDEX page_goals_by_site ON page_goals (site_id);
+    `,
+  },
 ];
 
 /**

@@ -299,6 +299,24 @@ export const PG_MIGRATIONS: Migration[] = [
       CREATE INDEX segments_by_site ON segments (site_id, user_id);
     `,
   },
+  {
+    version: 11,
+    name: 'page_goals: pageview goals (a path or pattern per goal)',
+    sql: `
+      -- The dashboard's pageview goals (src/http/dashboard/page-goals.ts): a site's visits that viewed a page whose
+      -- path matches \`path\` (exact, or with * and **), beside the API's event goals.
+      CREATE TABLE page_goals (
+        id TEXT PRIMARY KEY,
+        site_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        path TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        updated_at TIMESTAMPTZ NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('insertion_order')
+      );
+      CREATE INDEX page_goals_by_site ON page_goals (site_id);
+    `,
+  },
 ];
 
 // Any constant shared by every Plumb process: the key of the migration lock.

@@ -1,5 +1,5 @@
-// A site's conversion goals (the API's "events") with their currency and conversions of the last 30 days, and
-// its milestones: list, add, edit in place, delete.
+// A site's conversion goals (the API's "events") with their currency and conversions of the last 30 days, its
+// pageview goals (a path or pattern) with theirs, and its milestones: list, add, edit in place, delete.
 
 import { api, listAll, query } from '../api.js';
 import { ConfirmButton, failed, Field, ok, Status } from '../forms.js';
@@ -163,7 +163,7 @@ function Goals({ siteId, timeZone, initialCurrencies }) {
     }
   };
   return html`<section class="card" aria-labelledby="goals-h">
-    <h2 id="goals-h">Goals</h2>
+    <h2 id="goals-h">Event goals</h2>
     <p class="muted">Conversions your pages send by name, with Plumb's script or Fathom's, Plausible's or Umami's pointed at Plumb (the code for each is beside the goal; a name not here yet becomes a goal on its first conversion). The conversions are those of the last 30 days,${' '}<span class="nowrap">${dayWords(period.from)}</span> to <span class="nowrap">${dayWords(period.to)}</span>, in the site's time zone (${timeZone}).</p>
     ${goals === null
       ? html`<p class="muted">Loading…</p>`
@@ -179,6 +179,126 @@ function Goals({ siteId, timeZone, initialCurrencies }) {
       <${Field} label="Value currency">${(id) => html`<${CurrencySelect} id=${id} value=${currency} onChange=${setCurrency} />`}<//>
       <button type="submit">Add goal</button>
     </form>
+    <${Status} status=${status} />
+  </section>`;
+}
+
+const PAGE_GOAL_LABELS = { name: 'The goal name', path: 'The page path' };
+
+/** Every pageview goal with its pageviews and visits over `period`, in one request (none while there are none). */
+const pageGoalNumbers = (siteId, period) =>
+  api('GET', `/dashboard/api/report/page-goal-aggregations?${query({ entity_id: siteId, date_from: period.from, date_to: period.to })}`);
+
+function PathInput({ id, value, onInput }) {
+  return html`<input id=${id} name="path" required maxlength="300" placeholder="/signup or /blog/*" spellcheck="false" autocomplete="off"
+    value=${value} onInput=${(e) => onInput(e.currentTarget.value)} />`;
+}
+
+function PageGoalRow({ siteId, goal, counts, canChange, onChanged, setStatus }) {
+  const [editing, setEditing] = useState(false);
+  const [name, setName] = useState(goal.name);
+  const [path, setPath] = useState(goal.path);
+  const url = `/dashboard/api/sites/${siteId}/page-goals/${goal.id}`;
+  const save = async (event) => {
+    event.preventDefault();
+    try {
+      const saved = await api('PATCH', url, { name: name.trim(), path: path.trim() });
+      setEditing(false);
+      setStatus(ok(`Saved goal ${saved.name}.`));
+      await onChanged();
+    } catch (err) {
+      setStatus(failed(explain(err, { labels: PAGE_GOAL_LABELS, missing: 'This goal no longer exists. Reload the page.' })));
+    }
+  };
+  const remove = async () => {
+    try {
+      await api('DELETE', url);
+      setStatus(ok(`Deleted goal ${goal.name}.`));
+      await onChanged();
+    } catch (err) {
+      setStatus(failed(explain(err, { missing: 'This goal was already deleted. Reload the page.' })));
+    }
+  };
+  if (editing) {
+    return html`<tr data-page-goal=${goal.id}><td colspan="4">
+      <form class="row wrap" aria-label=${`Edit goal ${goal.name}`} onSubmit=${save}>
+        <${Field} label="Goal name">${(id) => html`<input id=${id} name="name" required maxlength="255" value=${name} onInput=${(e) => setName(e.currentTarget.value)} />`}<//>
+        <${Field} label="Page path">${(id) => html`<${PathInput} id=${id} value=${path} onInput=${setPath} />`}<//>
+        <button type="submit">Save</button>
+        <button type="button" class="secondary" onClick=${() => setEditing(false)}>Cancel</button>
+      </form>
+    </td></tr>`;
+  }
+  const shown = (n) => (counts === undefined ? '…' : counts === null ? 'not available' : fmtInt(n));
+  return html`<tr data-page-goal=${goal.id}>
+    <td class="label" data-label="Name">${goal.name}</td>
+    <td data-label="Page path"><code data-path="">${goal.path}</code></td>
+    <td class="num" data-label="Visits, last 30 days" data-visits="">${shown(counts?.unique_conversions)}${counts ? html`<br /><small class="muted" data-pageviews="">${fmtInt(counts.conversions)} pageviews</small>` : null}</td>
+    <td class="actions">${canChange
+      ? html`<button type="button" class="secondary small" aria-label=${`Edit goal ${goal.name}`} onClick=${() => setEditing(true)}>Edit</button>
+        <${ConfirmButton} label="Delete" confirmLabel="Confirm delete" what=${`goal ${goal.name}`} onConfirm=${remove} />`
+      : null}</td>
+  </tr>`;
+}
+
+/** Goals reached by viewing a page: an exact path, `*` within one part of the path, `**` across parts. */
+function PageGoals({ siteId, timeZone }) {
+  const [goals, setGoals] = useState(null);
+  const [canChange, setCanChange] = useState(false);
+  const [counts, setCounts] = useState({});
+  const [status, setStatus] = useState(null);
+  const [name, setName] = useState('');
+  const [path, setPath] = useState('');
+  const url = `/dashboard/api/sites/${siteId}/page-goals`;
+  const period = last30Days(timeZone);
+  const load = async () => {
+    try {
+      const list = await api('GET', url);
+      setGoals(list.data);
+      setCanChange(list.can_change);
+      if (list.data.length === 0) return;
+      const numbers = await pageGoalNumbers(siteId, period).catch(() => null);
+      setCounts(Object.fromEntries(list.data.map((g) => {
+        const found = numbers?.find((n) => n.id === g.id);
+        const row = found?.rows?.[0];
+        return [g.id, row ? { conversions: Number(row.conversions) || 0, unique_conversions: Number(row.unique_conversions) || 0 } : null];
+      })));
+    } catch (err) {
+      setStatus(failed(`The pageview goals could not be loaded. ${explain(err)}`));
+    }
+  };
+  useEffect(() => void load(), [siteId]);
+  const add = async (event) => {
+    event.preventDefault();
+    try {
+      const goal = await api('POST', url, { name: name.trim(), path: path.trim() });
+      setName('');
+      setPath('');
+      setStatus(ok(`Added goal ${goal.name}: visits that view ${goal.path} count as its conversions.`));
+      await load();
+    } catch (err) {
+      setStatus(failed(explain(err, { labels: PAGE_GOAL_LABELS })));
+    }
+  };
+  return html`<section class="card" aria-labelledby="page-goals-h">
+    <h2 id="page-goals-h">Pageview goals</h2>
+    <p class="muted">A visit converts when it views a page whose path matches: <code>/signup</code> exactly, <code>/blog/*</code> for any page directly under /blog, <code>/docs/**</code> for any page below /docs. No code to add. The report counts a goal's visits as unique conversions and its pageviews as conversions, over the last 30 days here.</p>
+    ${goals === null
+      ? html`<p class="muted">Loading…</p>`
+      : goals.length === 0
+        ? html`<p class="muted">No pageview goals yet.</p>`
+        : html`<div class="scroll-x"><table class="stacked">
+            <thead><tr><th scope="col">Name</th><th scope="col">Page path</th><th scope="col" class="num">Visits, last 30 days</th><th scope="col">Actions</th></tr></thead>
+            <tbody>${goals.map((g) => html`<${PageGoalRow} key=${`${g.id}:${g.name}:${g.path}`} siteId=${siteId} goal=${g} counts=${counts[g.id]}
+              canChange=${canChange} onChanged=${load} setStatus=${setStatus} />`)}</tbody>
+          </table></div>`}
+    ${canChange
+      ? html`<form class="row wrap add-form" aria-label="Add a pageview goal" onSubmit=${add}>
+          <${Field} label="Goal name">${(id) => html`<input id=${id} name="name" required maxlength="255" value=${name} onInput=${(e) => setName(e.currentTarget.value)} />`}<//>
+          <${Field} label="Page path">${(id) => html`<${PathInput} id=${id} value=${path} onInput=${setPath} />`}<//>
+          <button type="submit">Add pageview goal</button>
+        </form>`
+      : null}
     <${Status} status=${status} />
   </section>`;
 }
@@ -276,5 +396,6 @@ export function GoalsPage({ data }) {
   return html`<h1>Goals and milestones of ${data.siteName}</h1>
     <p class="links"><a href=${`/sites/${data.site}`}>Report</a> · <a href=${`/sites/${data.site}/settings`}>Site settings</a> · <a href="/sites">All sites</a></p>
     <${Goals} siteId=${data.site} timeZone=${data.timezone || 'UTC'} initialCurrencies=${data.goalCurrencies} />
+    <${PageGoals} siteId=${data.site} timeZone=${data.timezone || 'UTC'} />
     <${Milestones} siteId=${data.site} />`;
 }

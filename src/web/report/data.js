@@ -29,6 +29,15 @@ export const aggregateGoals = (params, signal) => {
 };
 
 /**
+ * Every pageview goal of the site with its numbers for a pageview report's parameters, in one request:
+ * [{ id, name, path, regex, rows: [{ conversions, unique_conversions }] or null }].
+ */
+export const aggregatePageGoals = (params, signal) => {
+  const { entity: _entity, ...rest } = params;
+  return api('GET', `/dashboard/api/report/page-goal-aggregations?${query(rest)}`, undefined, { signal });
+};
+
+/**
  * A goal's completions by one custom property (the most used when `key` is '' or not carried): { keys, key, total,
  * rows: [{ value, conversions, unique_conversions }] }, with the page's range and filters.
  */

@@ -120,5 +120,21 @@ const DIRECT = new Set(['referrer_hostname', 'referrer_pathname', 'referrer_sour
 /** Whether a recorded value is no value at all ("(no campaign)", an unknown country): listed after the real ones. */
 export const isNoValue = (property, value) => (value === '' || value === undefined || value === null) && !DIRECT.has(property);
 
-/** "Country is Germany", "Property plan is pro": a filter in words. */
-export const describeFilter = (f) => f.property === PROP_FILTER ? `Property ${f.key} ${OPERATOR_WORDS.get(f.operator) ?? f.operator} ${f.value}` : `${propertyLabel(f.property)} ${OPERATOR_WORDS.get(f.operator) ?? f.operator} ${f.property === 'country_code' && (f.operator === 'is' || f.operator === 'is not') ? displayValue(f.property, f.value) : f.value}`;
+// The anchored expression a pageview goal's path becomes (src/domain/page-goal-paths.ts): literals escaped, `**`
+// as `.*`, `*` as `[^/]*`.
+const GOAL_REGEX = /^\^((?:\\[\\^$.|?*+()[\]{}]|\.\*|\[\^\/\]\*|[^\\^$.|?*+()[\]{}])*)\$$/;
+const GOAL_REGEX_PART = /\\(.)|\.\*|\[\^\/\]\*/g;
+
+/** A pageview goal's path (`/blog/*`) from its expression, or undefined for any other regular expression. */
+export function goalPathOf(regex) {
+  const inner = GOAL_REGEX.exec(regex)?.[1];
+  return inner === undefined ? undefined : inner.replace(GOAL_REGEX_PART, (part, escaped) => escaped ?? (part === '.*' ? '**' : '*'));
+}
+
+/** "Country is Germany", "Property plan is pro", "Page matches /blog/*": a filter in words. */
+export const describeFilter = (f) => {
+  if (f.property === PROP_FILTER) return `Property ${f.key} ${OPERATOR_WORDS.get(f.operator) ?? f.operator} ${f.value}`;
+  const path = f.property === 'pathname' && f.operator === 'matching' ? goalPathOf(f.value) : undefined;
+  if (path !== undefined) return `${propertyLabel(f.property)} matches ${path}`;
+  return `${propertyLabel(f.property)} ${OPERATOR_WORDS.get(f.operator) ?? f.operator} ${f.property === 'country_code' && (f.operator === 'is' || f.operator === 'is not') ? displayValue(f.property, f.value) : f.value}`;
+};
