@@ -214,6 +214,9 @@ export class SqlTeamStore implements TeamStore {
       const subscriptions = await q.rows<{ id: string }>('SELECT id FROM report_subscriptions WHERE account_id = ? AND user_id = ?', [accountId, userId]);
       for (const s of subscriptions) await q.exec('DELETE FROM report_deliveries WHERE subscription_id = ?', [s.id]);
       await q.exec('DELETE FROM report_subscriptions WHERE account_id = ? AND user_id = ?', [accountId, userId]);
+      // Their personal segments of the account's sites go too (no one else may see or delete them); the ones they
+      // shared are the account's and stay, for its owners and admins to keep or delete.
+      await q.exec('DELETE FROM segments WHERE user_id = ? AND NOT shared AND site_id IN (SELECT id FROM sites WHERE account_id = ?)', [userId, accountId]);
       return removed.length > 0;
     });
   }

@@ -107,7 +107,10 @@ export interface TeamStore {
   listMembers(accountId: number): Promise<Member[]>;
   /** Adds the user to the account, or changes their role there. */
   putMembership(accountId: number, userId: number, role: Role, siteIds: string[] | null): Promise<Membership>;
-  /** Removes the member with their sessions in that account and their report subscriptions there. */
+  /**
+   * Removes the member with their sessions in that account, their report subscriptions there and their personal
+   * segments of its sites (the ones they shared stay).
+   */
   removeMembership(accountId: number, userId: number): Promise<boolean>;
 
   getRequireTwoFactor(accountId: number): Promise<boolean>;

@@ -153,6 +153,24 @@ describe('segments', () => {
     assert.deepEqual(await list(limited, siteB), []);
   });
 
+  it("deletes a removed member's personal segments of the account's sites, and keeps the ones they shared", async () => {
+    const leaving = await addMember(t.team, accountId, 'admin');
+    const gone = await person(leaving.email);
+    const personal = (await create(gone, { name: 'Only mine', filters: germany })).body;
+    const shared = (await create(gone, { name: 'For everyone', filters: germany, shared: true })).body;
+    // Their own account's segments are theirs and stay.
+    const ownAccount = await newLogin(t.meta);
+    await t.team.putMembership(ownAccount.id, leaving.userId, 'owner', null);
+    const theirSite = await t.meta.createSite({ accountId: ownAccount.id, name: 'Theirs', sharing: 'none', sharePasswordHash: null, timezone: 'UTC', multiDomain: false, multiDomainOption: null });
+    const kept = await t.meta.createSegment({ siteId: theirSite.id, userId: leaving.userId, name: 'In my account', shared: false, filters: germany }, 100);
+
+    assert.equal((await call(owner, 'DELETE', `/dashboard/api/members/${leaving.userId}`)).status, 200);
+    assert.equal(await t.meta.getSegment(siteA, personal.id), undefined, 'the personal one is gone');
+    assert.equal((await t.meta.getSegment(siteA, shared.id))?.name, 'For everyone', 'the shared one stays');
+    assert.equal((await list(owner)).find((s) => s.id === shared.id)?.can_change, true, "an owner may still change it");
+    assert.equal((await t.meta.getSegment(kept!.siteId, kept!.id))?.name, 'In my account');
+  });
+
   it('answers nothing without the anti-CSRF header or to a share page', async () => {
     assert.equal((await owner.browser.api('GET', `/dashboard/api/sites/${siteA}/segments`, undefined)).status, 401);
     assert.equal((await owner.browser.api('POST', `/dashboard/api/sites/${siteA}/segments`, undefined, { name: 'N', filters: germany })).status, 401);
