@@ -257,8 +257,9 @@ describe('pages around the report in Chromium', { skip }, () => {
     );
 
     // A new goal's currency is shown from its creation, and an edit changes it.
-    await owner.getByLabel('Goal name').last().fill('Donation');
-    await owner.getByLabel('Value currency').last().selectOption('franc');
+    const addGoal = owner.getByRole('form', { name: 'Add a goal' });
+    await addGoal.getByLabel('Goal name').fill('Donation');
+    await addGoal.getByLabel('Value currency').selectOption('franc');
     await owner.getByRole('button', { name: 'Add goal' }).click();
     const donation = owner.locator('tr[data-goal]').filter({ hasText: 'Donation' });
     await donation.locator('[data-currency]').filter({ hasText: 'Swiss franc (CHF)' }).waitFor();

@@ -163,10 +163,11 @@ describe('dashboard in Chromium', { skip }, () => {
 
   it('adds goals and milestones, edits and deletes them', async () => {
     await owner.goto(`/sites/${siteId}/goals`);
-    await owner.getByLabel('Goal name').fill('Signup');
+    const addGoal = owner.getByRole('form', { name: 'Add a goal' });
+    await addGoal.getByLabel('Goal name').fill('Signup');
     await owner.getByRole('button', { name: 'Add goal' }).click();
     await owner.locator('[data-goal]').filter({ hasText: 'Signup' }).waitFor();
-    await owner.getByLabel('Goal name').last().fill('Newsletter');
+    await addGoal.getByLabel('Goal name').fill('Newsletter');
     await owner.getByRole('button', { name: 'Add goal' }).click();
     await owner.locator('[data-goal]').filter({ hasText: 'Newsletter' }).waitFor();
     await owner.getByRole('button', { name: 'Edit goal Newsletter' }).click();

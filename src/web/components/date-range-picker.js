@@ -24,19 +24,27 @@ export function addMonths(date, n) {
 
 const STEPS = { ArrowUp: [addDays, 1], ArrowDown: [addDays, -1], PageUp: [addMonths, 1], PageDown: [addMonths, -1] };
 
-function DateInput({ label, name, value, onChange }) {
-  const id = useId('date');
+/**
+ * A date typed as `YYYY-MM-DD` (the site's format everywhere, where a native date input shows the browser's own),
+ * ArrowUp/ArrowDown a day and PageUp/PageDown a month; `id` ties it to its label.
+ */
+export function IsoDateInput({ id, name, value, onChange }) {
   const onKey = (e) => {
     const step = STEPS[e.key];
     if (!step || !isIsoDate(value)) return;
     e.preventDefault();
     onChange(step[0](value, step[1]));
   };
+  return html`<input id=${id} name=${name} class="date-input" inputmode="numeric" autocomplete="off" spellcheck="false" placeholder="YYYY-MM-DD"
+    pattern="\\d{4}-\\d{2}-\\d{2}" maxlength="10" required value=${value} aria-invalid=${value === '' || isIsoDate(value) ? 'false' : 'true'}
+    onInput=${(e) => onChange(e.currentTarget.value.trim())} onKeyDown=${onKey} />`;
+}
+
+function DateInput({ label, name, value, onChange }) {
+  const id = useId('date');
   return html`<div class="field">
     <label for=${id}>${label}</label>
-    <input id=${id} name=${name} class="date-input" inputmode="numeric" autocomplete="off" spellcheck="false" placeholder="YYYY-MM-DD"
-      pattern="\\d{4}-\\d{2}-\\d{2}" maxlength="10" required value=${value} aria-invalid=${isIsoDate(value) ? 'false' : 'true'}
-      onInput=${(e) => onChange(e.currentTarget.value.trim())} onKeyDown=${onKey} />
+    <${IsoDateInput} id=${id} name=${name} value=${value} onChange=${onChange} />
   </div>`;
 }
 

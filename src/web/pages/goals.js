@@ -2,6 +2,7 @@
 // pageview goals (a path or pattern) with theirs, and its milestones: list, add, edit in place, delete.
 
 import { api, listAll, query } from '../api.js';
+import { IsoDateInput } from '../components/date-range-picker.js';
 import { ConfirmButton, failed, Field, ok, Status } from '../forms.js';
 import { CURRENCY_CODES, fmtInt, fmtValue } from '../format.js';
 import { explain } from '../messages.js';
@@ -241,7 +242,7 @@ function PageGoalRow({ siteId, goal, counts, canChange, onChanged, setStatus }) 
   </tr>`;
 }
 
-/** Goals reached by viewing a page: an exact path, `*` within one part of the path, `**` across parts. */
+/** Goals reached by viewing a page: an exact path, or a pattern where `*` is any run of characters. */
 function PageGoals({ siteId, timeZone }) {
   const [goals, setGoals] = useState(null);
   const [canChange, setCanChange] = useState(false);
@@ -282,7 +283,7 @@ function PageGoals({ siteId, timeZone }) {
   };
   return html`<section class="card" aria-labelledby="page-goals-h">
     <h2 id="page-goals-h">Pageview goals</h2>
-    <p class="muted">A visit converts when it views a page whose path matches: <code>/signup</code> exactly, <code>/blog/*</code> for any page directly under /blog, <code>/docs/**</code> for any page below /docs. No code to add. The report counts a goal's visits as unique conversions and its pageviews as conversions, over the last 30 days here.</p>
+    <p class="muted">A visit converts when it views a page whose path matches: <code>/signup</code> exactly, or a pattern where <code>*</code> stands for anything: <code>/blog/*</code> for every page under /blog. No code to add. The report counts a goal's visits as unique conversions and its pageviews as conversions, over the last 30 days here.</p>
     ${goals === null
       ? html`<p class="muted">Loading…</p>`
       : goals.length === 0
@@ -331,7 +332,7 @@ function MilestoneRow({ milestone, url, onChanged, setStatus }) {
     return html`<tr data-milestone=${milestone.id}><td colspan="3">
       <form class="row wrap" aria-label=${`Edit milestone ${milestone.name}`} onSubmit=${save}>
         <${Field} label="Milestone name">${(id) => html`<input id=${id} name="name" required maxlength="30" value=${name} onInput=${(e) => setName(e.currentTarget.value)} />`}<//>
-        <${Field} label="Date">${(id) => html`<input id=${id} name="milestone_date" type="date" required value=${date} onInput=${(e) => setDate(e.currentTarget.value)} />`}<//>
+        <${Field} label="Date">${(id) => html`<${IsoDateInput} id=${id} name="milestone_date" value=${date} onChange=${setDate} />`}<//>
         <button type="submit">Save</button>
         <button type="button" class="secondary" onClick=${() => setEditing(false)}>Cancel</button>
       </form>
@@ -385,7 +386,7 @@ function Milestones({ siteId }) {
           </table></div>`}
     <form class="row wrap add-form" aria-label="Add a milestone" onSubmit=${add}>
       <${Field} label="Milestone name">${(id) => html`<input id=${id} name="name" required maxlength="30" value=${name} onInput=${(e) => setName(e.currentTarget.value)} />`}<//>
-      <${Field} label="Date">${(id) => html`<input id=${id} name="milestone_date" type="date" required value=${date} onInput=${(e) => setDate(e.currentTarget.value)} />`}<//>
+      <${Field} label="Date">${(id) => html`<${IsoDateInput} id=${id} name="milestone_date" value=${date} onChange=${setDate} />`}<//>
       <button type="submit">Add milestone</button>
     </form>
     <${Status} status=${status} />

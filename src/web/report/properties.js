@@ -120,15 +120,15 @@ const DIRECT = new Set(['referrer_hostname', 'referrer_pathname', 'referrer_sour
 /** Whether a recorded value is no value at all ("(no campaign)", an unknown country): listed after the real ones. */
 export const isNoValue = (property, value) => (value === '' || value === undefined || value === null) && !DIRECT.has(property);
 
-// The anchored expression a pageview goal's path becomes (src/domain/page-goal-paths.ts): literals escaped, `**`
-// as `.*`, `*` as `[^/]*`.
-const GOAL_REGEX = /^\^((?:\\[\\^$.|?*+()[\]{}]|\.\*|\[\^\/\]\*|[^\\^$.|?*+()[\]{}])*)\$$/;
-const GOAL_REGEX_PART = /\\(.)|\.\*|\[\^\/\]\*/g;
+// The anchored expression a pageview goal's path becomes (src/domain/page-goal-paths.ts): literals escaped, each
+// run of `*` as `.*`.
+const GOAL_REGEX = /^\^((?:\\[\\^$.|?*+()[\]{}]|\.\*|[^\\^$.|?*+()[\]{}])*)\$$/;
+const GOAL_REGEX_PART = /\\(.)|\.\*/g;
 
 /** A pageview goal's path (`/blog/*`) from its expression, or undefined for any other regular expression. */
 export function goalPathOf(regex) {
   const inner = GOAL_REGEX.exec(regex)?.[1];
-  return inner === undefined ? undefined : inner.replace(GOAL_REGEX_PART, (part, escaped) => escaped ?? (part === '.*' ? '**' : '*'));
+  return inner === undefined ? undefined : inner.replace(GOAL_REGEX_PART, (_part, escaped) => escaped ?? '*');
 }
 
 /** "Country is Germany", "Property plan is pro", "Page matches /blog/*": a filter in words. */
