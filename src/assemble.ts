@@ -231,6 +231,10 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
     buffer: o.buffer,
     log: (err, message) => logError(err, message),
   });
+  // Current visitors count a hit as soon as it is answered: the visits in progress come from the ingest thread's
+  // memory, laid over the stored rows until its record file is loaded. Scale-out keeps them in Redis, and its
+  // batches reach ClickHouse every second.
+  if (!o.scaleOut) reports.useLiveVisits((siteId, sinceMs) => ingest.liveVisits(siteId, sinceMs));
   // Imports: this process as an owner (a scale-out node's stable id, so that its next start knows the imports this
   // run leaves as its own; else an id of this start), undoing dead processes' imports before requests are taken.
   const importOwner = new ImportOwner(o.importOwner ?? stores.node ?? randomBytes(8).toString('hex'), { ...IMPORT_TIMING, ...o.importTiming });

@@ -126,6 +126,20 @@ export interface VisitRecord extends Attribution {
 }
 
 /**
+ * A visit as current visitors count it (docs/reports.md, "Current visitors"): what its stored row will say, read
+ * from the visit state in memory before the row is written. `visitId` in decimal, as the stores give it.
+ */
+export interface LiveVisit {
+  visitId: string;
+  lastSeenMs: number;
+  pageviews: number;
+  exitHostname: string;
+  exitPage: string;
+  referrerHostname: string;
+  referrerPathname: string;
+}
+
+/**
  * A visit state's version: one more with every hit of the visit, whichever process recorded it, so the newest
  * state of a visit is the one with the highest version (shared visit state, ClickHouse's ReplacingMergeTree).
  */

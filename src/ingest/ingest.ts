@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Worker } from 'node:worker_threads';
-import type { IncomingHit } from '../domain/hits.js';
+import type { IncomingHit, LiveVisit } from '../domain/hits.js';
 import type { Metrics } from '../metrics.js';
 import type { EventStore, MetaStore } from '../store/types.js';
 import { BulkImporter, addCounts } from './bulk-import/bulk-importer.js';
@@ -60,6 +60,7 @@ export class Ingest {
   private readonly waiting = new Map<number, Waiting>();
   private readonly importing = new Map<number, { resolve: (r: ImportResult) => void; reject: (err: Error) => void }>();
   private readonly cuts = new Map<number, () => void>();
+  private readonly lives = new Map<number, (visits: LiveVisit[] | null) => void>();
   private readonly chunkOrder = new ChunkOrder(IMPORT_SESSION_MS);
   private lastId = 0;
   /** Accepted hits the thread is gathering into a record file (see ThreadConfig.loadDir). */
@@ -242,6 +243,19 @@ export class Ingest {
     await this.buffer.flush();
   }
 
+  /**
+   * The site's visits in progress with a hit at `sinceMs` or later, as the thread's memory holds them before their
+   * rows are written (embedded mode); null where the visit state is shared in Redis, or once closing.
+   */
+  liveVisits(siteId: string, sinceMs: number): Promise<LiveVisit[] | null> {
+    if (this.closed) return Promise.resolve(null);
+    const id = ++this.lastId;
+    return new Promise((resolve) => {
+      this.lives.set(id, resolve);
+      this.post({ t: 'live', id, siteId, sinceMs });
+    });
+  }
+
   /** Forgets cached site facts (after a site is changed or deleted through this process), here and on the thread. */
   forgetSite(siteId: string): void {
     this.sites.forget(siteId);
@@ -261,6 +275,8 @@ export class Ingest {
       await closed;
       await this.buffer.close();
       await this.thread.terminate();
+      for (const live of this.lives.values()) live(null);
+      this.lives.clear();
       await this.bulk?.close();
       if (this.loads?.temporary) await rm(this.loads.dir, { recursive: true, force: true });
     })();
@@ -317,6 +333,10 @@ export class Ingest {
         this.cuts.get(message.id)?.();
         this.cuts.delete(message.id);
         return;
+      case 'live':
+        this.lives.get(message.id)?.(message.visits);
+        this.lives.delete(message.id);
+        return;
       case 'call':
         void this.answer(message.id, message.method, message.args);
         return;
@@ -350,6 +370,8 @@ export class Ingest {
     this.logError(err, 'the ingest thread failed');
     for (const waiting of [...this.waiting.values(), ...this.importing.values()]) waiting.reject(err);
     for (const cut of this.cuts.values()) cut();
+    for (const live of this.lives.values()) live(null);
+    this.lives.clear();
     this.waiting.clear();
     this.importing.clear();
     this.cuts.clear();

@@ -130,6 +130,16 @@ export class ReportCompiler implements PlanContext {
     };
   }
 
+  /** The visit rows current visitors count (src/report/current-visitors.ts), at most `limit`. */
+  currentVisitRows(siteId: string, since: Date, limit: number): CompiledQuery {
+    const b = new Binder(this.dialect);
+    return {
+      sql: `SELECT visit_id, last_seen_at, pageviews, exit_hostname, exit_page, referrer_hostname, referrer_pathname
+        FROM ${this.dialect.table('visits')} WHERE site_id = ${b.value(siteId)} AND last_seen_at >= ${b.value(since)} ${this.dialect.limit(b.value(limit))}`,
+      params: b.params,
+    };
+  }
+
   /**
    * The custom property keys carried by a goal's completions in a range, most used first (the dashboard's key
    * choice): `k` and `n`, at most `limit` rows.

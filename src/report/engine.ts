@@ -4,10 +4,12 @@
 import { ValidationError } from '../domain/errors.js';
 import { parseTimestamp } from '../domain/time.js';
 import { localToUtc, prepareOffsetSpans } from '../domain/zoned-time.js';
+import type { LiveVisit } from '../domain/hits.js';
 import type { EventStore, Site } from '../store/types.js';
 import { ReportCompiler } from './compiler.js';
 import { aggregateAlias, fieldAlias, PROP_ALIAS, TIMESTAMP_ALIAS } from './result-columns.js';
 import type { CompiledQuery } from './dialect.js';
+import { currentVisitorsOf, mergeCurrentVisits } from './current-visitors.js';
 import { formatAggregate } from './format.js';
 import { importedAnswers, importedDaySums, importedDaysQuery, importedPlan, mergeImported, recordedPartsQuery } from './imported.js';
 import { DEFAULT_GROUPED_LIMIT, EARLIEST_DATE, LATEST_DATE, type RangeEnd, type ReportRequest } from './parse.js';
@@ -17,6 +19,14 @@ import type { ReportQuery } from './query.js';
 const SECOND = 1000;
 const HOUR_GROUPING_MAX_MS = 7 * 24 * 3_600_000;
 const CURRENT_WINDOW_MS = 5 * 60 * 1000;
+/**
+ * Current visits read as rows and laid over the live ones at most; a site with more (no site this server carries)
+ * is counted by SQL over the stored rows alone.
+ */
+const MAX_CURRENT_ROWS = 200_000;
+
+/** The visits in progress not yet stored (embedded: the ingest thread's memory); null where there are none to ask. */
+export type LiveVisitSource = (siteId: string, sinceMs: number) => Promise<LiveVisit[] | null>;
 /** Regular expressions the database accepted, remembered so a dashboard's repeated filter costs no second query. */
 const KNOWN_GOOD_PATTERNS = 1000;
 
@@ -73,6 +83,13 @@ export class ReportEngine {
     private readonly slicesFor: (hits: number) => number = visitorSlicesFor,
   ) {
     this.partsCompiler = new ReportCompiler(compiler.dialect, true);
+  }
+
+  private live: LiveVisitSource | undefined;
+
+  /** Current visitors count the visits in progress `source` gives too, before their rows are written. */
+  useLiveVisits(source: LiveVisitSource): void {
+    this.live = source;
   }
 
   /** Report queries running and waiting (for /metrics). */
@@ -148,7 +165,13 @@ export class ReportEngine {
   }
 
   async currentVisitors(siteId: string, detailed: boolean): Promise<CurrentVisitors> {
-    const q = this.compiler.currentVisitors(siteId, new Date(this.now().getTime() - CURRENT_WINDOW_MS));
+    const since = new Date(this.now().getTime() - CURRENT_WINDOW_MS);
+    const live = this.live ? await this.live(siteId, since.getTime()) : null;
+    if (live) {
+      const stored = await this.run(this.compiler.currentVisitRows(siteId, since, MAX_CURRENT_ROWS + 1));
+      if (stored.length <= MAX_CURRENT_ROWS) return currentVisitorsOf(mergeCurrentVisits(stored, live), detailed);
+    }
+    const q = this.compiler.currentVisitors(siteId, since);
     const run = (c: CompiledQuery) => this.run(c);
     const [total] = await run(q.total);
     const result: CurrentVisitors = { total: Number(total?.total ?? 0) };

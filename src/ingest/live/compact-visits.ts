@@ -3,7 +3,7 @@
 // texts took 355 (measured by test/ingest/live/compact-visits.test.ts). The visit rules are visits.ts's own, applied
 // through a cursor.
 
-import { ATTRIBUTION_FIELDS, attributionOf, NO_ATTRIBUTION, type Attribution, type VisitRecord } from '../../domain/hits.js';
+import { ATTRIBUTION_FIELDS, attributionOf, NO_ATTRIBUTION, type Attribution, type LiveVisit, type VisitRecord } from '../../domain/hits.js';
 import { SharedTexts } from '../shared-texts.js';
 import {
   applyHit, continues, randomVisitId, resume, snapshotOf, VISIT_TIMEOUT_MS,
@@ -247,6 +247,24 @@ export class CompactVisitTracker implements VisitState {
       resume(this.cursor, record, this.texts);
       this.point(slot, site, high, low, row);
     }
+  }
+
+  /**
+   * The site's visits with a hit at `sinceMs` or later, as their rows will be stored: one pass over the table's
+   * rows (visits of the last 30 minutes), for current visitors before the store has the newest hits.
+   */
+  liveVisits(siteId: string, sinceMs: number): LiveVisit[] {
+    const c = this.columns;
+    const out: LiveVisit[] = [];
+    for (let row = 0; row < this.nextRow; row++) {
+      if (c.keys[row] === 0 || c.lastSeenMs[row]! < sinceMs || c.siteId[row] !== siteId) continue;
+      const a = c.attribution[row]!;
+      out.push({
+        visitId: c.visitId[row]!.toString(), lastSeenMs: c.lastSeenMs[row]!, pageviews: c.pageviews[row]!,
+        exitHostname: c.exitHostname[row]!, exitPage: c.exitPage[row]!, referrerHostname: a.referrerHostname, referrerPathname: a.referrerPathname,
+      });
+    }
+    return out;
   }
 
   /** VisitTracker.sweep: forgets visits idle for longer than the timeout at `now`; returns how many went. */

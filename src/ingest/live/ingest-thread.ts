@@ -72,6 +72,10 @@ port.on('message', (message: ToThread) => {
       inserts?.cut();
       void (batches?.cut() ?? Promise.resolve()).then(() => send({ t: 'cut', id: message.id }));
       return;
+    case 'live':
+      // In memory only in embedded mode; the shared state in Redis is the stores' to read.
+      send({ t: 'live', id: message.id, visits: local ? local.liveVisits(message.siteId, message.sinceMs) : null });
+      return;
     case 'close':
       void close();
       return;

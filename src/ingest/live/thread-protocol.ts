@@ -1,7 +1,7 @@
 // The messages between the main thread and the ingest thread (src/ingest/live/ingest-thread.ts), and what the
 // ingest thread is started with. Everything here crosses threads by structured clone (Dates and bigints do).
 
-import type { IncomingHit, StoredHit, VisitRecord } from '../../domain/hits.js';
+import type { IncomingHit, LiveVisit, StoredHit, VisitRecord } from '../../domain/hits.js';
 import type { ImportResult } from '../line-import.js';
 import type { InsertBatch } from './insert-batches.js';
 import type { LoadFile } from './load-batches.js';
@@ -51,6 +51,8 @@ export type ToThread =
   | { t: 'confirm'; seq: number }
   /** Write what waits for the store as a file now; answered with `cut` once every file is announced. */
   | { t: 'cut'; id: number }
+  /** The site's visits in progress seen since `sinceMs`, answered with `live`. */
+  | { t: 'live'; id: number; siteId: string; sinceMs: number }
   | { t: 'close' };
 
 export type FromThread =
@@ -76,6 +78,8 @@ export type FromThread =
   /** A batch as INSERT statements (ThreadConfig.insertNode), announced in record order. */
   | ({ t: 'inserts'; gathered: number } & InsertBatch)
   | { t: 'cut'; id: number }
+  /** The visits asked for; null where the visit state is not in this thread (shared in Redis, scale-out). */
+  | { t: 'live'; id: number; visits: LiveVisit[] | null }
   | { t: 'call'; id: number; method: IngestMetaMethod; args: unknown[] }
   | { t: 'log'; message: string; error: string }
   | { t: 'closed' };
