@@ -13,6 +13,7 @@ import { formatTimestamp } from '../../src/domain/time.js';
 import { projectRoot } from '../../src/project-root.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 import { browserSkipReason, closePage, launchBrowser, openPage, sidewaysOverflow } from './browser.js';
+import { chooseTab } from './breakdown-tabs.js';
 
 const skip = browserSkipReason();
 const SHOTS = join(projectRoot(), 'test-artifacts', 'screenshots');
@@ -223,7 +224,7 @@ describe('dashboard in Chromium', { skip }, () => {
     for (const r of referrers.filter((x) => x.referrer_hostname)) {
       await owner.locator(`[data-table="referrer_hostname"] tr[data-value="${r.referrer_hostname}"]`).waitFor();
     }
-    await owner.getByRole('tab', { name: 'UTM campaign' }).click();
+    await chooseTab(owner, 'UTM campaign');
     await owner.locator('[data-table="utm_campaign"] tr[data-value="autumn"]').waitFor();
     await owner.getByRole('tab', { name: 'Devices', exact: true }).click();
     await owner.locator('[data-table="device_type"] tr').filter({ hasText: /phone|mobile/i }).first().waitFor();

@@ -16,6 +16,7 @@ import { formatTimestamp } from '../../src/domain/time.js';
 import { projectRoot } from '../../src/project-root.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 import { browserSkipReason, closePage, launchBrowser, openPage, eventuallyEqual as eventually } from './browser.js';
+import { chooseTab } from './breakdown-tabs.js';
 
 const skip = browserSkipReason();
 const SHOTS = join(projectRoot(), 'test-artifacts', 'screenshots');
@@ -266,7 +267,7 @@ describe('where visitors are, and breakdown rows, in Chromium', { skip }, () => 
 
   it('lists rows without a value after the real ones, with their numbers; "Direct / none" keeps its place', async () => {
     await page.goto(`/sites/${siteId}`);
-    await page.getByRole('tab', { name: 'UTM campaign', exact: true }).click();
+    await chooseTab(page, 'UTM campaign');
     const campaigns = await v1({ ...TOP, field_grouping: 'utm_campaign' });
     assert.equal(campaigns[0]!.utm_campaign, '', '/v1 has "(no campaign)" first');
     const shown = noValueLast(campaigns, 'utm_campaign');

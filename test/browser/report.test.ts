@@ -18,6 +18,7 @@ import { demoTraffic } from '../../src/cli/demo-traffic.js';
 import { projectRoot } from '../../src/project-root.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 import { browserSkipReason, closePage, launchBrowser, openPage, sidewaysOverflow, eventuallyEqual as eventually } from './browser.js';
+import { chooseTab } from './breakdown-tabs.js';
 import { chooseComparison, chooseCustomRange, chooseInterval, chooseRange, openRealtime, shownComparison, shownInterval, shownRange } from './report-toolbar.js';
 
 const skip = browserSkipReason();
@@ -455,7 +456,7 @@ describe('report page in Chromium', { skip }, () => {
   it('shows every breakdown as /v1 answers it, and filters the page by a clicked row', async () => {
     await page.goto(`/sites/${siteId}`);
     for (const [field, tab] of BREAKDOWNS) {
-      await page.getByRole('tab', { name: tab, exact: true }).click();
+      await chooseTab(page, tab);
       const rows = await v1({ aggregates: 'visitors,pageviews', field_grouping: field, sort_by: 'visitors:desc', limit: '10' });
       assert.ok(rows.length > 0, `${field} has rows`);
       // Rows without a value ("(no campaign)"; a referrer's "Direct / none" is one) come last (locations.test.ts).

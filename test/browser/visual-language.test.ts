@@ -17,6 +17,7 @@ import { demoTraffic } from '../../src/cli/demo-traffic.js';
 import { projectRoot } from '../../src/project-root.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 import { browserSkipReason, closePage, launchBrowser, openPage, sidewaysOverflow } from './browser.js';
+import { lowContrast } from './contrast.js';
 import { openRealtime } from './report-toolbar.js';
 
 // The functions given to page.evaluate run in Chromium; this project compiles without the DOM library, so these
@@ -148,30 +149,7 @@ describe('the dashboard\'s visual language', { skip }, () => {
       assert.deepEqual(elsewhere, []);
       assert.ok(requests.some((u) => u.startsWith(`${base}/dashboard/fonts/`)), 'the font came from the server');
 
-      const low = await page.evaluate((read) => {
-        const channel = (c: number) => ((c /= 255) <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
-        const rgba = (text: string): number[] => (text.match(/[\d.]+/g) ?? []).map(Number);
-        const luminance = ([r, g, b]: number[]) => 0.2126 * channel(r!) + 0.7152 * channel(g!) + 0.0722 * channel(b!);
-        /** The colour behind an element: the first ancestor's background that is not transparent. */
-        const behind = (el: El): number[] => {
-          for (; el; el = el.parentElement) {
-            const c = rgba(getComputedStyle(el).backgroundColor);
-            if ((c[3] ?? 1) > 0.5) return c;
-          }
-          return rgba(getComputedStyle(document.documentElement).backgroundColor);
-        };
-        const out: string[] = [];
-        for (const [what, selector] of read) {
-          const els: El[] = [...document.querySelectorAll(selector)].filter((e: El) => e.offsetParent !== null && e.textContent.trim());
-          if (!els.length) out.push(`${what}: not on the page`);
-          for (const el of els.slice(0, 6)) {
-            const [a, b] = [luminance(rgba(getComputedStyle(el).color)), luminance(behind(el))];
-            const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
-            if (ratio < 4.5) out.push(`${what} "${el.textContent.trim().slice(0, 30)}": ${ratio.toFixed(2)}`);
-          }
-        }
-        return out;
-      }, READ as unknown as [string, string][]);
+      const low = await lowContrast(page, READ);
       assert.deepEqual(low, [], `${scheme}: text under 4.5:1`);
 
       // One line: every tab of a row at the same height, every metric label a single line.

@@ -1,11 +1,13 @@
-// The account page of the person logged in: their accounts (switch between them), email reports per site, two-
-// factor authentication (set up with any authenticator app, recovery codes shown once), password, email address
-// and sessions.
+// The account page of the person logged in, in sections with a side menu (components/section-nav.js, shared with
+// the members and API tokens pages): their accounts (switch between them), two-factor authentication (set up with
+// any authenticator app, recovery codes shown once), email reports per site, password, email address and sessions.
 
 import { api } from '../api.js';
 import { ConfirmButton, failed, Field, ok, Status } from '../forms.js';
 import { explain } from '../messages.js';
 import { QrCode } from '../qr-code.js';
+import { Section, SettingsLayout } from '../components/section-nav.js';
+import { ACCOUNT_SECTIONS, accountNav } from './settings-nav.js';
 import { html, useEffect, useState } from '../ui.js';
 
 const LABELS = {
@@ -314,7 +316,7 @@ function Sessions() {
   </section>`;
 }
 
-export function AccountPage() {
+export function AccountPage({ data }) {
   const [me, setMe] = useState(null);
   const [problem, setProblem] = useState(null);
   const load = async () => setMe(await api('GET', '/dashboard/api/me'));
@@ -323,15 +325,23 @@ export function AccountPage() {
   }, []);
   if (problem) return html`<h1>Your account</h1><p class="status error" role="alert">${problem}</p>`;
   if (!me) return html`<h1>Your account</h1><p class="muted">Loading…</p>`;
-  return html`<h1>Your account</h1>
-    <p class="muted">${me.user.email} · ${me.account.role} of ${me.account.name}</p>
-    ${me.account.needs_two_factor
+  const blocked = me.account.needs_two_factor;
+  // The menu lists the sections this person has: accounts only with several, email reports once two-factor is on
+  // where the account requires it.
+  const own = [...(me.accounts.length > 1 ? [['accounts', 'Accounts']] : []), ...ACCOUNT_SECTIONS.filter(([key]) => key !== 'email-reports' || !blocked)];
+  return html`<div class="settings-page-head">
+      <h1>Your account</h1>
+      <p class="muted">${me.user.email} · ${me.account.role} of ${me.account.name}</p>
+    </div>
+    ${blocked
       ? html`<p class="notice" role="alert">${me.account.name} requires two-factor authentication: turn it on below to use the account.</p>`
       : null}
-    <${Accounts} me=${me} />
-    <${TwoFactor} me=${me} onChanged=${load} />
-    ${me.account.needs_two_factor ? null : html`<${Reports} />`}
-    <${Password} />
-    <${Email} me=${me} mailConfigured=${me.mail_configured} />
-    <${Sessions} />`;
+    <${SettingsLayout} label="Account settings" groups=${accountNav('account', blocked ? 'viewer' : me.account.role ?? data?.role, own)}>
+      ${me.accounts.length > 1 ? html`<${Section} id="accounts"><${Accounts} me=${me} /><//>` : null}
+      <${Section} id="two-factor"><${TwoFactor} me=${me} onChanged=${load} /><//>
+      ${blocked ? null : html`<${Section} id="email-reports"><${Reports} /><//>`}
+      <${Section} id="password"><${Password} /><//>
+      <${Section} id="email"><${Email} me=${me} mailConfigured=${me.mail_configured} /><//>
+      <${Section} id="sessions"><${Sessions} /><//>
+    <//>`;
 }

@@ -3,6 +3,8 @@
 
 import { api, listAll, query } from '../api.js';
 import { IsoDateInput } from '../components/date-range-picker.js';
+import { Section, SettingsLayout } from '../components/section-nav.js';
+import { siteNav } from './settings-nav.js';
 import { ConfirmButton, failed, Field, ok, Status } from '../forms.js';
 import { CURRENCY_CODES, fmtInt, fmtValue } from '../format.js';
 import { explain } from '../messages.js';
@@ -394,9 +396,13 @@ function Milestones({ siteId }) {
 }
 
 export function GoalsPage({ data }) {
-  return html`<h1>Goals and milestones of ${data.siteName}</h1>
-    <p class="links"><a href=${`/sites/${data.site}`}>Report</a> · <a href=${`/sites/${data.site}/settings`}>Site settings</a> · <a href="/sites">All sites</a></p>
-    <${Goals} siteId=${data.site} timeZone=${data.timezone || 'UTC'} initialCurrencies=${data.goalCurrencies} />
-    <${PageGoals} siteId=${data.site} timeZone=${data.timezone || 'UTC'} />
-    <${Milestones} siteId=${data.site} />`;
+  return html`<div class="settings-page-head">
+      <h1>Goals and milestones of ${data.siteName}</h1>
+      <p class="links"><a href=${`/sites/${data.site}`}>Report</a> · <a href="/sites">All sites</a></p>
+    </div>
+    <${SettingsLayout} label="Site settings" groups=${siteNav(data.site, 'goals')}>
+      <${Section} id="goals"><${Goals} siteId=${data.site} timeZone=${data.timezone || 'UTC'} initialCurrencies=${data.goalCurrencies} /><//>
+      <${Section} id="page-goals"><${PageGoals} siteId=${data.site} timeZone=${data.timezone || 'UTC'} /><//>
+      <${Section} id="milestones"><${Milestones} siteId=${data.site} /><//>
+    <//>`;
 }

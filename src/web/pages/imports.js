@@ -68,7 +68,7 @@ export function ImportsPanel({ site }) {
     }
   };
   return html`<section class="card stack" aria-labelledby="imports-h">
-    <h2 id="imports-h">Imported history</h2>
+    <h2 id="imports-h">Imports</h2>
     <p class="muted">Bring the history you have in Plausible (Site settings, Imports & Exports, Export data), Umami (its
       events as CSV, by the query in Plumb's docs/collection.md) or Fathom (its CSV export, zipped). Importing the same
       file again replaces it.</p>

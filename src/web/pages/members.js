@@ -1,10 +1,13 @@
-// The members page (owners and admins): who belongs to the account with which role, changing a role, removing a
-// member, inviting someone (the link is shown to copy, and emailed when the server has mail), withdrawing an
-// invitation, and, for owners, requiring two-factor authentication of everyone.
+// The members page (owners and admins), in sections with the account pages' side menu (components/section-nav.js):
+// who belongs to the account with which role, changing a role, removing a member, withdrawing an invitation;
+// inviting someone (the link is shown to copy, and emailed when the server has mail); and, for owners, requiring
+// two-factor authentication of everyone.
 
 import { api, listAll } from '../api.js';
 import { ConfirmButton, failed, Field, ok, Snippet, Status } from '../forms.js';
 import { explain } from '../messages.js';
+import { accountNav } from './settings-nav.js';
+import { Section, SettingsLayout } from '../components/section-nav.js';
 import { html, useEffect, useState } from '../ui.js';
 
 export const ROLE_WORDS = new Map([
@@ -137,7 +140,7 @@ function RequireTwoFactor({ me, onChanged }) {
   </section>`;
 }
 
-export function MembersPage() {
+export function MembersPage({ data }) {
   const [me, setMe] = useState(null);
   const [members, setMembers] = useState(null);
   const [sites, setSites] = useState([]);
@@ -160,25 +163,30 @@ export function MembersPage() {
     await load();
   };
   const names = new Map(sites.map((s) => [s.id, s.name]));
-  return html`<h1>Members</h1>
-    ${me ? html`<p class="muted">People who can log in to ${me.account.name}, and their roles.</p>` : null}
-    <section class="card" aria-labelledby="members-h">
-      <h2 id="members-h">Members</h2>
-      ${members === null || me === null
-        ? html`<p class="muted">Loading…</p>`
-        : html`<div class="scroll-x"><table>
-            <thead><tr>${['Email', 'Role', 'Sites', 'Two-factor', 'Joined', 'Actions'].map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
-            <tbody>${members.data.map((m) => html`<${MemberRow} member=${m} me=${me} names=${names}
-              soleOwner=${m.role === 'owner' && members.data.filter((o) => o.role === 'owner').length === 1} onChanged=${load} setStatus=${setStatus} />`)}</tbody>
-          </table></div>
-          ${members.invitations.length
-            ? html`<h3>Invitations waiting</h3><ul class="invitations">${members.invitations.map((i) => html`<li data-invited=${i.email}>
-                ${i.email} as ${i.role}${i.site_ids ? ` (${sitesInWords(i.site_ids, names)})` : ''}, until ${i.expires_at} UTC
-                ${' '}<${ConfirmButton} label="Withdraw" confirmLabel="Confirm withdraw" what=${`invitation of ${i.email}`} onConfirm=${() => withdraw(i)} />
-              </li>`)}</ul>`
-            : null}`}
-      <${Status} status=${status} />
-    </section>
-    ${me && members ? html`<${Invite} me=${me} sites=${sites} mailConfigured=${members.mail_configured} onInvited=${load} />` : null}
-    ${me && me.account.role === 'owner' ? html`<${RequireTwoFactor} me=${me} onChanged=${load} />` : null}`;
+  const role = me?.account.role ?? data?.role;
+  return html`<div class="settings-page-head">
+      <h1>Members</h1>
+      ${me ? html`<p class="muted">People who can log in to ${me.account.name}, and their roles.</p>` : null}
+    </div>
+    <${SettingsLayout} label="Account settings" ready=${me !== null && members !== null} groups=${accountNav('members', role)}>
+      <${Section} id="members"><section class="card" aria-labelledby="members-h">
+        <h2 id="members-h">Members</h2>
+        ${members === null || me === null
+          ? html`<p class="muted">Loading…</p>`
+          : html`<div class="scroll-x"><table>
+              <thead><tr>${['Email', 'Role', 'Sites', 'Two-factor', 'Joined', 'Actions'].map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
+              <tbody>${members.data.map((m) => html`<${MemberRow} member=${m} me=${me} names=${names}
+                soleOwner=${m.role === 'owner' && members.data.filter((o) => o.role === 'owner').length === 1} onChanged=${load} setStatus=${setStatus} />`)}</tbody>
+            </table></div>
+            ${members.invitations.length
+              ? html`<h3>Invitations waiting</h3><ul class="invitations">${members.invitations.map((i) => html`<li data-invited=${i.email}>
+                  ${i.email} as ${i.role}${i.site_ids ? ` (${sitesInWords(i.site_ids, names)})` : ''}, until ${i.expires_at} UTC
+                  ${' '}<${ConfirmButton} label="Withdraw" confirmLabel="Confirm withdraw" what=${`invitation of ${i.email}`} onConfirm=${() => withdraw(i)} />
+                </li>`)}</ul>`
+              : null}`}
+        <${Status} status=${status} />
+      </section><//>
+      ${me && members ? html`<${Section} id="invite"><${Invite} me=${me} sites=${sites} mailConfigured=${members.mail_configured} onInvited=${load} /><//>` : null}
+      ${me && me.account.role === 'owner' ? html`<${Section} id="security"><${RequireTwoFactor} me=${me} onChanged=${load} /><//>` : null}
+    <//>`;
 }

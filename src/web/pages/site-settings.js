@@ -1,11 +1,14 @@
-// A site's settings: name, domain, time zone, sharing (password, link), multi-domain; where its public report may
-// be embedded (the origins allowed to frame /share/{id}?embed=true); imported history; the tracking code with its
-// options and the other trackers' forms; deletion behind the typed name.
+// A site's settings, in sections with a side menu (components/section-nav.js): general (name, domain, time zone,
+// multi-domain, Plausible's script) with sharing (password, link) in the same form; where its public report may be
+// embedded (the origins allowed to frame /share/{id}?embed=true); imported history; the tracking code with its
+// options and the other trackers' forms; the danger zone, deletion behind the typed name.
 
 import { api } from '../api.js';
 import { failed, Field, ok, Snippet, Status, ZoneField, zoneAccepted } from '../forms.js';
 import { ImportsPanel } from './imports.js';
 import { explain } from '../messages.js';
+import { Section, SettingsLayout } from '../components/section-nav.js';
+import { siteNav } from './settings-nav.js';
 import { TrackingCode } from '../tracking-code.js';
 import { html, useEffect, useState } from '../ui.js';
 
@@ -48,8 +51,9 @@ function SettingsForm({ site, onSaved }) {
       setStatus(failed(explain(err, { labels: LABELS, missing: MISSING })));
     }
   };
+  // One form, one Save: sharing is a part of it with its own menu entry, not a second form to save apart.
   return html`<form class="card stack" aria-label="Site settings" onSubmit=${submit}>
-    <h2>Settings</h2>
+    <h2>General</h2>
     <${Field} label="Site name">${(id) => html`<input id=${id} name="name" required maxlength="255" value=${name} onInput=${(e) => setName(e.currentTarget.value)} />`}<//>
     <${Field} label="Domain" hint="The site's address without https://, several separated by commas. Other trackers' tags (Plausible's) find the site by it.">
       ${(id, hint) => html`<input id=${id} name="domain" maxlength="2048" spellcheck="false" autocomplete="off" aria-describedby=${hint} value=${domain} onInput=${(e) => setDomain(e.currentTarget.value)} />`}
@@ -58,17 +62,6 @@ function SettingsForm({ site, onSaved }) {
       ${(id, hint) => html`<input id=${id} name="plausible_script_id" maxlength="512" spellcheck="false" autocomplete="off" aria-describedby=${hint} value=${scriptId} onInput=${(e) => setScriptId(e.currentTarget.value)} />`}
     <//>
     <${ZoneField} value=${zone} onChange=${setZone} keep=${site.timezone} />
-    <${Field} label="Sharing">
-      ${(id) => html`<select id=${id} name="sharing" value=${sharing} onChange=${(e) => setSharing(e.currentTarget.value)}>
-        <option value="none">Not shared</option><option value="private">Shared with a password</option><option value="public">Shared publicly</option>
-      </select>`}
-    <//>
-    ${sharing === 'private'
-      ? html`<${Field} label="Share password" hint=${site.sharing === 'private' ? 'Leave empty to keep the current password.' : 'Visitors of the shared report will need it.'}>
-          ${(id, hint) => html`<input id=${id} name="share_password" type="password" maxlength="255" autocomplete="new-password" aria-describedby=${hint} value=${password} onInput=${(e) => setPassword(e.currentTarget.value)} />`}
-        <//>`
-      : null}
-    ${site.sharing !== 'none' ? html`<p>Share link: <a href=${`/share/${site.id}`}>${`${location.origin}/share/${site.id}`}</a></p>` : null}
     <div class="check">
       <input type="checkbox" id="multi-domain" name="multi_domain" checked=${multi} onChange=${(e) => setMulti(e.currentTarget.checked)} />
       <label for="multi-domain">Track several domains with this site</label>
@@ -80,6 +73,21 @@ function SettingsForm({ site, onSaved }) {
           </select>`}
         <//>`
       : null}
+    <div class="stack settings-section subsection" id="sharing" data-section="sharing">
+      <h3>Sharing</h3>
+      <p class="muted">A shared report is read-only, at its own address, for people without a login.</p>
+      <${Field} label="Sharing">
+        ${(id) => html`<select id=${id} name="sharing" value=${sharing} onChange=${(e) => setSharing(e.currentTarget.value)}>
+          <option value="none">Not shared</option><option value="private">Shared with a password</option><option value="public">Shared publicly</option>
+        </select>`}
+      <//>
+      ${sharing === 'private'
+        ? html`<${Field} label="Share password" hint=${site.sharing === 'private' ? 'Leave empty to keep the current password.' : 'Visitors of the shared report will need it.'}>
+            ${(id, hint) => html`<input id=${id} name="share_password" type="password" maxlength="255" autocomplete="new-password" aria-describedby=${hint} value=${password} onInput=${(e) => setPassword(e.currentTarget.value)} />`}
+          <//>`
+        : null}
+      ${site.sharing !== 'none' ? html`<p>Share link: <a href=${`/share/${site.id}`}>${`${location.origin}/share/${site.id}`}</a></p>` : null}
+    </div>
     <button type="submit">Save settings</button>
     <${Status} status=${status} />
   </form>`;
@@ -114,7 +122,7 @@ function Embedding({ site }) {
   };
   const embedUrl = `${location.origin}/share/${site.id}?embed=true`;
   return html`<form class="card stack" aria-label="Embedding" onSubmit=${submit}>
-    <h2>Embed the report on another site</h2>
+    <h2>Embedding</h2>
     <p class="muted">The shared report can sit in an iframe on the sites you list here, and nowhere else.${site.sharing === 'public'
       ? ''
       : ' It must be shared publicly for that: a password cannot be asked for inside another page.'}</p>
@@ -144,8 +152,8 @@ function DeleteSite({ site }) {
   };
   // Deleting asks for the site's name, typed: a slip of the mouse must not wipe a site and its data.
   return html`<form class="card stack danger-zone" aria-label="Delete site" onSubmit=${submit}>
-    <h2>Delete site</h2>
-    <p>This removes the site, its goals, milestones and every recorded pageview. It cannot be undone.</p>
+    <h2>Danger zone</h2>
+    <p>Deleting the site removes it with its goals, milestones and every recorded pageview. It cannot be undone.</p>
     <${Field} label=${`Type the site name (${site.name}) to confirm`}>
       ${(id) => html`<input id=${id} name="confirm" autocomplete="off" value=${typed} onInput=${(e) => setTyped(e.currentTarget.value)} />`}
     <//>
@@ -161,15 +169,21 @@ export function SiteSettingsPage({ data }) {
     api('GET', `/v1/sites/${data.site}`).then(setSite, (err) => setProblem(explain(err, { missing: MISSING })));
   }, [data.site]);
   const title = `Settings of ${site ? site.name : data.siteName}`;
-  return html`<h1>${title}</h1>
-    <p class="links"><a href=${`/sites/${data.site}`}>Report</a> · <a href=${`/sites/${data.site}/goals`}>Goals and milestones</a> · <a href="/sites">All sites</a></p>
+  return html`<div class="settings-page-head">
+      <h1>${title}</h1>
+      <p class="links"><a href=${`/sites/${data.site}`}>Report</a> · <a href="/sites">All sites</a></p>
+    </div>
     ${problem ? html`<p class="status error" role="alert">The settings could not be loaded. ${problem}</p>` : null}
     ${site === null
       ? problem ? null : html`<p class="muted">Loading…</p>`
-      : html`<${SettingsForm} key=${site.id} site=${site} onSaved=${setSite} />
-        <${Embedding} site=${site} />
-        <${ImportsPanel} site=${site} />
-        <section class="card stack" aria-labelledby="tracking-code-title"><h2 id="tracking-code-title">Tracking code</h2>
-          <${TrackingCode} site=${site} /></section>
-        <${DeleteSite} site=${site} />`}`;
+      : html`<${SettingsLayout} label="Site settings" groups=${siteNav(site.id, 'settings')}>
+          <${Section} id="general"><${SettingsForm} key=${site.id} site=${site} onSaved=${setSite} /><//>
+          <${Section} id="embedding"><${Embedding} site=${site} /><//>
+          <${Section} id="imports"><${ImportsPanel} site=${site} /><//>
+          <${Section} id="tracking-code">
+            <section class="card stack" aria-labelledby="tracking-code-title"><h2 id="tracking-code-title">Tracking code</h2>
+              <${TrackingCode} site=${site} /></section>
+          <//>
+          <${Section} id="danger-zone"><${DeleteSite} site=${site} /><//>
+        <//>`}`;
 }

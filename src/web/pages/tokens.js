@@ -1,9 +1,12 @@
-// API settings: the account's tokens (SPEC.md section 5). New tokens start at the least privilege (read-only);
-// permissions are shown with site names; revoked tokens wait behind a switch.
+// API settings: the account's tokens (SPEC.md section 5), in sections with the account pages' side menu
+// (components/section-nav.js). New tokens start at the least privilege (read-only); permissions are shown with site
+// names; revoked tokens wait behind a switch.
 
 import { api, listAll } from '../api.js';
 import { ConfirmButton, failed, Field, ok, Snippet, Status } from '../forms.js';
 import { explain } from '../messages.js';
+import { accountNav } from './settings-nav.js';
+import { Section, SettingsLayout } from '../components/section-nav.js';
 import { html, useEffect, useState } from '../ui.js';
 
 const LABELS = { name: 'The token name', abilities: 'The permissions' };
@@ -92,7 +95,7 @@ function TokenTable({ tokens, siteNames, onRevoke }) {
   </table></div>`;
 }
 
-export function TokensPage() {
+export function TokensPage({ data }) {
   const [sites, setSites] = useState(null);
   const [tokens, setTokens] = useState(null);
   const [showRevoked, setShowRevoked] = useState(false);
@@ -114,18 +117,22 @@ export function TokensPage() {
   const active = (tokens ?? []).filter((t) => !t.revoked_at);
   const revoked = (tokens ?? []).filter((t) => t.revoked_at);
   const shown = showRevoked ? tokens ?? [] : active;
-  return html`<h1>API settings</h1>
-    <p>Tokens let programs use the v1 API: send <code>${'Authorization: Bearer <token>'}</code>. A token is shown once, when it is created.</p>
-    <section class="card" aria-labelledby="tokens-h">
-      <h2 id="tokens-h">Tokens</h2>
-      ${tokens === null || sites === null
-        ? html`<p class="muted">Loading…</p>`
-        : html`${shown.length === 0 ? html`<p class="muted">${revoked.length ? 'No active tokens.' : 'No tokens yet.'}</p>` : html`<${TokenTable} tokens=${shown} siteNames=${siteNames} onRevoke=${revoke} />`}
-          ${revoked.length > 0
-            ? html`<div class="check"><input type="checkbox" id="show-revoked" checked=${showRevoked} onChange=${(e) => setShowRevoked(e.currentTarget.checked)} />
-                <label for="show-revoked">Show revoked tokens (${revoked.length})</label></div>`
-            : null}`}
-      <${Status} status=${status} />
-    </section>
-    ${sites === null ? null : html`<${CreateToken} sites=${sites} onCreated=${loadTokens} />`}`;
+  return html`<div class="settings-page-head">
+      <h1>API settings</h1>
+      <p>Tokens let programs use the v1 API: send <code>${'Authorization: Bearer <token>'}</code>. A token is shown once, when it is created.</p>
+    </div>
+    <${SettingsLayout} label="Account settings" ready=${tokens !== null && sites !== null} groups=${accountNav('tokens', data?.role)}>
+      <${Section} id="tokens"><section class="card" aria-labelledby="tokens-h">
+        <h2 id="tokens-h">Tokens</h2>
+        ${tokens === null || sites === null
+          ? html`<p class="muted">Loading…</p>`
+          : html`${shown.length === 0 ? html`<p class="muted">${revoked.length ? 'No active tokens.' : 'No tokens yet.'}</p>` : html`<${TokenTable} tokens=${shown} siteNames=${siteNames} onRevoke=${revoke} />`}
+            ${revoked.length > 0
+              ? html`<div class="check"><input type="checkbox" id="show-revoked" checked=${showRevoked} onChange=${(e) => setShowRevoked(e.currentTarget.checked)} />
+                  <label for="show-revoked">Show revoked tokens (${revoked.length})</label></div>`
+              : null}`}
+        <${Status} status=${status} />
+      </section><//>
+      ${sites === null ? null : html`<${Section} id="create-token"><${CreateToken} sites=${sites} onCreated=${loadTokens} /><//>`}
+    <//>`;
 }

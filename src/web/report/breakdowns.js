@@ -1,6 +1,6 @@
 // The breakdown panels: pages (top, entry, exit, hostnames), sources (referrers, sources, UTM source, medium,
 // campaign, content, term), locations (countries, regions, cities) and devices (browsers, operating systems,
-// device types). Each tab: its top rows with proportion bars, rows that filter the page when clicked, a details
+// device types), each a row of tabs whose overflow collapses into a "More" menu (components/tabs.js). Each tab: its top rows with proportion bars, rows that filter the page when clicked, a details
 // view of up to 1,000 rows (its own address) with search and sort whose rows filter too, and CSV of what it shows.
 // Countries have their flag and a world map; regions and cities the country they are in. Rows without a value
 // ("(no campaign)") come after the real ones, with their numbers unchanged.
@@ -9,6 +9,7 @@ import { download, slug, toCsv } from '../download.js';
 import { fmtInt } from '../format.js';
 import { Field } from '../field.js';
 import { html, useEffect, useRef, useState } from '../ui.js';
+import { Tabs } from '../components/tabs.js';
 import { aggregate, baseParams, explainError, goalOf, usePanel, useSite } from './data.js';
 import { ImportedGap } from './imported.js';
 import { countriesOfPlaces, CountriesOf, Flag, PLACE_FIELDS, placeText } from './place.js';
@@ -192,23 +193,11 @@ function BreakdownCard({ group }) {
     tab === 'country_code' ? breakdownQuery(site, state, p, tab, { limit: DETAILS_LIMIT, signal }) : undefined,
   ]), [tab], { compare: false });
   const [data, countries, everyCountry] = answer ?? [];
-  const tabs = useRef(null);
-  const onKey = (e) => {
-    const i = group.tabs.findIndex(([f]) => f === tab);
-    const next = e.key === 'ArrowRight' ? i + 1 : e.key === 'ArrowLeft' ? i - 1 : null;
-    if (next === null) return;
-    const n = (next + group.tabs.length) % group.tabs.length;
-    setTab(group.tabs[n][0]);
-    tabs.current?.querySelectorAll('[role=tab]')[n]?.focus();
-  };
   const id = `bd-${slug(group.title)}`;
   return html`<section class="card breakdown-card" aria-labelledby=${`${id}-h`}>
     <div class="breakdown-head">
       <h2 id=${`${id}-h`}>${group.title}</h2>
-      <div class="tabs" role="tablist" aria-label=${group.title} ref=${tabs} onKeyDown=${onKey}>
-        ${group.tabs.map(([f, title]) => html`<button type="button" role="tab" id=${`${id}-${f}`} aria-selected=${f === tab ? 'true' : 'false'}
-          aria-controls=${`${id}-panel`} tabindex=${f === tab ? '0' : '-1'} data-tab=${f} onClick=${() => setTab(f)}>${title}</button>`)}
-      </div>
+      <${Tabs} label=${group.title} tabs=${group.tabs} selected=${tab} onSelect=${setTab} idPrefix=${id} panelId=${`${id}-panel`} />
     </div>
     <div class="body" role="tabpanel" id=${`${id}-panel`} aria-labelledby=${`${id}-${tab}`} data-table=${tab} aria-busy=${loading ? 'true' : 'false'}>
       ${error ? html`<p class="status error" role="alert">${explainError(error)}</p>` : null}
