@@ -5,6 +5,7 @@ import type { assemble } from './assemble.js';
 import { bootstrap, firstStartBanner, openableAddress } from './bootstrap.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { GeoLookup } from './ingest/enrich/geo.js';
+import { NewerSchemaError } from './store/duckdb/migrations.js';
 import { LOCAL_ADMIN_KEY_FILE, localServerUrl, newLocalAdminKey, removeLocalServerUrl, saveLocalServerUrl } from './local-admin-key.js';
 
 function configOrExit(): Config {
@@ -29,6 +30,10 @@ async function assembleOrExit(config: Config, options: Parameters<typeof assembl
     // loading the rest of Plumb's modules (README, start to ready).
     return await (await import('./assemble.js')).assemble(options);
   } catch (err) {
+    if (err instanceof NewerSchemaError) {
+      console.error(`Plumb cannot start: ${join(config.dataDir, 'plumb.duckdb')}: ${err.message}.`);
+      process.exit(1);
+    }
     const lock = /Could not set lock on file .*Conflicting lock is held in .*\(PID (\d+)\)/.exec(String((err as Error)?.message));
     if (!lock) throw err;
     console.error(

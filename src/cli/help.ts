@@ -197,13 +197,32 @@ On the server's own machine it needs nothing else (it uses the local admin key);
 PLUMB_ADMIN_TOKEN.
 
 ${ADMIN}`],
+  ['backup', `plumb backup DIR [--json]
+
+Asks the running server for a copy of its embedded store (the DuckDB database: accounts, sites, goals, every hit
+and visit) as of one moment, in DIR, a new or empty directory on the server's machine (relative to the current
+directory when the server is on this one). Collection goes on meanwhile: hits acknowledged before the command
+are in the copy, those arriving during it may be, later ones are not. The copy is DIR/plumb.duckdb with
+DIR/plumb-backup.json, written last (its size and SHA-256). A full disk fails the backup and removes what it
+wrote; the server and its data are unaffected. Scaled out, back up PostgreSQL and ClickHouse with their own tools
+(README, "Backup and restore").
+
+${ADMIN}`],
+  ['restore', `plumb restore DIR [--json]
+
+Puts the backup in DIR in place as the store of PLUMB_DATA_DIR (default ./data), with the server stopped: it
+refuses while a server runs on that data directory. It checks the backup whole first (size and SHA-256), then
+moves the store it replaces (plumb.duckdb, its .wal and the hit log) into
+PLUMB_DATA_DIR/before-restore-YYYYMMDD-HHMMSS/ (delete it once the restored server is as expected). Hits
+recorded after the backup are not in the restored store. A backup from a newer release is refused when the
+server starts. Run on the server's machine, as the user that runs it.`],
   ['help', `plumb help [COMMAND]
 
 Shows the list of commands, or the help of one (also: plumb COMMAND --help).`],
 ];
 
 const HELP = new Map<string, string>(TEXTS);
-const GROUPS = ['account', 'token', 'site', 'import', 'demo', 'help'];
+const GROUPS = ['account', 'token', 'site', 'import', 'demo', 'backup', 'restore', 'help'];
 
 /** The help of the longest known command among the first words (`site create --x` -> "site create"). */
 export function helpFor(words: readonly string[]): string | undefined {

@@ -1,5 +1,5 @@
-// The `plumb` command line: accounts, tokens, imports and the demo through the running server's /admin API;
-// sites through /v1.
+// The `plumb` command line: accounts, tokens, imports, the demo and backups through the running server's /admin API;
+// sites through /v1; restores on the stopped server's data directory.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { projectRoot } from '../project-root.js';
 import { withV1, type V1Call } from './acting.js';
 import { AdminClient, AdminClientError } from './admin-client.js';
-import { credentials, noAdminMessage, refusedAdminHint, unreachableHint } from './credentials.js';
+import { credentials, isLocalUrl, noAdminMessage, refusedAdminHint, unreachableHint } from './credentials.js';
 import { helpFor, usageAfterMistake } from './help.js';
 import type { ImportSummary } from './import.js';
 import type { PeerImportJson } from './peer-import.js';
@@ -45,6 +45,8 @@ Commands:
   import delete IMPORT_ID delete an import and every hit it brought
   demo [--account ID] [--days 30] [--visits-per-day 1000] [--no-share]
                           create (or replace) the demo site, import a generated month of traffic, print the report's address
+  backup DIR              copy the running server's embedded store into DIR (new or empty), collection going on
+  restore DIR             put a backup in place as PLUMB_DATA_DIR's store (default ./data), the server stopped
   help [COMMAND]          this list, or one command's help (also: plumb COMMAND --help)
 
 Options:
@@ -221,6 +223,27 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: Out, err:
   const show = (json: unknown, summary: string) => out(o.json ? JSON.stringify(json, null, 2) : summary);
 
   try {
+    if (group === 'backup' || group === 'restore') {
+      const dir = need(action, 'DIR');
+      if (rest.length > 0) throw new UsageError(`${group} takes one DIR`);
+      if (group === 'backup') {
+        const { backup, describeBackup } = await import('./backup.js');
+        const made = await backup(client, dir, isLocalUrl(creds.url));
+        if (typeof made === 'string') throw new UsageError(made);
+        show(made, describeBackup(made));
+        return 0;
+      }
+      const { describeRestore, restore, RestoreRefused } = await import('./restore.js');
+      try {
+        const restored = await restore(env.PLUMB_DATA_DIR || 'data', dir);
+        show(restored, describeRestore(restored));
+        return 0;
+      } catch (e) {
+        if (!(e instanceof RestoreRefused)) throw e;
+        err(`plumb: not restored: ${e.message}`);
+        return 1;
+      }
+    }
     switch (`${group} ${action ?? ''}`) {
       case 'account create': {
         const body = {

@@ -190,7 +190,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const sessions = new SessionManager(meta, deps.team);
   await app.register(v1Api, { prefix: '/v1', meta, sites, auth, limiter, usage, siteData, reports: deps.reports, sessions });
   await app.register(adminApi, {
-    prefix: '/admin', meta, auth, usage, adminToken, localAdminKey: deps.localAdminKey, ingest, imports: deps.imports,
+    prefix: '/admin', meta, auth, usage, adminToken, localAdminKey: deps.localAdminKey, ingest, events, imports: deps.imports,
     reportEmails: { reports: deps.reports, mailer: deps.mailer ?? NO_MAILER, publicUrl: deps.publicUrl, limiter },
   });
   // Import uploads from the dashboard (the same imports as /admin/imports, for the site's own owners and admins).

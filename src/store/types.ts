@@ -1,4 +1,5 @@
 // Store interfaces: what the rest of Plumb may ask of persistence, whatever the backend.
+import type { BackupManifest } from '../domain/backup-manifest.js';
 import type { StoredHit, VisitRecord } from '../domain/hits.js';
 import type { CsvRows } from './event-csv.js';
 
@@ -462,6 +463,11 @@ export interface EventStore {
   writeInserts?(inserts: InsertStatements, logSeq?: number): Promise<void>;
   /** The hit log sequence number confirmed so far (0 when none). */
   logWatermark(): Promise<number>;
+  /**
+   * Copies the whole database (metadata too) as of one moment into a new or empty directory while the process goes
+   * on serving (the embedded store, `plumb backup`); stores on shared databases are backed up with their own tools.
+   */
+  backup?(dir: string): Promise<BackupManifest>;
   /**
    * About how many hits the store holds, all sites together, from the database's catalog (no scan), remembered
    * for a minute: for report plans that trade CPU time for memory at size. Stores without it are never "large".

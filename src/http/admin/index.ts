@@ -11,8 +11,9 @@ import { formatTimestamp, isTimeZone, parseTimestamp } from '../../domain/time.j
 import type { Ingest } from '../../ingest/ingest.js';
 import { isLoopback, type LocalAdminKey } from '../../local-admin-key.js';
 import type { UsageMeter } from '../../limits/usage-meter.js';
-import type { Account, AccountPatch, MetaStore, SubscriptionStatus, TokenRecord } from '../../store/types.js';
+import type { Account, AccountPatch, EventStore, MetaStore, SubscriptionStatus, TokenRecord } from '../../store/types.js';
 import { holdConnection, type ImportService } from '../peers/import-service.js';
+import { backupRoutes } from './backup.js';
 import { importRoutes } from './imports.js';
 import { adminReportEmailRoutes, type AdminReportEmailDeps } from './report-emails.js';
 import { presentDeleted, presentToken } from '../v1/present.js';
@@ -27,6 +28,8 @@ export interface AdminOptions {
   auth: TokenAuthenticator;
   usage: UsageMeter;
   ingest: Ingest;
+  /** The embedded store's backup (/admin/backup). */
+  events: EventStore;
   /** Other products' exports (/admin/imports). */
   imports: ImportService;
   /** Email reports sent now (/admin/report-emails); without them that route says mail is not configured. */
@@ -89,7 +92,7 @@ const presentAdminToken = (t: TokenRecord) => ({
   revoked_at: t.revokedAt ? formatTimestamp(t.revokedAt) : null,
 });
 
-export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey, meta, auth, usage, ingest, imports, reportEmails }: AdminOptions): Promise<void> {
+export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey, meta, auth, usage, ingest, events, imports, reportEmails }: AdminOptions): Promise<void> {
   app.addHook('onRequest', async (request) => {
     const presented = /^Bearer +(\S+)$/i.exec(request.headers.authorization?.trim() ?? '')?.[1];
     // The raw socket's address, never X-Forwarded-For: the local key is for this machine's own user.
@@ -149,6 +152,7 @@ export async function adminApi(app: FastifyInstance, { adminToken, localAdminKey
   // Other products' exports (Umami's raw events), streamed; listed and deleted by import id.
   await app.register(importRoutes, { meta, imports });
   await app.register(adminReportEmailRoutes, { meta, reportEmails });
+  await app.register(backupRoutes, { events, ingest, usage, auth });
 
   app.post<{ Body: AccountBody }>('/accounts', {
     schema: { body: { type: 'object', properties: accountFields, required: ['name', 'email'] } },

@@ -8,6 +8,8 @@ import { HIT_CSV_COLUMNS, VISIT_CSV_COLUMNS, type CsvColumn, type CsvRows } from
 import { HIT_TEXT_COLUMNS, hitFromRow, VISIT_ATTRIBUTION_COLUMNS, visitFromRow } from '../event-rows.js';
 import { ImportedSites } from '../imported-sites.js';
 import type { EventStore, ImportedDay, QueryParam } from '../types.js';
+import type { BackupManifest } from '../../domain/backup-manifest.js';
+import { backUpDatabase } from './backup.js';
 import { inTransaction, timestampValue, type DuckDatabase, type Querier, type SerialConnection } from './database.js';
 import { INSERT_HITS, STAGE_RECORDS, STAGE_VISITS } from './record-load.js';
 import { CHECKPOINT_THRESHOLD, RowGroupCheckpoints } from './row-group-checkpoints.js';
@@ -165,6 +167,7 @@ export class DuckEventStore implements EventStore {
     private readonly side: SerialConnection,
     /** DuckDB's thread count, which an import's load lowers while it runs (writeCsv). */
     private readonly threads: number,
+    private readonly db: DuckDatabase,
   ) {}
 
   /**
@@ -179,7 +182,7 @@ export class DuckEventStore implements EventStore {
       return Number((await q.rows<{ n: bigint }>("SELECT current_setting('threads') AS n"))[0]!.n);
     });
     const pool = await Promise.all(Array.from({ length: readers }, () => db.connection()));
-    return new DuckEventStore(conn, pool, await db.connection(), threads);
+    return new DuckEventStore(conn, pool, await db.connection(), threads, db);
   }
 
   query(sql: string, params: readonly QueryParam[]): Promise<Record<string, unknown>[]> {
@@ -289,6 +292,11 @@ export class DuckEventStore implements EventStore {
       await q.exec('DROP TABLE record_batch');
       return Number(inserted?.Count ?? 0);
     });
+  }
+
+  /** The whole database as of one moment, on a connection of its own (src/store/duckdb/backup.ts). */
+  backup(dir: string): Promise<BackupManifest> {
+    return backUpDatabase(this.db, dir);
   }
 
   async logWatermark(): Promise<number> {

@@ -578,9 +578,21 @@ export const MIGRATIONS: Migration[] = [
   },
 ];
 
+/** The database was written by a newer release: its schema has versions this code does not know. */
+export class NewerSchemaError extends Error {
+  override readonly name = 'NewerSchemaError';
+  constructor(readonly found: number, readonly known: number) {
+    super(
+      `the database has schema version ${found}, written by a newer release of Plumb; this release knows versions up to ` +
+        `${known}. It was left as it is: run the release that wrote it (or a newer one), or restore a backup made by this release`,
+    );
+  }
+}
+
 /**
  * Brings the schema up to the newest version (or to `upTo`, for tests of a migration); a no-op on an up-to-date
- * database.
+ * database. Refuses (NewerSchemaError) a database with a version above the newest here, before changing anything:
+ * this code would misread what a newer release wrote, and its writes could corrupt it.
  */
 export async function migrate(db: DuckDatabase, upTo = Infinity): Promise<number[]> {
   await db.serial((q) =>
@@ -590,6 +602,9 @@ export async function migrate(db: DuckDatabase, upTo = Infinity): Promise<number
   const applied = new Set(
     (await db.serial((q) => q.rows<{ version: number }>('SELECT version FROM schema_migrations'))).map((r) => r.version),
   );
+  const known = MIGRATIONS.at(-1)!.version;
+  const found = Math.max(0, ...applied);
+  if (found > known) throw new NewerSchemaError(found, known);
   const ran: number[] = [];
   for (const m of MIGRATIONS) {
     if (applied.has(m.version) || m.version > upTo) continue;
