@@ -30,6 +30,7 @@ import { umamiSend } from './peers/umami-send.js';
 import { addSecurityHeaders } from './security-headers.js';
 import { dashboard } from './dashboard/index.js';
 import { trackerScriptRoute, type TrackerScript } from './tracker-script.js';
+import { drainEarlyAnswers } from './early-answers.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { installReadiness, type ReadinessChecks } from './readiness.js';
 import type { ImportService } from './peers/import-service.js';
@@ -106,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.setValidatorCompiler(validatorCompiler);
   installErrorHandling(app);
+  drainEarlyAnswers(app);
 
   // Real clients send `Content-Type: application/json` with an empty body on GET and DELETE: that is no body.
   // Fastify's own parser (with its prototype-poisoning guard) does the rest.

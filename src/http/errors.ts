@@ -48,16 +48,19 @@ export const LONG_UPLOADS = new WeakSet<Socket>();
  * For requests Node's HTTP parser refuses (oversized headers, a malformed request line, a request that took too
  * long): Fastify's `clientErrorHandler`, answering `{error}` like everything else, then closing the connection.
  */
-export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+export function clientErrorHandler(error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
   // A reset connection has no one left to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && LONG_UPLOADS.has(socket)) return;
   const [status, reason, message] = CLIENT_ERRORS.get(error.code ?? '') ?? [400, 'Bad Request', 'Malformed request'];
   const body = JSON.stringify({ error: message });
+  // An answer to HEAD has no body (RFC 9110, 9.3.2): a client reads the bytes after its head as garbage. The
+  // method is read from the bytes the parser refused, which start with it when the client sent its head at once.
+  const head = Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${head ? '' : body}`,
     );
   }
   socket.destroy(error);

@@ -50,8 +50,16 @@ const optionalText = (v: unknown, field: string, max: number): string => {
   return v;
 };
 
+/**
+ * Characters a line may have. A hit's fields are a few KB at most (url and referrer 8,192 characters, 30
+ * properties of 2,300): a longer line is refused without being parsed, whatever it holds. (A request body is at
+ * most 64 MiB: src/ingest/bulk-import/import-body.ts.)
+ */
+export const MAX_LINE_CHARS = 1024 * 1024;
+
 /** One NDJSON line as a hit, or an InvalidHit saying what is wrong with it. */
 export function parseImportLine(text: string): IncomingHit {
+  if (text.length > MAX_LINE_CHARS) throw new InvalidHit(`the line is longer than ${MAX_LINE_CHARS.toLocaleString('en')} characters, more than any hit's`);
   let raw: unknown;
   try {
     raw = JSON.parse(text);

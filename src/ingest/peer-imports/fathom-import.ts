@@ -10,6 +10,7 @@ import { parse } from 'csv-parse';
 import { zoneOffsetMs } from '../../domain/zoned-time.js';
 import { IMPORTED_LACKS, type ImportedDay, type ImportedDimension } from '../../store/types.js';
 import type { PlausibleImportResult } from './plausible-import.js';
+import { boundedRecords } from './csv-records.js';
 import { parseExportDay, parseExportTime } from './export-time.js';
 import { zipEntries } from './zip-entries.js';
 
@@ -218,6 +219,20 @@ export async function importFathomZip(
     zip.close();
     throw new FathomFormatError('not a Fathom export: it has no Site.csv (or pageviews-site-totals-....csv)');
   }
+  // One file per table: a second (a copy, or another export's) would add its hours again. Two spellings of one
+  // table (Devices.csv, DeviceTypes.csv) are the same table.
+  const tables = new Map<FathomTable, string>();
+  for (const entry of entries) {
+    const table = tableOf(entry.fileName);
+    const spec = table === undefined ? undefined : TABLES.get(table);
+    if (spec === undefined) continue;
+    const first = tables.get(spec);
+    if (first !== undefined) {
+      zip.close();
+      throw new FathomFormatError(`${first} and ${entry.fileName} are the same table: an export has one file per table; nothing was imported, import each export on its own`);
+    }
+    tables.set(spec, entry.fileName);
+  }
   // Site.csv first, so a damaged one refuses the export before anything else is written.
   entries.sort((a, b) => Number(tableOf(b.fileName) === 'site') - Number(tableOf(a.fileName) === 'site'));
 
@@ -262,8 +277,9 @@ export async function importFathomZip(
         skip_records_with_error: true,
         relax_column_count: true,
         info: true,
+        ...boundedRecords(entry.fileName, (message) => new FathomFormatError(message), (err) =>
+          reject(entry.fileName, typeof err.lines === 'number' ? err.lines : 0, `not a CSV record: ${err.message}`)),
       });
-      parser.on('skip', (err: Error & { lines?: number }) => reject(entry.fileName, err.lines ?? 0, `not a CSV record: ${err.message}`));
       // A damaged entry fails the parser, and so the loop below; a loop that stops early lets go of the entry.
       pipeline(stream, parser, () => undefined);
       const cell = (r: Record<string, string>, role: Role) => {

@@ -7,6 +7,7 @@
 import { pipeline } from 'node:stream';
 import { parse } from 'csv-parse';
 import { IMPORTED_LACKS, type ImportedDay, type ImportedDimension } from '../../store/types.js';
+import { boundedRecords } from './csv-records.js';
 import { parseExportDay } from './export-time.js';
 import { zipEntries } from './zip-entries.js';
 
@@ -148,6 +149,17 @@ export async function importPlausibleZip(
   }
 
   try {
+    // An export has one file per table: a second would add its days again (a zip of copies multiplies every number).
+    const tables = new Map<string, string>();
+    for (const entry of entries) {
+      const table = tableOf(entry.fileName);
+      if (table === undefined || !TABLES.has(table)) continue;
+      const first = tables.get(table);
+      if (first !== undefined) {
+        throw new PlausibleFormatError(`${first} and ${entry.fileName} are both the ${table} table: an export has one file per table; nothing was imported, import each export on its own`);
+      }
+      tables.set(table, entry.fileName);
+    }
     for (const entry of entries) {
       const table = tableOf(entry.fileName);
       const spec = table === undefined ? undefined : TABLES.get(table);
@@ -170,8 +182,9 @@ export async function importPlausibleZip(
         skip_empty_lines: true,
         skip_records_with_error: true,
         info: true,
+        ...boundedRecords(entry.fileName, (message) => new PlausibleFormatError(message), (err) =>
+          reject(entry.fileName, typeof err.lines === 'number' ? err.lines : 0, `not a CSV record: ${err.message}`)),
       });
-      parser.on('skip', (err: Error & { lines?: number }) => reject(entry.fileName, err.lines ?? 0, `not a CSV record: ${err.message}`));
       // A damaged entry fails the parser, and so the loop below; a loop that stops early lets go of the entry.
       pipeline(stream, parser, () => undefined);
       let batch: ImportedDay[] = [];

@@ -14,6 +14,7 @@ import { campaignFields, type CampaignFields } from '../enrich/campaign.js';
 import { parseReferrer } from '../enrich/referrer.js';
 import { normalizePage } from '../enrich/url.js';
 import { VISIT_TIMEOUT_MS, VisitTracker } from '../visits.js';
+import { boundedRecords } from './csv-records.js';
 import { parseExportTime } from './export-time.js';
 
 /** Columns the export must have; the others of the documented query are read when present. */
@@ -118,14 +119,17 @@ export async function importUmamiCsv(source: Readable, o: UmamiImportOptions): P
     digest.update(chunk);
     bytes += chunk.length;
   });
-  const parser = parse({ columns: true, bom: true, skip_empty_lines: true, skip_records_with_error: true, info: true, relax_quotes: false });
   const errors: UmamiImportError[] = [];
   let rejected = 0;
   const reject = (line: number, message: string) => {
     rejected++;
     if (errors.length < MAX_ERRORS) errors.push({ line, message });
   };
-  parser.on('skip', (err: Error & { lines?: number }) => reject(err.lines ?? 0, `not a CSV record: ${err.message}`));
+  const parser = parse({
+    columns: true, bom: true, skip_empty_lines: true, skip_records_with_error: true, info: true, relax_quotes: false,
+    ...boundedRecords('the file', (message) => new UmamiFormatError(message), (err) =>
+      reject(typeof err.lines === 'number' ? err.lines : 0, `not a CSV record: ${err.message}`)),
+  });
   // pipe() does not pass errors on: a source that fails (a broken gzip upload, a dropped connection) ends the import.
   source.once('error', (err) => parser.destroy(err));
   source.pipe(parser);
