@@ -186,12 +186,16 @@ function BreakdownCard({ group }) {
   const label = group.tabs.find(([f]) => f === tab)[1];
   const goal = goalOf(site, state);
   const columns = columnsOf(goal);
-  const { loading, error, data: answer, period } = usePanel((p, signal) => Promise.all([
-    breakdownQuery(site, state, p, tab, { signal }),
-    PLACE_FIELDS.has(tab) ? countriesOfPlaces(site, state, p, tab, { goalName: goal?.name, signal }) : undefined,
-    // The map shades every country, not only the top ten of the list.
-    tab === 'country_code' ? breakdownQuery(site, state, p, tab, { limit: DETAILS_LIMIT, signal }) : undefined,
-  ]), [tab], { compare: false });
+  const { loading, error, data: answer, period } = usePanel(async (p, signal) => {
+    // The map shades every country, not only the top ten of the list: one query for both, the list its first rows
+    // (the API orders rows the same whatever the limit).
+    const map = tab === 'country_code';
+    const [rows, countries] = await Promise.all([
+      breakdownQuery(site, state, p, tab, { limit: map ? DETAILS_LIMIT : TOP, signal }),
+      PLACE_FIELDS.has(tab) ? countriesOfPlaces(site, state, p, tab, { goalName: goal?.name, signal }) : undefined,
+    ]);
+    return [map ? rows.slice(0, TOP) : rows, countries, map ? rows : undefined];
+  }, [tab], { compare: false });
   const [data, countries, everyCountry] = answer ?? [];
   const id = `bd-${slug(group.title)}`;
   return html`<section class="card breakdown-card" aria-labelledby=${`${id}-h`}>
