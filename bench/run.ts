@@ -1,14 +1,17 @@
 // `npm run bench [section ...]`: Plumb's benchmarks. Sections: collector, import, import-work, reports, overhead,
-// umami-import, props, fathom-import, plausible-import, startup.
+// umami-import, props, fathom-import, plausible-import, startup, freshness; and soak, which
+// runs only when named (an hour by default: `SOAK_MINUTES=60 npm run bench -- soak`).
 
 import { benchCollector } from './collector.js';
 import { benchFathomImport } from './fathom-import.js';
+import { benchFreshness } from './freshness.js';
 import { benchImport } from './import.js';
 import { benchImportWork } from './import-work.js';
 import { benchOverhead } from './overhead.js';
 import { benchPlausibleImport } from './plausible-import.js';
 import { benchProps } from './props.js';
 import { benchReports } from './reports.js';
+import { benchSoak } from './soak.js';
 import { benchStartup } from './startup.js';
 import { benchUmamiImport } from './umami-import.js';
 // @ts-expect-error: a plain ES module of the build scripts, without type declarations
@@ -25,7 +28,10 @@ const sections: Record<string, () => Promise<void>> = {
   'fathom-import': () => benchFathomImport(Number(process.env.BENCH_FATHOM_MB ?? 950)),
   'plausible-import': () => benchPlausibleImport(Number(process.env.BENCH_PLAUSIBLE_MB ?? 1000)),
   startup: () => benchStartup(Number(process.env.BENCH_STARTUP_RUNS ?? 5)),
+  freshness: () => benchFreshness(),
 };
+/** Sections run only when named: an hour's soak is no part of a run of every benchmark. */
+const named: Record<string, () => Promise<void>> = { soak: () => benchSoak() };
 
 // The CLI runs compiled, as `plumb` does for users (bench/server-watch.ts), and so does the import benchmark's
 // server: compiled once here, before anything is timed.
@@ -33,9 +39,9 @@ if (!(buildIfStale() as boolean)) process.exit(1);
 
 const chosen = process.argv.slice(2);
 for (const name of chosen.length > 0 ? chosen : Object.keys(sections)) {
-  const section = sections[name];
+  const section = sections[name] ?? named[name];
   if (!section) {
-    console.error(`unknown benchmark "${name}"; choose from ${Object.keys(sections).join(', ')}`);
+    console.error(`unknown benchmark "${name}"; choose from ${[...Object.keys(sections), ...Object.keys(named)].join(', ')}`);
     process.exit(2);
   }
   await section();

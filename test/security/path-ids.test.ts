@@ -8,34 +8,7 @@ import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 import { Browser, formField, givePassword, logIn } from '../dashboard/helpers.js';
-
-/** One method of a route, and its path with `:name` parameters (`:kind|:id` where two routes share a node). */
-interface Target {
-  method: string;
-  path: string;
-}
-
-const PARAM = /:[A-Za-z_][\w|:]*/g;
-
-/**
- * Every route of the app, from Fastify's own listing (`printRoutes({ commonPrefix: false })`): a tree whose lines
- * are indented four characters per level, each naming the text it adds to its parent's path and its methods.
- */
-function listRoutes(printed: string): Target[] {
-  const paths: string[] = [];
-  const targets: Target[] = [];
-  for (const line of printed.split('\n')) {
-    const m = /^([│├└─\s]*)(\S.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
-    if (!m) continue;
-    const depth = m[1]!.length / 4;
-    assert.ok(Number.isInteger(depth), `an indentation of ${m[1]!.length} in the route listing: ${line}`);
-    paths.length = depth;
-    const path = (paths[depth - 1] ?? '') + m[2]!;
-    paths[depth] = path;
-    for (const method of m[3]?.split(', ') ?? []) targets.push({ method, path });
-  }
-  return targets;
-}
+import { listRoutes, PARAM, type Target } from '../helpers/routes.js';
 
 /**
  * A hostile path segment, as it appears in the URL: beyond every integer column (PostgreSQL's INTEGER ends at
