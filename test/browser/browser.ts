@@ -53,6 +53,15 @@ export async function openPage(browser: Browser, options: OpenPageOptions = {}):
   return page;
 }
 
+/** Logs `page` (whose context has the server as its baseURL `base`) in through the login form, to the sites list. */
+export async function logInThroughForm(page: Page, base: string, email: string, password: string): Promise<void> {
+  await page.goto('/login');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.waitForURL(`${base}/sites`);
+}
+
 export async function closePage(page: Page): Promise<void> {
   await page.context().close();
 }

@@ -14,7 +14,7 @@ import { hashPassword } from '../../src/domain/secrets.js';
 import { formatTimestamp } from '../../src/domain/time.js';
 import { projectRoot } from '../../src/project-root.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
-import { browserSkipReason, closePage, eventuallyEqual, launchBrowser, openPage } from './browser.js';
+import { browserSkipReason, closePage, eventuallyEqual, launchBrowser, logInThroughForm, openPage } from './browser.js';
 
 // The functions given to page.evaluate run in Chromium; this project compiles without the DOM library.
 declare const location: { href: string };
@@ -68,11 +68,7 @@ describe('pageview goals in Chromium', { skip }, () => {
     browser = await launchBrowser();
     page = await openPage(browser, { baseURL: base, viewport: { width: 1280, height: 900 }, locale: 'en-US' });
     page.setDefaultTimeout(30_000);
-    await page.goto('/login');
-    await page.getByLabel('Email').fill(EMAIL);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForURL(`${base}/sites`);
+    await logInThroughForm(page, base, EMAIL, PASSWORD);
   });
 
   after(async () => {

@@ -15,7 +15,7 @@ import { demoTraffic } from '../../src/cli/demo-traffic.js';
 import { hashPassword } from '../../src/domain/secrets.js';
 import { projectRoot } from '../../src/project-root.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
-import { browserSkipReason, closePage, eventuallyEqual as eventually, launchBrowser, openPage, sidewaysOverflow } from './browser.js';
+import { browserSkipReason, closePage, eventuallyEqual as eventually, launchBrowser, logInThroughForm, openPage, sidewaysOverflow } from './browser.js';
 import { lowContrast } from './contrast.js';
 
 // The functions given to page.evaluate run in Chromium; this project compiles without the DOM library.
@@ -119,11 +119,7 @@ describe('settings pages with a side menu, and tabs that collapse, in Chromium',
     await t.flushHits();
     browser = await launchBrowser();
     const login = await newPage();
-    await login.goto('/login');
-    await login.getByLabel('Email').fill(EMAIL);
-    await login.getByLabel('Password').fill(PASSWORD);
-    await login.getByRole('button', { name: 'Log in' }).click();
-    await login.waitForURL(`${base}/sites`);
+    await logInThroughForm(login, base, EMAIL, PASSWORD);
     // An API token, so the tokens page has a row (made through the dashboard as a person would).
     await login.goto('/settings/api');
     await login.getByLabel('Token name').fill('Grafana');

@@ -16,7 +16,7 @@ import { formatTimestamp } from '../../src/domain/time.js';
 import { demoTraffic } from '../../src/cli/demo-traffic.js';
 import { projectRoot } from '../../src/project-root.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
-import { browserSkipReason, closePage, launchBrowser, openPage, sidewaysOverflow } from './browser.js';
+import { browserSkipReason, closePage, launchBrowser, logInThroughForm, openPage, sidewaysOverflow } from './browser.js';
 import { lowContrast } from './contrast.js';
 import { openRealtime } from './report-toolbar.js';
 
@@ -103,11 +103,7 @@ describe('the dashboard\'s visual language', { skip }, () => {
     await importLines(lines);
     browser = await launchBrowser();
     const login = await newPage();
-    await login.goto('/login');
-    await login.getByLabel('Email').fill(EMAIL);
-    await login.getByLabel('Password').fill(PASSWORD);
-    await login.getByRole('button', { name: 'Log in' }).click();
-    await login.waitForURL(`${base}/sites`);
+    await logInThroughForm(login, base, EMAIL, PASSWORD);
   });
 
   after(async () => {

@@ -1,5 +1,6 @@
 // The app's routes as Fastify lists them (`printRoutes({ commonPrefix: false })`), for the suites that call every
-// route with a path parameter (test/security/path-ids.test.ts, test/security/path-parameters.test.ts).
+// route with a path parameter (test/security/path-ids.test.ts, test/security/path-parameters.test.ts), and what
+// they send there.
 
 import assert from 'node:assert/strict';
 
@@ -31,3 +32,20 @@ export function listRoutes(printed: string): Target[] {
   }
   return targets;
 }
+
+/** The JSON routes: the API's error shapes. The rest are the dashboard's pages (and the tracker's script paths). */
+export const isJsonRoute = (path: string) => /^\/(admin|v1|dashboard\/api)\//.test(path);
+
+/** A valid body for the JSON routes that read one, so that the parameter, not the body, is what gets judged. */
+export const BODIES: Record<string, unknown> = {
+  'POST /admin/accounts/:id': { name: 'Renamed' },
+  'PUT /admin/accounts/:id/password': { password: 'a long enough password 1' },
+  'POST /admin/accounts/:id/tokens': { name: 'Hostile', abilities: ['*'] },
+  'POST /v1/sites/:site_id': { name: 'Renamed' },
+  'POST /v1/sites/:site_id/events': { name: 'Signup' },
+  'POST /v1/sites/:site_id/events/:event_id': { name: 'Signup' },
+  'POST /v1/sites/:site_id/milestones': { name: 'Launch', milestone_date: '2026-01-01' },
+  'POST /v1/sites/:site_id/milestones/:milestone_id': { name: 'Launch', milestone_date: '2026-01-01' },
+  'POST /dashboard/api/members/:user_id': { role: 'viewer' },
+  'PUT /dashboard/api/sites/:site_id/embedding': { embed_origins: [] },
+};

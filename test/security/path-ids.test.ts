@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 import { Browser, formField, givePassword, logIn } from '../dashboard/helpers.js';
-import { listRoutes, PARAM, type Target } from '../helpers/routes.js';
+import { BODIES, isJsonRoute, listRoutes, PARAM, type Target } from '../helpers/routes.js';
 
 /**
  * A hostile path segment, as it appears in the URL: beyond every integer column (PostgreSQL's INTEGER ends at
@@ -32,22 +32,6 @@ const hostileSegment = fc.oneof(
   fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 120 }).map(encodeURIComponent),
 );
 
-/** A valid body for the routes that read one, so that the id, not the body, is what gets judged. */
-const BODIES: Record<string, unknown> = {
-  'POST /admin/accounts/:id': { name: 'Renamed' },
-  'PUT /admin/accounts/:id/password': { password: 'a long enough password 1' },
-  'POST /admin/accounts/:id/tokens': { name: 'Hostile', abilities: ['*'] },
-  'POST /v1/sites/:site_id': { name: 'Renamed' },
-  'POST /v1/sites/:site_id/events': { name: 'Signup' },
-  'POST /v1/sites/:site_id/events/:event_id': { name: 'Signup' },
-  'POST /v1/sites/:site_id/milestones': { name: 'Launch', milestone_date: '2026-01-01' },
-  'POST /v1/sites/:site_id/milestones/:milestone_id': { name: 'Launch', milestone_date: '2026-01-01' },
-  'POST /dashboard/api/members/:user_id': { role: 'viewer' },
-  'PUT /dashboard/api/sites/:site_id/embedding': { embed_origins: [] },
-};
-
-/** The JSON routes: the API's error shapes. The rest are the dashboard's pages (and the tracker's script paths). */
-const isJsonRoute = (path: string) => /^\/(admin|v1|dashboard\/api)\//.test(path);
 /** SPEC.md's retired wipe endpoints: 410 for whatever they name. */
 const isRetired = (target: Target) => target.method === 'DELETE' && /^\/v1\/sites\/.*\/data$/.test(target.path);
 

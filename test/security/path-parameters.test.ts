@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { ADMIN_TOKEN, OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
-import { listRoutes, PARAM, type Target } from '../helpers/routes.js';
+import { BODIES, isJsonRoute, listRoutes, PARAM, type Target } from '../helpers/routes.js';
 import { SHARE_REQUESTS_PER_MINUTE } from '../../src/http/v1/access.js';
 import { addMember, Browser, formField, givePassword, logIn, pageCsrf } from '../dashboard/helpers.js';
 
@@ -23,21 +23,6 @@ const HOSTILE = [
   '1%00', 'a'.repeat(5000), '__proto__', 'constructor', '%C3%A9t%C3%A9', '%F0%9F%98%80', '%EF%BC%91', '%D9%A1', '%E2%80%AE1',
 ];
 
-/** A valid body for the JSON routes that read one, so that the parameter, not the body, is what gets judged. */
-const BODIES: Record<string, unknown> = {
-  'POST /admin/accounts/:id': { name: 'Renamed' },
-  'PUT /admin/accounts/:id/password': { password: 'a long enough password 1' },
-  'POST /admin/accounts/:id/tokens': { name: 'Hostile', abilities: ['*'] },
-  'POST /v1/sites/:site_id': { name: 'Renamed' },
-  'POST /v1/sites/:site_id/events': { name: 'Signup' },
-  'POST /v1/sites/:site_id/events/:event_id': { name: 'Signup' },
-  'POST /v1/sites/:site_id/milestones': { name: 'Launch', milestone_date: '2026-01-01' },
-  'POST /v1/sites/:site_id/milestones/:milestone_id': { name: 'Launch', milestone_date: '2026-01-01' },
-  'POST /dashboard/api/members/:user_id': { role: 'viewer' },
-  'PUT /dashboard/api/sites/:site_id/embedding': { embed_origins: [] },
-};
-
-const isJsonRoute = (path: string) => /^\/(admin|v1|dashboard\/api)\//.test(path);
 /** Routes that answer a file the server reads by the parameter's name: nothing but their own files, ever. */
 const isFileRoute = (path: string) => /^\/(js|dashboard\/fonts|dashboard\/flags)\//.test(path);
 /** SPEC.md's retired wipe endpoints: 410 for whatever they name. */
