@@ -37,18 +37,8 @@ export async function siteGoals(meta: MetaStore, siteId: string): Promise<Goal[]
  * `report` (an event report: its goal name is replaced) for each goal: the same engine call /v1 makes for one goal,
  * so every number equals /v1's.
  */
-export async function aggregateEveryGoal(reports: ReportEngine, site: Site, goals: Goal[], report: ReportRequest): Promise<GoalAnswer[]> {
-  const out: GoalAnswer[] = new Array(goals.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < goals.length) {
-      const i = next++;
-      const goal = goals[i]!;
-      out[i] = { id: goal.id, name: goal.name, rows: await reports.aggregate({ ...report, eventName: goal.name }, site) };
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(AT_ONCE, goals.length) }, worker));
-  return out;
+export function aggregateEveryGoal(reports: ReportEngine, site: Site, goals: Goal[], report: ReportRequest): Promise<GoalAnswer[]> {
+  return atMostAtOnce(goals, async (goal) => ({ id: goal.id, name: goal.name, rows: await reports.aggregate({ ...report, eventName: goal.name }, site) }));
 }
 
 export interface PageGoalAnswer {
@@ -68,25 +58,31 @@ export interface PageGoalAnswer {
  * `report` (a pageview report) for each pageview goal: /v1's `pageviews` and `visits` with the goal's path as a
  * `matching` filter on `pathname` added to the report's own, so every number equals /v1's for that filter.
  */
-export async function aggregateEveryPageGoal(reports: ReportEngine, site: Site, goals: PageGoal[], report: ReportRequest): Promise<PageGoalAnswer[]> {
+export function aggregateEveryPageGoal(reports: ReportEngine, site: Site, goals: PageGoal[], report: ReportRequest): Promise<PageGoalAnswer[]> {
   const selectsPages = report.filters.some((f) => f.property === 'pathname' && POSITIVE_OPERATORS.has(f.operator));
-  const out: PageGoalAnswer[] = new Array(goals.length);
+  return atMostAtOnce(goals, async (goal) => {
+    const regex = pageGoalPathRegex(goal.path);
+    let rows: PageGoalAnswer['rows'] = null;
+    if (!selectsPages) {
+      const answer = await reports.aggregate({
+        ...report, aggregates: ['pageviews', 'visits'], filters: [...report.filters, { property: 'pathname', operator: 'matching', value: regex }],
+      }, site);
+      rows = answer.map((r) => ({ conversions: String(r.pageviews), unique_conversions: String(r.visits) }));
+    }
+    return { id: goal.id, name: goal.name, path: goal.path, regex, rows };
+  });
+}
+
+/** `answer` for each item, in order, AT_ONCE of them running at a time. */
+async function atMostAtOnce<T, R>(items: readonly T[], answer: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
   let next = 0;
   const worker = async () => {
-    while (next < goals.length) {
+    while (next < items.length) {
       const i = next++;
-      const goal = goals[i]!;
-      const regex = pageGoalPathRegex(goal.path);
-      let rows: PageGoalAnswer['rows'] = null;
-      if (!selectsPages) {
-        const answer = await reports.aggregate({
-          ...report, aggregates: ['pageviews', 'visits'], filters: [...report.filters, { property: 'pathname', operator: 'matching', value: regex }],
-        }, site);
-        rows = answer.map((r) => ({ conversions: String(r.pageviews), unique_conversions: String(r.visits) }));
-      }
-      out[i] = { id: goal.id, name: goal.name, path: goal.path, regex, rows };
+      out[i] = await answer(items[i]!);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(AT_ONCE, goals.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(AT_ONCE, items.length) }, worker));
   return out;
 }
