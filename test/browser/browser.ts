@@ -49,7 +49,9 @@ export async function openPage(browser: Browser, options: OpenPageOptions = {}):
   page.errors = [];
   page.on('pageerror', (err) => page.errors.push(String(err)));
   page.on('dialog', (dialog) => void dialog.dismiss().catch(() => {}));
-  page.setDefaultTimeout(10_000);
+  // Playwright's own default: a page that renders in a second alone can take ten on a machine running other test
+  // files beside it (CI runs two at once on two cores), and a wait returns as soon as its element is there.
+  page.setDefaultTimeout(30_000);
   return page;
 }
 
@@ -86,7 +88,7 @@ export function sidewaysOverflow(page: Page): Promise<number> {
  * Waits until `read()` gives `expected` (deep-equal; a page loads asynchronously, and a read that throws meanwhile
  * counts as not yet), then asserts it, naming `what` when it never came within `timeoutMs`.
  */
-export async function eventuallyEqual<T>(read: () => Promise<T>, expected: T, what: string, timeoutMs = 10_000): Promise<void> {
+export async function eventuallyEqual<T>(read: () => Promise<T>, expected: T, what: string, timeoutMs = 30_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   let last: T | undefined;
   for (;;) {

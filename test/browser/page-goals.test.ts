@@ -67,7 +67,6 @@ describe('pageview goals in Chromium', { skip }, () => {
     await t.flushHits();
     browser = await launchBrowser();
     page = await openPage(browser, { baseURL: base, viewport: { width: 1280, height: 900 }, locale: 'en-US' });
-    page.setDefaultTimeout(30_000);
     await logInThroughForm(page, base, EMAIL, PASSWORD);
   });
 

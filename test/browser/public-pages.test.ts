@@ -59,7 +59,6 @@ describe('the pages before logging in, in Chromium', { skip }, () => {
   for (const look of LOOKS) {
     it(`reads at 4.5:1 or more and fits the screen: ${look.name}`, async () => {
       const page = await openPage(browser, { baseURL: base, locale: 'en-US', ...look.options });
-      page.setDefaultTimeout(30_000);
       try {
         for (const p of PAGES) {
           await page.goto(p.path());

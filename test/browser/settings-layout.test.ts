@@ -85,7 +85,6 @@ describe('settings pages with a side menu, and tabs that collapse, in Chromium',
 
   async function newPage(options: Parameters<typeof openPage>[1] = {}) {
     const p = await openPage(browser, { baseURL: base, viewport: { width: 1280, height: 900 }, locale: 'en-US', ...options });
-    p.setDefaultTimeout(30_000);
     if (pages[0]) await p.context().addCookies(await pages[0].context().cookies());
     pages.push(p);
     return p;

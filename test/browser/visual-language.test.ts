@@ -58,8 +58,6 @@ describe('the dashboard\'s visual language', { skip }, () => {
   async function newPage(options: Parameters<typeof openPage>[1] = {}) {
     // tsx compiles the functions given to evaluate with esbuild's keepNames, which calls a __name helper the page lacks.
     const p = await openPage(browser, { baseURL: base, viewport: { width: 1280, height: 900 }, locale: 'en-US', initScript: 'globalThis.__name = (f) => f;', ...options });
-    // The machine these run on may be busy: a report page's dozen queries can take longer than the default 10 s.
-    p.setDefaultTimeout(30_000);
     p.on('request', (r) => requests.push(r.url()));
     if (pages[0]) await p.context().addCookies(await pages[0].context().cookies());
     pages.push(p);

@@ -47,6 +47,11 @@ describe('service outages in scale-out', () => {
   const pageviews = `/v1/aggregations?entity=pageview&entity_id=${'SITE'}&aggregates=pageviews&date_from=2020-01-01%2000:00:00`;
   const report = () => get(pageviews.replace('SITE', site));
   const alive = () => assert.equal(server.child.exitCode, null, `the process is still running:\n${server.stdout().slice(-2000)}`);
+  /** `eventually`, failing with the tail of the server's log: what it met is the story of a slow recovery. */
+  const until = <T>(check: () => Promise<T | undefined>, what: string, timeoutMs?: number) =>
+    eventually(check, what, timeoutMs).catch((err: Error) => {
+      throw new Error(`${err.message}; the server's log ends:\n${server.stdout().slice(-3000)}`);
+    });
 
   before(async () => {
     fixture = await freshScaleOut();
@@ -82,7 +87,7 @@ describe('service outages in scale-out', () => {
     const ready = await get('/readyz');
     assert.deepEqual([ready.status, ready.body], [200, { status: 'ready', services: { postgresql: 'ok', clickhouse: 'ok', redis: 'ok' } }]);
     assert.equal((await hit('/before')).status, 200);
-    await eventually(async () => ((await report()).body[0]?.pageviews === '1' ? true : undefined), 'the first hit stored');
+    await until(async () => ((await report()).body[0]?.pageviews === '1' ? true : undefined), 'the first hit stored');
   });
 
   it('without ClickHouse: reports 503 with Retry-After, hits still acknowledged and stored once it returns', async () => {
@@ -99,7 +104,7 @@ describe('service outages in scale-out', () => {
     } finally {
       await clickhouse.restore();
     }
-    await eventually(async () => ((await report()).body[0]?.pageviews === '3' ? true : undefined), 'the hits of the outage stored', 30_000);
+    await until(async () => ((await report()).body[0]?.pageviews === '3' ? true : undefined), 'the hits of the outage stored', 30_000);
     assert.equal((await get('/readyz')).status, 200);
   });
 
@@ -117,16 +122,16 @@ describe('service outages in scale-out', () => {
     } finally {
       await redis.restore();
     }
-    await eventually(async () => ((await hit('/redis-back')).status === 200 ? true : undefined), 'a hit accepted again');
+    await until(async () => ((await hit('/redis-back')).status === 200 ? true : undefined), 'a hit accepted again');
     assert.equal((await get(`/v1/sites/${site}`)).status, 200);
-    await eventually(async () => ((await report()).body[0]?.pageviews === '4' ? true : undefined), 'the refused hit not stored, the next one stored');
+    await until(async () => ((await report()).body[0]?.pageviews === '4' ? true : undefined), 'the refused hit not stored, the next one stored');
   });
 
   it('without PostgreSQL: the process keeps running, requests 503, then served again', async () => {
     await pg.cut();
     try {
       // A token checked in the last 3 seconds is still known without PostgreSQL (the token cache): until then 200.
-      const refused = await eventually(async () => {
+      const refused = await until(async () => {
         const r = await get('/v1/account');
         return r.status === 200 ? undefined : r;
       }, 'a request that needs PostgreSQL', 15_000);
@@ -137,7 +142,7 @@ describe('service outages in scale-out', () => {
     } finally {
       await pg.restore();
     }
-    await eventually(async () => ((await get('/v1/account')).status === 200 ? true : undefined), 'the account served again');
+    await until(async () => ((await get('/v1/account')).status === 200 ? true : undefined), 'the account served again');
     assert.equal((await get('/readyz')).status, 200);
     alive();
   });

@@ -1,6 +1,7 @@
 // What the ClickHouse event store adds to the EventStore contract: the one literal function (checked by
 // ClickHouse itself reading every literal back), connection URLs, concurrent migrations, visit versions written
-// out of order by different processes, a hit-log watermark per node, and batches built as text on the ingest thread.
+// out of order by different processes, a hit-log watermark per node, batches retried after a connection reset, and
+// batches built as text on the ingest thread.
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -12,6 +13,7 @@ import { parseClickHouseUrl } from '../../src/store/clickhouse/client.js';
 import { ClickHouseEventStore } from '../../src/store/clickhouse/event-store.js';
 import { identifier, sqlLiteral } from '../../src/store/clickhouse/literal.js';
 import { MIGRATIONS } from '../../src/store/clickhouse/migrations.js';
+import { httpTransport, type OpenTransport } from '../../src/store/clickhouse/transport.js';
 import { testConnection, testEngine } from '../helpers/clickhouse.js';
 import { storedHit } from '../helpers/stored-hits.js';
 
@@ -136,6 +138,50 @@ describe('ClickHouseEventStore', () => {
     await a.write([hit('/cut-short', '2026-02-01T00:00:01Z')], [], 20);
     assert.equal(await a.logWatermark(), 20);
     assert.deepEqual((await a.listHits('S')).map((h) => h.pathname), ['/committed', '/other-node', '/cut-short']);
+  });
+
+  it('stores a batch retried after a connection reset exactly once, wherever the reset fell', async () => {
+    // The engine under test behind a transport whose connection can be reset around one statement: before it
+    // reaches ClickHouse (nothing of it stored) or after (stored, the answer lost), as an outage does.
+    type Fault = { when: RegExp; after: boolean } | undefined;
+    let fault: Fault;
+    const reset = () => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    const base = testEngine();
+    const real = base.transport ?? httpTransport;
+    const faulty: OpenTransport = (target, useDatabase) => {
+      const t = real(target, useDatabase);
+      const insert = async (sql: string) => {
+        const f = fault;
+        if (f && f.when.test(sql)) {
+          fault = undefined;
+          if (!f.after) throw reset();
+          await t.insert(sql);
+          throw reset();
+        }
+        await t.insert(sql);
+      };
+      return { query: (sql) => t.query(sql), command: (sql) => t.command(sql), insert, close: () => t.close() };
+    };
+    const hit = (pathname: string) => storedHit('S', '2026-02-01T10:00:00Z', { pathname });
+    const cases: { name: string; fault: Fault }[] = [
+      { name: 'hits refused', fault: { when: /^INSERT INTO hits/, after: false } },
+      { name: 'hits stored, answer lost', fault: { when: /^INSERT INTO hits/, after: true } },
+      { name: 'hits stored, mark refused', fault: { when: /^INSERT INTO hit_log_marks/, after: false } },
+      { name: 'mark stored, answer lost', fault: { when: /^INSERT INTO hit_log_marks/, after: true } },
+    ];
+    for (const c of cases) {
+      const store = await ClickHouseEventStore.open({ ...base, transport: faulty, database: freshName(), node: 'node-a' });
+      cleanup.push(store);
+      await store.write([hit('/first')], [], 1);
+      fault = c.fault;
+      const batch = [hit('/cut'), hit('/cut-too')];
+      await assert.rejects(store.write(batch, [], 2), /ECONNRESET/, c.name);
+      // The write buffer keeps the batch and writes it again once ClickHouse answers; the next batch follows.
+      await store.write(batch, [], 2);
+      await store.write([hit('/next')], [], 3);
+      assert.deepEqual((await store.listHits('S')).map((h) => h.pathname).sort(), ['/cut', '/cut-too', '/first', '/next'], c.name);
+      assert.equal(await store.logWatermark(), 3, c.name);
+    }
   });
 
   it('stores batches built on the ingest thread (InsertBatches) exactly as write() stores the same rows', async () => {

@@ -47,6 +47,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class ClickHouseEventStore implements EventStore {
   private readonly importedSites = new ImportedSites();
+  /** Whether the last logged batch failed part way: see writeInserts. */
+  private lastLoggedBatchFailed = false;
 
   private constructor(
     private readonly conn: ClickHouseConnection,
@@ -102,18 +104,37 @@ export class ClickHouseEventStore implements EventStore {
     return this.node;
   }
 
-  /** A batch as built by batchInserts (here, or on the ingest thread), stored as write() stores it. */
+  /**
+   * A batch as built by batchInserts (here, or on the ingest thread), stored as write() stores it. After a logged
+   * batch failed, nothing says how far it got: its hits may be stored and only the mark lost, or the mark stored and
+   * only its answer lost (a connection reset mid-request). So the next logged batch (the write buffer retries the
+   * failed one first) starts as a restart does: the watermark read, hits beyond it removed, and a batch at or below
+   * it skipped as committed. Each acknowledged hit is then stored once however the outage fell.
+   */
   async writeInserts(inserts: InsertStatements, logSeq?: number): Promise<void> {
-    for (const sql of inserts.visits) await this.conn.insert(sql);
-    if (inserts.hits !== undefined) await this.conn.insert(inserts.hits);
-    if (logSeq !== undefined) {
-      await this.conn.insert(`INSERT INTO hit_log_marks VALUES (${sqlLiteral(this.node)}, ${sqlLiteral(logSeq)})`);
+    if (logSeq !== undefined && this.lastLoggedBatchFailed) {
+      if ((await this.logWatermark()) >= logSeq) {
+        this.lastLoggedBatchFailed = false;
+        return;
+      }
     }
+    try {
+      for (const sql of inserts.visits) await this.conn.insert(sql);
+      if (inserts.hits !== undefined) await this.conn.insert(inserts.hits);
+      if (logSeq !== undefined) {
+        await this.conn.insert(`INSERT INTO hit_log_marks VALUES (${sqlLiteral(this.node)}, ${sqlLiteral(logSeq)})`);
+      }
+    } catch (err) {
+      if (logSeq !== undefined) this.lastLoggedBatchFailed = true;
+      throw err;
+    }
+    if (logSeq !== undefined) this.lastLoggedBatchFailed = false;
   }
 
   /**
-   * The highest committed batch of this node. Called once at start, before the log is replayed: hits of this
-   * node beyond it belong to a batch that was cut short, and are deleted so that the replay stores them once.
+   * The highest committed batch of this node. Called at start, before the log is replayed, and before a failed
+   * batch is written again: hits of this node beyond it belong to a batch that was cut short, and are deleted so
+   * that the replay or the retry stores them once.
    */
   async logWatermark(): Promise<number> {
     const node = sqlLiteral(this.node);
