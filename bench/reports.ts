@@ -52,7 +52,7 @@ export async function load(db: DuckDatabase, siteId: string, pageviews: number, 
     await q.exec(
       `INSERT INTO hits
        SELECT * EXCLUDE (k), row_number() OVER (PARTITION BY visit_id, pathname ORDER BY ts, k) = 1 AS first_view,
-              NULL AS prop_keys, NULL AS prop_values FROM (
+              NULL AS prop_keys, NULL AS prop_values, 0 AS scroll_depth, 0 AS engaged_ms FROM (
        SELECT v.site_id, 'pageview' AS type, v.started_at + to_milliseconds(CAST(k * 60000 AS BIGINT)) AS ts, v.visitor_id,
               v.visit_id AS visit_id,
               v.exit_hostname,

@@ -2,7 +2,8 @@
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-export type DropReason = 'bot' | 'unknown-site' | 'excluded-host' | 'goal-limit' | 'unknown-goal';
+/** Why a hit was not recorded; `no-visit`: an engagement hit whose visitor has no visit in progress. */
+export type DropReason = 'bot' | 'unknown-site' | 'excluded-host' | 'goal-limit' | 'unknown-goal' | 'no-visit';
 
 export class Metrics {
   readonly registry = new Registry();

@@ -2,7 +2,14 @@
 
 import type { PropList } from './props.js';
 
-export type HitType = 'pageview' | 'event';
+/**
+ * `engagement`: how long a pageview's page was engaged with and how far it was scrolled, sent by the tracker when
+ * the page is hidden or left. It belongs to the visit in progress and changes neither the visit nor any count.
+ */
+export type HitType = 'pageview' | 'event' | 'engagement';
+
+/** The most engaged time one engagement hit may carry (30 minutes, a visit's timeout), in ms. */
+export const MAX_ENGAGED_MS = 1_800_000;
 
 /**
  * A hit as it arrives, from the collector's query string or an import line. `ip` and `userAgent` are used for
@@ -24,6 +31,10 @@ export interface IncomingHit {
   value?: number;
   /** Custom properties (src/domain/props.ts); the pipeline bounds them again whatever the sender did. */
   props?: PropList;
+  /** Engagement only: the deepest scroll reached so far, percent of the page (0-100). */
+  scrollDepth?: number;
+  /** Engagement only: ms engaged since the pageview's previous engagement hit (0 to MAX_ENGAGED_MS). */
+  engagedMs?: number;
 }
 
 /**
@@ -100,6 +111,10 @@ export interface StoredHit extends HitAttributes {
   firstView: boolean;
   /** Custom properties, present only when the hit has some (stored as prop_keys and prop_values). */
   props?: PropList;
+  /** Engagement hits only: the deepest scroll so far, percent of the page (0-100); absent means 0. */
+  scrollDepth?: number;
+  /** Engagement hits only: ms engaged since the pageview's previous engagement hit; absent means 0. */
+  engagedMs?: number;
 }
 
 /**

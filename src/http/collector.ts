@@ -1,8 +1,8 @@
-// The collector (DESIGN.md section 4): `GET /` records pageviews, `POST /` events, in the wire format of the
-// Fathom script, so existing sites switch by changing the script URL. Browsers on any origin may send.
+// The collector (DESIGN.md section 4): `GET /` records pageviews, `POST /` events and engagement (`e`, `sd`), in the
+// wire format of the Fathom script, so existing sites switch by changing the script URL. Browsers on any origin may send.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { HitType, IncomingHit } from '../domain/hits.js';
+import { MAX_ENGAGED_MS, type HitType, type IncomingHit } from '../domain/hits.js';
 import { readProps, type PropList } from '../domain/props.js';
 import { GeneralError } from '../domain/errors.js';
 import { InvalidHit } from '../ingest/pipeline.js';
@@ -22,7 +22,7 @@ const PREFLIGHT = {
 };
 
 /** Longest value accepted per parameter; longer is a malformed hit. */
-const MAX_LENGTH = new Map(Object.entries({ sid: 64, h: 2048, p: 4096, r: 4096, qs: 4096, name: 255, payload: 8192, gcode: 64, gval: 20, cid: 64 }));
+const MAX_LENGTH = new Map(Object.entries({ sid: 64, h: 2048, p: 4096, r: 4096, qs: 4096, name: 255, payload: 8192, gcode: 64, gval: 20, cid: 64, e: 20, sd: 20 }));
 
 function invalid(message: string): GeneralError {
   return new GeneralError(400, `Malformed hit: ${message}`);
@@ -75,6 +75,14 @@ function cents(text: string, what: string): number {
   return Number(text.trim());
 }
 
+/** An engagement's `e` (engaged ms) or `sd` (scroll percent): a whole number from 0 to `max`; absent is 0. */
+function wholeUpTo(text: string | undefined, name: string, max: number): number {
+  if (text === undefined || text === '') return 0;
+  const n = /^\d{1,15}$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!(n <= max)) throw invalid(`${name} must be a whole number from 0 to ${max}`);
+  return n;
+}
+
 const VALUE_KEY: ReadonlySet<string> = new Set(['_value']);
 
 /** An event's `payload`: `_value` (cents) is its value, every other key a custom property (docs/collection.md). */
@@ -115,6 +123,8 @@ interface HitKind {
   eventName: string | undefined;
   value: number | undefined;
   props: PropList;
+  scrollDepth?: number;
+  engagedMs?: number;
 }
 
 /**
@@ -125,13 +135,27 @@ export function hitFromParams(params: Record<string, string>, userAgent: string,
   return incomingHit(params, userAgent, ip, kindOf(params));
 }
 
-/** A pageview, or an event named by `name` with its payload's value and properties (a 400 for a bad payload). */
+/** Whether the parameters describe an engagement: `e` (engaged ms) or `sd` (scroll depth) is given. */
+const isEngagement = (params: Record<string, string>) => params.e !== undefined || params.sd !== undefined;
+
+/**
+ * A pageview, an event named by `name` with its payload's value and properties (a 400 for a bad payload), or an
+ * engagement with its scroll depth and engaged time (docs/collection.md, "Engagement").
+ */
 function kindOf(params: Record<string, string>): HitKind {
+  if (isEngagement(params)) {
+    if (params.name !== undefined || params.gcode !== undefined) throw invalid('an engagement (e, sd) cannot be an event (name, gcode) too');
+    return {
+      type: 'engagement', eventName: undefined, value: undefined, props: [],
+      scrollDepth: wholeUpTo(params.sd, 'sd (the scroll depth, percent)', 100),
+      engagedMs: wholeUpTo(params.e, 'e (the engaged time, ms)', MAX_ENGAGED_MS),
+    };
+  }
   if (params.name === undefined) return { type: 'pageview', eventName: undefined, value: undefined, props: [] };
   return { type: 'event', eventName: params.name, ...eventPayload(params.payload) };
 }
 
-function incomingHit(params: Record<string, string>, userAgent: string, ip: string, { type, eventName, value, props }: HitKind): IncomingHit {
+function incomingHit(params: Record<string, string>, userAgent: string, ip: string, { type, eventName, value, props, scrollDepth, engagedMs }: HitKind): IncomingHit {
   return {
     type,
     siteId: params.sid!,
@@ -143,6 +167,7 @@ function incomingHit(params: Record<string, string>, userAgent: string, ip: stri
     ...(eventName !== undefined ? { eventName } : {}),
     ...(value !== undefined ? { value } : {}),
     ...(props.length > 0 ? { props } : {}),
+    ...(type === 'engagement' ? { scrollDepth: scrollDepth ?? 0, engagedMs: engagedMs ?? 0 } : {}),
   };
 }
 
@@ -174,7 +199,7 @@ export async function collector(app: FastifyInstance, { ingest, metrics, documen
       }
       if (!params.sid) throw invalid('sid (the site id) is required');
       let kind: HitKind;
-      if (params.name === undefined && params.gcode !== undefined) {
+      if (params.name === undefined && params.gcode !== undefined && !isEngagement(params)) {
         // Legacy goals: the code is the event's tracking code; its name is what gets recorded.
         const goal = await ingest.sites.goalByCode(params.sid, params.gcode);
         const value = params.gval ? cents(params.gval, 'gval') : 0;

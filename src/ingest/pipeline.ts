@@ -1,7 +1,7 @@
 // One hit from arrival to the write buffer: checks, enrichment, the anonymous visitor, its visit.
 // Live collection and imports run the same pipeline, with their own salts and visit state.
 
-import { type HitAttributes, type HitType, type IncomingHit, type StoredHit, type VisitRecord } from '../domain/hits.js';
+import { MAX_ENGAGED_MS, type HitAttributes, type HitType, type IncomingHit, type StoredHit, type VisitRecord } from '../domain/hits.js';
 import { boundProps } from '../domain/props.js';
 import type { DropReason, Metrics } from '../metrics.js';
 import type { Enricher } from './enrich/index.js';
@@ -14,7 +14,10 @@ import type { VisitState } from './visits.js';
 /** A hit that cannot be understood: the collector answers 400 and stores nothing. */
 export class InvalidHit extends Error {}
 
-export type Outcome = { recorded: true } | { recorded: false; reason: DropReason };
+/** Why a hit was not recorded (src/metrics.ts; engagement never starts a visit): counted in plumb_hits_dropped_total. */
+export type PipelineDrop = DropReason;
+
+export type Outcome = { recorded: true } | { recorded: false; reason: PipelineDrop };
 
 /** Where processed hits go: the write buffer, or (live) the hit log first, then the buffer. */
 export interface HitSink {
@@ -25,22 +28,31 @@ export interface HitSink {
 export interface HitCounters {
   received(type: HitType): void;
   recorded(type: HitType): void;
-  dropped(reason: DropReason): void;
+  dropped(reason: PipelineDrop): void;
 }
 
 /** Counts to add to the process's metrics, from a thread that keeps its own (the ingest and import threads). */
 export interface CounterDeltas {
-  received: { pageview: number; event: number };
-  recorded: { pageview: number; event: number };
-  dropped: Partial<Record<DropReason, number>>;
+  received: Record<HitType, number>;
+  recorded: Record<HitType, number>;
+  dropped: Partial<Record<PipelineDrop, number>>;
 }
+
+export const newCounterDeltas = (): CounterDeltas => ({
+  received: { pageview: 0, event: 0, engagement: 0 },
+  recorded: { pageview: 0, event: 0, engagement: 0 },
+  dropped: {},
+});
 
 /** HitCounters straight into the process's Metrics. */
 export const metricsCounters = (metrics: Metrics): HitCounters => ({
   received: (type) => metrics.hitsReceived.inc({ type }),
   recorded: (type) => metrics.hitsRecorded.inc({ type }),
-  dropped: (reason) => metrics.drop(reason),
+  dropped: (reason) => metrics.hitsDropped.inc({ reason }),
 });
+
+/** Whether `n` is a whole number from 0 to `max`. */
+const wholeUpTo = (n: number | undefined, max: number) => n === undefined || (Number.isSafeInteger(n) && n >= 0 && n <= max);
 
 export interface PipelineDeps {
   enricher: Enricher;
@@ -119,6 +131,12 @@ export function storedHitOf(
     value: hit.type === 'event' ? (hit.value ?? 0) : 0,
     firstView,
   };
+  if (hit.type === 'engagement') {
+    // Absent means 0 (StoredHit): only non-zero values are carried, so rows read back compare equal.
+    if (hit.scrollDepth) stored.scrollDepth = hit.scrollDepth;
+    if (hit.engagedMs) stored.engagedMs = hit.engagedMs;
+    return stored;
+  }
   const props = hit.props === undefined ? [] : boundProps(hit.props);
   if (props.length > 0) stored.props = props;
   return stored;
@@ -141,6 +159,10 @@ export class HitPipeline {
     }
     if (hit.value !== undefined && (!Number.isSafeInteger(hit.value) || hit.value < 0)) {
       throw new InvalidHit('value must be a whole, non-negative number of cents');
+    }
+    if (hit.type === 'engagement') {
+      if (!wholeUpTo(hit.scrollDepth, 100)) throw new InvalidHit('scroll depth must be a whole number from 0 to 100');
+      if (!wholeUpTo(hit.engagedMs, MAX_ENGAGED_MS)) throw new InvalidHit(`engaged time must be a whole number of ms from 0 to ${MAX_ENGAGED_MS}`);
     }
     if (isBotUserAgent(hit.userAgent)) {
       if (!this.deps.enricher.enrich(hit)) throw new InvalidHit('the page URL must be an absolute http(s) URL');
@@ -166,6 +188,14 @@ export class HitPipeline {
     const domain = site.multiDomain && site.multiDomainOption === 'separate' ? attributes.hostname : undefined;
     const current = visitorHash(salts.current, site.id, hit.ip, hit.userAgent, domain);
     const previous = salts.previous === undefined ? undefined : visitorHash(salts.previous, site.id, hit.ip, hit.userAgent, domain);
+    if (hit.type === 'engagement') {
+      // Stored with the visit's state as it is (the record and the stores want one), which it leaves unchanged.
+      const visit = await this.deps.visits.inProgress(site.id, current, previous, hit.timestamp);
+      if (!visit) return this.drop('no-visit');
+      await this.deps.sink.add(storedHitOf(hit, site.id, current, visit, false, '', attributes, attributes, attributes), visit);
+      counters.recorded(hit.type);
+      return { recorded: true };
+    }
     const visit = await this.deps.visits.record(site.id, current, previous, { ...attributes, type: hit.type, timestamp: hit.timestamp });
 
     const stored = storedHitOf(hit, site.id, current, visit, visit.firstView, eventName, attributes, attributes, attributes);
@@ -180,7 +210,7 @@ export class HitPipeline {
     return hosts;
   }
 
-  private drop(reason: DropReason): Outcome {
+  private drop(reason: PipelineDrop): Outcome {
     this.deps.counters.dropped(reason);
     return { recorded: false, reason };
   }

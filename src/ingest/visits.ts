@@ -170,6 +170,12 @@ export const randomVisitId = (): bigint => {
 /** Where a hit finds the visit it belongs to. */
 export interface VisitState {
   record(siteId: string, currentId: bigint, previousId: bigint | undefined, hit: VisitHit): RecordedVisit | Promise<RecordedVisit>;
+  /**
+   * The visit a hit at `at` would continue (under the visitor's hash of the hit's day, then yesterday's), as it
+   * is, or undefined when there is none: for engagement hits, which belong to a visit in progress and never start
+   * or change one (docs/collection.md, "Engagement").
+   */
+  inProgress(siteId: string, currentId: bigint, previousId: bigint | undefined, at: Date): RecordedVisit | undefined | Promise<RecordedVisit | undefined>;
 }
 
 /** Keeps `visit` in `latest` (by visit id) unless a newer state is there: states may arrive out of order. */
@@ -258,6 +264,13 @@ export class VisitTracker implements VisitState {
   /** recordLive's last hit: whether it was its visit's first view of its page. */
   lastFirstView = false;
 
+  inProgress(siteId: string, currentId: bigint, previousId: bigint | undefined, at: Date): RecordedVisit | undefined {
+    const t = at.getTime();
+    const byVisitor = this.bySite.get(siteId);
+    const visit = this.continuing(byVisitor?.get(currentId), t) ?? (previousId === undefined ? undefined : this.continuing(byVisitor?.get(previousId), t));
+    return visit?.snapshot(false);
+  }
+
   /** Resumes visits from storage after a restart (found by the visitor id they started with). */
   seed(visits: readonly VisitRecord[]): void {
     for (const record of visits) {
@@ -322,7 +335,10 @@ interface Queued {
   keys: string[];
   hit: VisitHit;
   at: number;
-  resolve: (visit: RecordedVisit) => void;
+  /** An engagement's look-up (inProgress): the visit is read, never changed nor started. */
+  peek: boolean;
+  /** undefined only for a look-up that found no visit in progress. */
+  resolve: (visit: RecordedVisit | undefined) => void;
   reject: (err: Error) => void;
 }
 
@@ -359,10 +375,22 @@ export class SharedVisitTracker implements VisitState {
   ) {}
 
   record(siteId: string, currentId: bigint, previousId: bigint | undefined, hit: VisitHit): Promise<RecordedVisit> {
+    return this.enqueue(siteId, currentId, previousId, hit, false) as Promise<RecordedVisit>;
+  }
+
+  /**
+   * Looked up in the rounds with the hits that change visits, in arrival order: an engagement sent right after its
+   * pageview waits for the round that records the pageview, and costs no Redis round trip of its own.
+   */
+  inProgress(siteId: string, currentId: bigint, previousId: bigint | undefined, at: Date): Promise<RecordedVisit | undefined> {
+    return this.enqueue(siteId, currentId, previousId, { type: 'engagement', timestamp: at, hostname: '', pathname: '', ...attributionOf({}) }, true);
+  }
+
+  private enqueue(siteId: string, currentId: bigint, previousId: bigint | undefined, hit: VisitHit, peek: boolean): Promise<RecordedVisit | undefined> {
     const key = visitorKey(siteId, currentId);
     const keys = previousId === undefined ? [key] : [key, visitorKey(siteId, previousId)];
     return new Promise((resolve, reject) => {
-      this.queue.push({ siteId, currentId, keys, hit, at: hit.timestamp.getTime(), resolve, reject });
+      this.queue.push({ siteId, currentId, keys, hit, at: hit.timestamp.getTime(), peek, resolve, reject });
       this.schedule();
     });
   }
@@ -435,6 +463,8 @@ export class SharedVisitTracker implements VisitState {
     const pointing = new Map<string, Touched | undefined>();
     const byVisit = new Map<string, Touched>();
     const touched: Touched[] = [];
+    /** The round's look-ups: the visit each found (as the round's earlier hits left it), or none. */
+    const peeked: { queued: Queued; t: Touched | undefined; result: RecordedVisit | undefined }[] = [];
     const visitAt = (key: string): Touched | undefined => {
       if (pointing.has(key)) return pointing.get(key);
       const entry = read.get(key);
@@ -457,6 +487,10 @@ export class SharedVisitTracker implements VisitState {
           t = candidate;
           break;
         }
+      }
+      if (q.peek) {
+        peeked.push({ queued: q, t, result: t?.visit.snapshot(false) });
+        continue;
       }
       if (!t) {
         t = { visit: new ActiveVisit(q.siteId, q.currentId, q.at), keys: [], expectedVersion: 0, pointers: new Map(), applied: [] };
@@ -491,6 +525,12 @@ export class SharedVisitTracker implements VisitState {
         else again.add(queued);
       }
     });
+    // A look-up whose visit this round failed to change saw hits that are not stored yet: it goes again with them.
+    for (const { queued, t, result } of peeked) {
+      const i = t ? changed.indexOf(t) : -1;
+      if (i >= 0 && !committed[i]) again.add(queued);
+      else queued.resolve(result);
+    }
     return hits.filter((q) => again.has(q));
   }
 }

@@ -180,6 +180,67 @@ export class ClickHouseDialect extends SqlDialect {
     return `SELECT ${columns} FROM ${this.table('visits', alias)}${prewhere} WHERE ${where}`;
   }
 
+  // Journeys on 18.16, which has no window functions: arrays of (time, page) tuples, sorted per visit.
+
+  /** Tuples sort by time, then pathname: the same fixed order as DuckDB's. */
+  override timeOrderedPages(ts: string, page: string): string {
+    return `arrayMap(t -> tupleElement(t, 2), arraySort(groupArray((${ts}, ${page}))))`;
+  }
+
+  /** Each page against the one before it ('' before the first: a pathname is never empty). */
+  override collapseRepeats(list: string): string {
+    return `arrayFilter((x, prev) -> x != prev, ${list}, arrayPushFront(arrayPopBack(${list}), ''))`;
+  }
+
+  override listHead(list: string, n: string): string {
+    return `arraySlice(${list}, 1, ${n})`;
+  }
+
+  override listLength(list: string): string {
+    return `length(${list})`;
+  }
+
+  override depthsUpTo(max: string, name: string): string {
+    return `ARRAY JOIN range(toUInt8(${max} + 1)) AS ${name}`;
+  }
+
+  /** LIMIT BY: the top rows of every group in one sort, without a window. */
+  override topPerGroup(group: string, order: readonly string[], n: string): string {
+    return `ORDER BY ${group}, ${order.join(', ')} LIMIT ${n} BY ${group}`;
+  }
+
+  // Funnels: (key, visitor) tuples sorted per visit, walked with arrayFirstIndex.
+
+  /** Times are epoch milliseconds already. */
+  override epochMs(ts: string): string {
+    return ts;
+  }
+
+  /** Tuples sort by their elements in order (18.16 too); no rows give []. */
+  override sortedPairs(key: string, second: string, condition: string): string {
+    return `arraySort(groupArrayIf((${key}, ${second}), ${condition}))`;
+  }
+
+  override pairKey(pair: string): string {
+    return `tupleElement(${pair}, 1)`;
+  }
+
+  override pairSecond(pair: string): string {
+    return `tupleElement(${pair}, 2)`;
+  }
+
+  /**
+   * 18.16 finds a column the lambda reads from the enclosing row only when that row is selected whole
+   * (`SELECT *, …`), which is how src/report/funnels.ts writes each step.
+   */
+  override firstIndexWhere(list: string, condition: string): string {
+    return `arrayFirstIndex((x, i) -> ${condition}, ${list}, arrayEnumerate(${list}))`;
+  }
+
+  override sortedValues(value: string, condition: string): string {
+    return `arraySort(groupArrayIf(${value}, ${condition}))`;
+  }
+
   /** UTC text with milliseconds (a DateTime would drop them); NULL without rows, as DuckDB's min(). */
   override earliest(column: string): string {
     const first = `min(${column})`;

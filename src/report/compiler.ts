@@ -4,8 +4,9 @@
 // same for every database; a dialect only changes how values and a few functions are written.
 
 import { Binder, type CompiledQuery, type SqlDialect } from './dialect.js';
-import type { Aggregate } from './fields.js';
+import { ENGAGEMENT_AGGREGATES, type Aggregate } from './fields.js';
 import { choosePlan, type PlanName } from './plan-choice.js';
+import { engagement, ENGAGED_PAIRS } from './plans/engagement.js';
 import { pages } from './plans/pages.js';
 import { perVisit } from './plans/per-visit.js';
 import { Subqueries, type PlanContext } from './plans/plan-sql.js';
@@ -49,11 +50,43 @@ export class ReportCompiler implements PlanContext {
    * other aggregates on the group keys (both sides have the same groups: those with a selected pageview).
    */
   private body(q: ReportQuery, b: Binder): string {
+    const engaged = q.aggregates.filter((a) => ENGAGEMENT_AGGREGATES.has(a));
+    if (engaged.length === 0) return this.pageviewBody(q, b);
+    // Groups are those with a selected pageview, as for every other aggregate: the pageview side is asked for
+    // pageviews when only engagement is wanted, and engagement is left-joined to it, null where a group had none.
+    const rest = q.aggregates.filter((a) => !ENGAGEMENT_AGGREGATES.has(a));
+    const keys = this.groupKeys(q);
+    const pairs = `e.${ENGAGED_PAIRS}`;
+    const columns = [
+      ...[...keys, ...(q.propGroup !== undefined ? [PROP_ALIAS] : [])].map((k) => `m.${k} AS ${k}`),
+      ...q.aggregates.map((a) => {
+        const alias = aggregateAlias(a);
+        if (!ENGAGEMENT_AGGREGATES.has(a)) return `m.${alias} AS ${alias}`;
+        // A custom property breakdown groups by values engagement hits never carry (they have no properties).
+        return q.propGroup !== undefined ? `NULL AS ${alias}` : `CASE WHEN ${pairs} > 0 THEN e.${alias} ELSE NULL END AS ${alias}`;
+      }),
+    ];
+    const w = new Subqueries(this.dialect);
+    w.add('m', this.pageviewBody({ ...q, aggregates: rest.length > 0 ? rest : ['pageviews'] }, b));
+    if (q.propGroup !== undefined) return `${w.with()}SELECT ${columns.join(', ')} FROM ${w.ref('m')}`;
+    w.add('e', engagement(this, q, b));
+    // Without groups each side is one row (the engagement side counts 0 pairs when there were none).
+    const join = keys.length > 0 ? `LEFT JOIN ${w.ref('e')} ON ${keys.map((k) => `e.${k} = m.${k}`).join(' AND ')}` : `CROSS JOIN ${w.ref('e')}`;
+    return `${w.with()}SELECT ${columns.join(', ')} FROM ${w.ref('m')} ${join}`;
+  }
+
+  /** The report's group keys (time bucket and fields) as result columns: what two sides of a report join on. */
+  private groupKeys(q: ReportQuery): string[] {
+    return [...(q.dateGrouping ? [TIMESTAMP_ALIAS] : []), ...q.fieldGrouping.map((_, i) => fieldAlias(i))];
+  }
+
+  /** The report's pageview (or event) aggregates: the chosen plan, with `visitors` counted apart and joined. */
+  private pageviewBody(q: ReportQuery, b: Binder): string {
     if (!q.aggregates.includes('visitors')) return this.plan(q, b);
     const days = visitorDays(this, q, b);
     const rest = q.aggregates.filter((a) => a !== 'visitors');
     if (rest.length === 0) return days;
-    const keys = [...(q.dateGrouping ? [TIMESTAMP_ALIAS] : []), ...q.fieldGrouping.map((_, i) => fieldAlias(i))];
+    const keys = this.groupKeys(q);
     const columns = [
       ...keys.map((k) => `m.${k} AS ${k}`),
       ...q.aggregates.map((a) => `${a === 'visitors' ? 'x' : 'm'}.${aggregateAlias(a)} AS ${aggregateAlias(a)}`),

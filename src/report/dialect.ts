@@ -174,4 +174,72 @@ export class SqlDialect {
   limit(n: string): string {
     return `LIMIT ${n}`;
   }
+
+  // Journeys (src/report/journeys.ts): lists of pathnames, 1-based as in SQL.
+
+  /** Aggregate: the group's pages ordered by time, pages of the same instant by pathname (a fixed order). */
+  timeOrderedPages(ts: string, page: string): string {
+    return `list(${page} ORDER BY ${ts}, ${page})`;
+  }
+
+  /** List column `list` without consecutive repeats (a reload is not a step). */
+  collapseRepeats(list: string): string {
+    return `list_filter(${list}, (x, i) -> i = 1 OR x <> ${list}[i - 1])`;
+  }
+
+  /** The first `n` elements of `list` (all when shorter). */
+  listHead(list: string, n: string): string {
+    return `${list}[1:${n}]`;
+  }
+
+  listLength(list: string): string {
+    return `len(${list})`;
+  }
+
+  listFirst(list: string): string {
+    return `${list}[1]`;
+  }
+
+  /** A FROM clause's addition repeating each row once per `name` = 0..max (an integer column named `name`). */
+  depthsUpTo(max: string, name: string): string {
+    return `CROSS JOIN (SELECT unnest(range(0, CAST(${max} AS BIGINT) + 1)) AS ${name}) AS ${name}s`;
+  }
+
+  /** What follows GROUP BY: at most `n` rows per value of `group` (first by `order`), ordered by group, then order. */
+  topPerGroup(group: string, order: readonly string[], n: string): string {
+    const by = order.join(', ');
+    return `QUALIFY row_number() OVER (PARTITION BY ${group} ORDER BY ${by}) <= ${n} ORDER BY ${group}, ${by}`;
+  }
+
+  // Funnels (src/report/funnels.ts): each visit's matching hits as a sorted list of pairs, walked step by step.
+
+  /** A timestamp column as integer epoch milliseconds. */
+  epochMs(ts: string): string {
+    return `epoch_ms(${ts})`;
+  }
+
+  /** Aggregate: the (key, second) pairs of the rows meeting `condition`, sorted by key then second (NULL without rows). */
+  sortedPairs(key: string, second: string, condition: string): string {
+    return `list_sort(list({'k': ${key}, 's': ${second}}) FILTER (WHERE ${condition}))`;
+  }
+
+  /** The key of a pair of sortedPairs. */
+  pairKey(pair: string): string {
+    return `struct_extract(${pair}, 'k')`;
+  }
+
+  /** The second value of a pair of sortedPairs. */
+  pairSecond(pair: string): string {
+    return `struct_extract(${pair}, 's')`;
+  }
+
+  /** The 1-based index of the first element `x` (at 1-based index `i`) of `list` meeting `condition`; 0 when none does. */
+  firstIndexWhere(list: string, condition: string): string {
+    return `coalesce(list_position(list_transform(${list}, lambda x, i: ${condition}), true), 0)`;
+  }
+
+  /** Aggregate: the values of the rows meeting `condition`, sorted (NULL without rows). */
+  sortedValues(value: string, condition: string): string {
+    return `list_sort(list(${value}) FILTER (WHERE ${condition}))`;
+  }
 }

@@ -13,6 +13,9 @@ import { currentVisitorsOf, mergeCurrentVisits } from './current-visitors.js';
 import { formatAggregate } from './format.js';
 import { importedAnswers, importedDaySums, importedDaysQuery, importedPlan, mergeImported, recordedPartsQuery } from './imported.js';
 import { DEFAULT_GROUPED_LIMIT, EARLIEST_DATE, LATEST_DATE, type RangeEnd, type ReportRequest } from './parse.js';
+import { journeyRows, journeysQuery, type JourneyOptions, type JourneyPath } from './journeys.js';
+import { funnelQuery, funnelResults, type FunnelStepResult } from './funnels.js';
+import type { FunnelStep } from '../store/types.js';
 import type { QueryGate } from './query-gate.js';
 import type { ReportQuery } from './query.js';
 
@@ -30,7 +33,8 @@ export type LiveVisitSource = (siteId: string, sinceMs: number) => Promise<LiveV
 /** Regular expressions the database accepted, remembered so a dashboard's repeated filter costs no second query. */
 const KNOWN_GOOD_PATTERNS = 1000;
 
-export type ReportRow = Record<string, string>;
+/** A report row: fields and timestamp as text, aggregates as decimal text (engagement ones null without data). */
+export type ReportRow = Record<string, string | null>;
 
 export interface CurrentVisitors {
   total: number;
@@ -50,6 +54,15 @@ export interface PropertyBreakdown {
 }
 
 export const MAX_PROPERTY_KEYS = 100;
+
+/** Journeys of a range: its first instant and the one after its last (UTC), its zone, and what was counted. */
+export interface Journeys {
+  from: Date;
+  until: Date;
+  timezone: string;
+  totalVisits: number;
+  paths: JourneyPath[];
+}
 
 /** Stored hits per slice of visitor ids when grouped `visitors` are counted in slices (SqlDialect.slicesVisitors). */
 export const HITS_PER_VISITOR_SLICE = 1_250_000;
@@ -162,6 +175,32 @@ export class ReportEngine {
         unique_conversions: Number(r[aggregateAlias('unique_conversions')] ?? 0),
       })),
     };
+  }
+
+  /**
+   * Journeys (docs/reports.md, "Journeys") over the request's range, zone and filters: the resolved range and
+   * the most frequent page prefixes of each depth. Recorded pageviews only (imported days have no visits' pages).
+   */
+  async journeys(request: ReportRequest, site: Site, options: JourneyOptions): Promise<Journeys> {
+    const query = await this.resolve({ ...request, entity: 'pageview', aggregates: ['visits'], fieldGrouping: [] }, site);
+    for (const f of query.filters) {
+      if (f.operator === 'matching' || f.operator === 'not matching') await this.checkRegex(f.value);
+    }
+    const { totalVisits, paths } = journeyRows(await this.run(journeysQuery(this.compiler.dialect, query, options)));
+    return { from: query.from, until: query.until, timezone: query.timezone, totalVisits, paths };
+  }
+
+  /**
+   * A funnel (docs/reports.md, "Funnels") over the request's range, zone and filters: the resolved range and each
+   * step's numbers. Recorded hits only (imported days have no visits' hits).
+   */
+  async funnel(request: ReportRequest, site: Site, steps: readonly FunnelStep[]): Promise<{ from: Date; until: Date; timezone: string; steps: FunnelStepResult[] }> {
+    const query = await this.resolve({ ...request, entity: 'pageview', aggregates: ['visits'], fieldGrouping: [] }, site);
+    for (const f of query.filters) {
+      if (f.operator === 'matching' || f.operator === 'not matching') await this.checkRegex(f.value);
+    }
+    const [row] = await this.run(funnelQuery(this.compiler.dialect, query, steps));
+    return { from: query.from, until: query.until, timezone: query.timezone, steps: funnelResults(row, steps) };
   }
 
   async currentVisitors(siteId: string, detailed: boolean): Promise<CurrentVisitors> {

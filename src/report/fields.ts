@@ -2,13 +2,21 @@
 // properties and their operators. Column names in SQL come only from here, never from a request.
 
 export type Entity = 'pageview' | 'event';
-/** SPEC.md's five, and `visitors` (distinct visitor-days: Fathom's headline number, docs/reports.md). */
-export const PAGEVIEW_AGGREGATES = ['visits', 'uniques', 'pageviews', 'avg_duration', 'bounce_rate', 'visitors'] as const;
+/**
+ * SPEC.md's five, `visitors` (distinct visitor-days: Fathom's headline number), and the engagement extensions
+ * `scroll_depth` and `time_on_page` (docs/reports.md).
+ */
+export const PAGEVIEW_AGGREGATES = ['visits', 'uniques', 'pageviews', 'avg_duration', 'bounce_rate', 'visitors', 'scroll_depth', 'time_on_page'] as const;
 export const EVENT_AGGREGATES = ['conversions', 'unique_conversions', 'value'] as const;
 export type Aggregate = (typeof PAGEVIEW_AGGREGATES)[number] | (typeof EVENT_AGGREGATES)[number];
 export const AGGREGATES: Record<Entity, readonly Aggregate[]> = { pageview: PAGEVIEW_AGGREGATES, event: EVENT_AGGREGATES };
 /** Aggregates whose values are decimals, computed as integers scaled by 10^places (the rest are counts or sums). */
-export const DECIMAL_PLACES: Partial<Record<Aggregate, number>> = { avg_duration: 2, bounce_rate: 4 };
+export const DECIMAL_PLACES: Partial<Record<Aggregate, number>> = { avg_duration: 2, bounce_rate: 4, scroll_depth: 2, time_on_page: 2 };
+/**
+ * Aggregates of the engagement the tracker reports per page (its `engagement` hits), not of pageviews: null for a
+ * group none of whose (visit, page) pairs reported any (plans/engagement.ts).
+ */
+export const ENGAGEMENT_AGGREGATES: ReadonlySet<Aggregate> = new Set(['scroll_depth', 'time_on_page']);
 
 export const DATE_GROUPINGS = ['hour', 'day', 'month', 'year'] as const;
 export type DateGrouping = (typeof DATE_GROUPINGS)[number];

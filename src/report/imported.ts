@@ -10,7 +10,7 @@ import { valueConditions } from './conditions.js';
 import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS } from './result-columns.js';
 import { Binder, type CompiledQuery, type SqlDialect } from './dialect.js';
 import { formatAggregate } from './format.js';
-import { POSITIVE_OPERATORS, type Aggregate } from './fields.js';
+import { ENGAGEMENT_AGGREGATES, POSITIVE_OPERATORS, type Aggregate } from './fields.js';
 import type { Filter, ReportQuery } from './query.js';
 
 /** Sums that add up exactly over days and over the values of a field one visit has one of (visitors: see below). */
@@ -195,7 +195,7 @@ function bucketOf(q: ReportQuery, day: string): string | undefined {
   }
 }
 
-type Row = Record<string, string>;
+type Row = Record<string, string | null>;
 
 /** Counts, and the parts of the ratios (bounced visits, duration in milliseconds). */
 interface Parts {
@@ -217,6 +217,8 @@ interface Sums {
   timestamp?: string;
   recorded: Parts;
   imported: Parts;
+  /** Engagement aggregates as the recorded row had them (imported days carry none; null: no engagement). */
+  engaged: Partial<Record<Aggregate, unknown>>;
 }
 
 const noParts = (): Parts => ({ pageviews: 0n, visits: 0n, visitors: 0n, conversions: 0n, bounces: 0n, durationMs: 0n, uniques: 0n, unique_conversions: 0n, value: 0n });
@@ -264,6 +266,9 @@ function value(a: Aggregate, g: Sums, answers: ReadonlySet<Aggregate>): bigint {
       return s.unique_conversions;
     case 'value':
       return s.value;
+    case 'scroll_depth':
+    case 'time_on_page':
+      return integer(g.engaged[a]);
   }
 }
 
@@ -283,14 +288,16 @@ export function mergeImported(q: ReportQuery, recorded: readonly Record<string, 
     const key = keyOf(timestamp, field);
     let s = groups.get(key);
     if (!s) {
-      s = { ...(field !== undefined ? { field } : {}), ...(timestamp !== undefined ? { timestamp } : {}), recorded: noParts(), imported: noParts() };
+      s = { ...(field !== undefined ? { field } : {}), ...(timestamp !== undefined ? { timestamp } : {}), recorded: noParts(), imported: noParts(), engaged: {} };
       groups.set(key, s);
     }
     return s;
   };
   const read = (row: Record<string, unknown>, a: Aggregate) => integer(row[aggregateAlias(a)]);
   for (const row of recorded) {
-    const s = group(q.dateGrouping ? String(row[TIMESTAMP_ALIAS]) : undefined, grouped ? String(row[fieldAlias(0)] ?? '') : undefined).recorded;
+    const sums = group(q.dateGrouping ? String(row[TIMESTAMP_ALIAS]) : undefined, grouped ? String(row[fieldAlias(0)] ?? '') : undefined);
+    for (const a of q.aggregates) if (ENGAGEMENT_AGGREGATES.has(a)) sums.engaged[a] = row[aggregateAlias(a)];
+    const s = sums.recorded;
     s.pageviews += read(row, 'pageviews');
     s.visits += read(row, 'visits');
     s.visitors += read(row, 'visitors');
@@ -320,6 +327,11 @@ export function mergeImported(q: ReportQuery, recorded: readonly Record<string, 
   const sign = direction === 'asc' ? 1 : -1;
   const primary = (a: Sums, b: Sums) => {
     if (sortField === 'timestamp') return compareBytes(a.timestamp ?? '', b.timestamp ?? '');
+    if (ENGAGEMENT_AGGREGATES.has(sortField as Aggregate)) {
+      const [x, y] = [a.engaged[sortField as Aggregate] ?? null, b.engaged[sortField as Aggregate] ?? null];
+      // Groups without engagement come last whichever the direction, as the databases order NULLs.
+      if (x === null || y === null) return x === y ? 0 : (x === null ? 1 : -1) * sign;
+    }
     if (q.fieldGrouping.includes(sortField as never)) return compareBytes(a.field ?? '', b.field ?? '');
     return compareBig(value(sortField as Aggregate, a, answers), value(sortField as Aggregate, b, answers));
   };
@@ -334,7 +346,7 @@ export function mergeImported(q: ReportQuery, recorded: readonly Record<string, 
     const row: Row = {};
     if (grouped) row[q.fieldGrouping[0]!] = s.field ?? '';
     if (q.dateGrouping) row.timestamp = s.timestamp ?? '';
-    for (const a of q.aggregates) row[a] = formatAggregate(a, value(a, s, answers));
+    for (const a of q.aggregates) row[a] = formatAggregate(a, ENGAGEMENT_AGGREGATES.has(a) ? s.engaged[a] : value(a, s, answers));
     return row;
   });
   return q.limit !== undefined ? shaped.slice(0, q.limit) : shaped;

@@ -36,6 +36,11 @@ export function hitFromRow(r: Row, time: (value: unknown) => Date): StoredHit {
   for (const column of HIT_TEXT_COLUMNS) hit[column] = r[snake(column)] as string;
   const props = propsFromColumns(r.prop_keys, r.prop_values);
   if (props.length > 0) hit.props = props;
+  // Absent means 0 (StoredHit): only engagement hits carry them, and rows from before the columns have none.
+  const scrollDepth = Number(r.scroll_depth ?? 0);
+  const engagedMs = Number(r.engaged_ms ?? 0);
+  if (scrollDepth !== 0) hit.scrollDepth = scrollDepth;
+  if (engagedMs !== 0) hit.engagedMs = engagedMs;
   return hit;
 }
 

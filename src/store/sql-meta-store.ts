@@ -5,11 +5,11 @@ import { ValidationError } from '../domain/errors.js';
 import { newTrackingCode, newUuid } from '../domain/ids.js';
 import type {
   Account, AccountPatch, DashboardSession, Goal, GoalPatch, ImportOutcome, ImportRecord, NewImport, Login, MetaStore, Milestone, MilestonePatch, MonthlyUsage,
-  NewAccount, NewDashboardSession, NewGoal, NewMilestone, NewPageGoal, NewSegment, NewSite, NewToken, Page, PageGoal, PageGoalPatch, PageRequest, Segment, SegmentPatch, Site,
+  Funnel, FunnelPatch, NewFunnel, NewAccount, NewDashboardSession, NewGoal, NewMilestone, NewPageGoal, NewSegment, NewSite, NewToken, Page, PageGoal, PageGoalPatch, PageRequest, Segment, SegmentPatch, Site,
   SitePatch, TokenRecord,
 } from './types.js';
 import type { SqlDatabase, SqlParam as Param, SqlQuerier as Querier } from './sql-database.js';
-import { toAccount, toGoal, toImport, toMilestone, toPageGoal, toSegment, toSession, toSite, toToken } from './sql-rows.js';
+import { toAccount, toFunnel, toGoal, toImport, toMilestone, toPageGoal, toSegment, toSession, toSite, toToken } from './sql-rows.js';
 
 type Row = Record<string, unknown>;
 
@@ -362,6 +362,7 @@ export class SqlMetaStore implements MetaStore {
       await q.exec('DELETE FROM milestones WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM segments WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM page_goals WHERE site_id = ?', [id]);
+      await q.exec('DELETE FROM funnels WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM dashboard_sessions WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM site_domains WHERE site_id = ?', [id]);
       await q.exec('DELETE FROM imports WHERE site_id = ?', [id]);
@@ -636,6 +637,49 @@ export class SqlMetaStore implements MetaStore {
     return rows.length > 0;
   }
 
+  // ---- funnels
+
+  createFunnel(input: NewFunnel, maxPerSite: number): Promise<Funnel | undefined> {
+    const now = new Date();
+    return this.db.transaction(async (q) => {
+      const [held] = await q.rows<{ n: bigint | number | string }>('SELECT count(*) AS n FROM funnels WHERE site_id = ?', [input.siteId]);
+      if (Number(held!.n) >= maxPerSite) return undefined;
+      const [row] = await q.rows(
+        'INSERT INTO funnels (id, site_id, name, steps, filters, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *',
+        [newUuid(), input.siteId, input.name, JSON.stringify(input.steps), JSON.stringify(input.filters), now, now],
+      );
+      return toFunnel(row!);
+    });
+  }
+
+  async getFunnel(siteId: string, id: string): Promise<Funnel | undefined> {
+    const rows = await this.db.serial((q) => q.rows('SELECT * FROM funnels WHERE id = ? AND site_id = ?', [id, siteId]));
+    return rows[0] && toFunnel(rows[0]);
+  }
+
+  listFunnels(siteId: string, page: PageRequest): Promise<Page<Funnel>> {
+    return this.page('funnels', 'site_id', siteId, page, toFunnel);
+  }
+
+  async updateFunnel(siteId: string, id: string, patch: FunnelPatch): Promise<Funnel | undefined> {
+    const rows = await this.db.serial((q) =>
+      q.rows(
+        `UPDATE funnels SET name = coalesce(?, name), steps = coalesce(?, steps), filters = coalesce(?, filters), updated_at = ?
+         WHERE id = ? AND site_id = ? RETURNING *`,
+        [
+          patch.name ?? null, patch.steps ? JSON.stringify(patch.steps) : null, patch.filters ? JSON.stringify(patch.filters) : null,
+          new Date(), id, siteId,
+        ],
+      ),
+    );
+    return rows[0] && toFunnel(rows[0]);
+  }
+
+  async deleteFunnel(siteId: string, id: string): Promise<boolean> {
+    const rows = await this.db.serial((q) => q.rows('DELETE FROM funnels WHERE id = ? AND site_id = ? RETURNING id', [id, siteId]));
+    return rows.length > 0;
+  }
+
   async close(): Promise<void> {
     await this.db.close();
   }
@@ -647,7 +691,7 @@ export class SqlMetaStore implements MetaStore {
    * and flipped, so `data` is always ascending (DESIGN.md section 5).
    */
   private page<T>(
-    table: 'sites' | 'goals' | 'milestones',
+    table: 'sites' | 'goals' | 'milestones' | 'funnels',
     scopeColumn: 'account_id' | 'site_id',
     scope: Param,
     page: PageRequest,

@@ -1,6 +1,6 @@
 // Rows of the metadata tables as domain objects: one mapping for every SQL MetaStore (DuckDB, PostgreSQL).
 
-import type { Account, DashboardSession, Goal, ImportRecord, Milestone, PageGoal, Segment, SegmentFilter, Site, TokenRecord } from './types.js';
+import type { Account, DashboardSession, Funnel, FunnelStep, Goal, ImportRecord, Milestone, PageGoal, Segment, SegmentFilter, Site, TokenRecord } from './types.js';
 
 type Row = Record<string, unknown>;
 
@@ -82,6 +82,17 @@ export const toPageGoal = (r: Row): PageGoal => ({
   siteId: r.site_id as string,
   name: r.name as string,
   path: r.path as string,
+  createdAt: r.created_at as Date,
+  updatedAt: r.updated_at as Date,
+});
+
+export const toFunnel = (r: Row): Funnel => ({
+  id: r.id as string,
+  siteId: r.site_id as string,
+  name: r.name as string,
+  // Written only by createFunnel/updateFunnel, from steps and filters checked before they are saved.
+  steps: JSON.parse(r.steps as string) as FunnelStep[],
+  filters: JSON.parse(r.filters as string) as SegmentFilter[],
   createdAt: r.created_at as Date,
   updatedAt: r.updated_at as Date,
 });

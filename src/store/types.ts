@@ -110,6 +110,23 @@ export interface PageGoal {
   updatedAt: Date;
 }
 
+/** One step of a funnel: a page (a path or pattern, src/domain/page-goal-paths.ts) or an event (goal) name. */
+export interface FunnelStep {
+  type: 'page' | 'event';
+  value: string;
+}
+
+/** A site's funnel: 2 to 8 ordered steps reported per visit, with /v1 filters on the whole funnel (src/report/funnels.ts). */
+export interface Funnel {
+  id: string;
+  siteId: string;
+  name: string;
+  steps: FunnelStep[];
+  filters: SegmentFilter[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 export interface Milestone {
   id: string;
   siteId: string;
@@ -194,6 +211,8 @@ export type NewSegment = Pick<Segment, 'siteId' | 'userId' | 'name' | 'shared' |
 export type SegmentPatch = Partial<Pick<Segment, 'name' | 'shared' | 'filters'>>;
 export type NewPageGoal = Pick<PageGoal, 'siteId' | 'name' | 'path'>;
 export type PageGoalPatch = Partial<Pick<PageGoal, 'name' | 'path'>>;
+export type NewFunnel = Pick<Funnel, 'siteId' | 'name' | 'steps' | 'filters'>;
+export type FunnelPatch = Partial<Pick<Funnel, 'name' | 'steps' | 'filters'>>;
 
 /**
  * `owner`: a logged-in member (any role: the name predates roles); `share`: a visitor of one site's share page
@@ -361,6 +380,15 @@ export interface MetaStore {
   updatePageGoal(siteId: string, id: string, patch: PageGoalPatch): Promise<PageGoal | undefined>;
   /** False when the site has no such pageview goal. */
   deletePageGoal(siteId: string, id: string): Promise<boolean>;
+  /** Saves a funnel, unless the site already has `maxPerSite` of them: then undefined. */
+  createFunnel(input: NewFunnel, maxPerSite: number): Promise<Funnel | undefined>;
+  getFunnel(siteId: string, id: string): Promise<Funnel | undefined>;
+  /** The site's funnels by created_at (a /v1 list page). */
+  listFunnels(siteId: string, page: PageRequest): Promise<Page<Funnel>>;
+  /** Undefined when the site has no such funnel. */
+  updateFunnel(siteId: string, id: string, patch: FunnelPatch): Promise<Funnel | undefined>;
+  /** False when the site has no such funnel. */
+  deleteFunnel(siteId: string, id: string): Promise<boolean>;
 
   close(): Promise<void>;
 }

@@ -14,14 +14,17 @@
  *   data-outbound-links    "true": clicks on links to other hosts send the event "Outbound Link: Click"
  *   data-file-downloads    "true": clicks on links to files (pdf, zip, ...) send the event "File Download"
  *   data-track-404         "true" (on the tag of a site's "not found" page): also send the event "404"
- * The last three are extensions (src/tracker/extensions.js): a tag with any of them makes this script load
- * /script.ext.js from its own origin, which sends those events through window.fathom.
+ *   data-engagement        "true": send each pageview's engaged time and deepest scroll when the page is hidden or left
+ * The last four are extensions (src/tracker/extensions.js): a tag with any of them makes this script load
+ * /script.ext.js from its own origin, which sends those events through window.fathom (engagement through
+ * fathom._b, this script's beacon, for the page of fathom._l, the last pageview's parameters).
  *
  * A tag with Umami's data-website-id (and no data-site) is Umami's: the Umami-compatible script /js/umami.js is
  * loaded in its place with the tag's data- attributes.
  *
  * Hits go to the script's own origin: pageviews as GET /?h=&p=&r=&qs=&sid=&cid= (an Image request),
- * events and goals as POST /?name=&payload=... or /?gcode=&gval=... (sendBeacon, else fetch keepalive).
+ * events and goals as POST /?name=&payload=... or /?gcode=&gval=..., engagement as POST /?e=&sd=&h=&p=&sid=
+ * (sendBeacon, else fetch keepalive).
  * window.fathom offers trackPageview, trackEvent, trackGoal, setSite, blockTrackingForMe and
  * enableTrackingForMe, and replays calls queued in window.fathom.q before the script loaded.
  *
@@ -193,6 +196,7 @@
     if (!params.sid || key === lastPageview || !enabled()) return;
     lastPageview = key;
     sentPageview = true;
+    api._l = params;
     deliver(function () {
       new Image().src = query(params);
     });
@@ -205,6 +209,9 @@
     for (var k in opts) if (k != '_site_id') (payload[k] = opts[k]), n++;
     event(n ? { name: name, payload: JSON.stringify(payload) } : { name: name }, opts && opts._site_id);
   };
+
+  // For the engagement extension: the tracker's own transport, with its opt-outs and prerendering rules.
+  api._b = beacon;
 
   api.trackGoal = function (code, cents) {
     event({ gcode: code, gval: cents });
@@ -264,8 +271,8 @@
 
   if (attr('auto') !== 'false') setTimeout(navigated);
 
-  // Outbound links, file downloads and 404s: only the tags asking for them load (and pay for) the extensions,
-  // told which ones by the data-on attribute.
-  var wanted = ['outbound-links', 'file-downloads', 'track-404'].filter(on);
+  // Outbound links, file downloads, 404s and engagement: only the tags asking for them load (and pay for) the
+  // extensions, told which ones by the data-on attribute.
+  var wanted = ['outbound-links', 'file-downloads', 'track-404', 'engagement'].filter(on);
   if (wanted.length) load(endpoint + 'script.ext.js').setAttribute('data-on', wanted.join(' '));
 })();

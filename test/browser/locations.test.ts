@@ -77,7 +77,7 @@ describe('where visitors are, and breakdown rows, in Chromium', { skip }, () => 
   }
 
   const tableRows = (p: Page, scope: string) => p.locator(`${scope} tbody tr`).evaluateAll((trs) =>
-    trs.map((tr) => [tr.getAttribute('data-value') ?? '', ...[...tr.querySelectorAll('td.num')].map((td) => (td.textContent ?? '').trim())]));
+    trs.map((tr) => [tr.getAttribute('data-value') ?? '', ...[...tr.querySelectorAll('td.num:not(.engagement)')].map((td) => (td.textContent ?? '').trim())]));
   const expectedRows = (rows: Row[], field: string) => rows.map((r) => [r[field] ?? '', fmtInt(r.visitors!), fmtInt(r.pageviews!)]);
   const TOP = { aggregates: 'visitors,pageviews', sort_by: 'visitors:desc', limit: '10' };
   const filtersIn = (p: Page) => JSON.parse(new URL(p.url()).searchParams.get('filters') ?? '[]');

@@ -133,7 +133,7 @@ describe('report page in Chromium', { skip }, () => {
   /** The rows of a breakdown as [value, numbers...]. */
   async function tableRows(p: Page, scope: string): Promise<string[][]> {
     return p.locator(`${scope} tbody tr`).evaluateAll((trs) =>
-      trs.map((tr) => [tr.getAttribute('data-value') ?? '', ...[...tr.querySelectorAll('td.num')].map((td) => (td.textContent ?? '').trim())]));
+      trs.map((tr) => [tr.getAttribute('data-value') ?? '', ...[...tr.querySelectorAll('td.num:not(.engagement)')].map((td) => (td.textContent ?? '').trim())]));
   }
   const expectedRows = (rows: Row[], field: string, columns: string[]) => rows.map((r) => [r[field] ?? '', ...columns.map((c) => fmtInt(r[c]!))]);
 
@@ -185,6 +185,15 @@ describe('report page in Chromium', { skip }, () => {
       }
     }
     await importLines(lines);
+    // What the tracker reports as pages are read, for three pageviews in four (docs/reports.md, "Engagement").
+    const viewed = (await t.events.listHits(siteId)).filter((h) => h.type === 'pageview');
+    const unread = viewed.map((h) => h.pathname).sort().at(-1); // one page never reports any
+    await t.events.write(
+      viewed.filter((h, i) => i % 4 !== 0 && h.pathname !== unread).map(({ props: _props, ...h }, i) => ({
+        ...h, type: 'engagement' as const, timestamp: new Date(h.timestamp.getTime() + 5000), firstView: false, scrollDepth: (i * 37) % 101, engagedMs: (i * 7919) % 120_000,
+      })),
+      [],
+    );
 
     // A second site: one goal in each of SPEC's thirteen currencies, each with a conversion worth 123456 cents.
     currencySite = (await call('POST', '/v1/sites', { name: 'Currencies', timezone: 'UTC' })).id;
@@ -487,10 +496,10 @@ describe('report page in Chromium', { skip }, () => {
 
   it('opens the details of a breakdown: up to 1,000 rows, searched and sorted by /v1, exported as CSV', async () => {
     await page.goto(`/sites/${siteId}`);
-    const panelRows = await v1({ aggregates: 'visitors,pageviews', field_grouping: 'pathname', sort_by: 'visitors:desc', limit: '10' });
+    const panelRows = await v1({ aggregates: 'visitors,pageviews,scroll_depth,time_on_page', field_grouping: 'pathname', sort_by: 'visitors:desc', limit: '10' });
     await eventually(() => tableRows(page, '[data-table="pathname"]'), expectedRows(panelRows, 'pathname', ['visitors', 'pageviews']), 'pages');
     const panelCsv = await downloaded(page, () => page.getByRole('button', { name: 'Export Top pages as CSV' }).click());
-    assert.equal(panelCsv.body.toString('utf8'), csv(['pathname', 'visitors', 'pageviews'], panelRows));
+    assert.equal(panelCsv.body.toString('utf8'), csv(['pathname', 'visitors', 'pageviews', 'scroll_depth', 'time_on_page'], panelRows));
     assert.match(panelCsv.name, new RegExp(`^Report-shop-pathname-${WEEK.from}-to-${WEEK.to}\\.csv$`));
 
     await page.getByRole('button', { name: 'Details: Top pages' }).click();
@@ -498,6 +507,14 @@ describe('report page in Chromium', { skip }, () => {
     const all = await v1({ aggregates: 'visitors,pageviews', field_grouping: 'pathname', sort_by: 'visitors:desc', limit: '1000' });
     assert.ok(all.length > 10, 'more rows than the panel shows');
     await eventually(() => tableRows(page, 'dialog[data-details="pathname"]'), expectedRows(all, 'pathname', ['visitors', 'pageviews']), 'details');
+    // How far each page was read: the mean deepest scroll and engaged time, "—" for a page that never reported any.
+    const engaged = await v1({ aggregates: 'visitors,scroll_depth,time_on_page', field_grouping: 'pathname', sort_by: 'visitors:desc', limit: '1000' });
+    assert.ok(engaged.some((r) => r.scroll_depth !== null) && engaged.some((r) => r.scroll_depth === null), 'pages with and without engagement');
+    const engagementCells = () => dialog.locator('tbody tr').evaluateAll((trs) =>
+      trs.map((tr) => [tr.getAttribute('data-value') ?? '', ...[...tr.querySelectorAll('td.engagement')].map((td) => (td.textContent ?? '').trim())]));
+    const readAs = (r: Row) => [r.pathname ?? '', r.scroll_depth === null ? '—' : `${Math.round(Number(r.scroll_depth))}%`, r.time_on_page === null ? '—' : fmtDuration(r.time_on_page!)];
+    await eventually(engagementCells, engaged.map(readAs), 'scroll depth and time on page');
+    assert.deepEqual(await dialog.locator('thead th').allTextContents(), ['Page', 'Visitors ▼', 'Pageviews', 'Scroll depth', 'Time on page']);
 
     await dialog.getByLabel('Search').fill('blog');
     const like = [{ property: 'pathname', operator: 'is like', value: 'blog' }];
@@ -509,12 +526,12 @@ describe('report page in Chromium', { skip }, () => {
     const byViews = await v1({ aggregates: 'visitors,pageviews', field_grouping: 'pathname', sort_by: 'pageviews:desc', limit: '1000' }, WEEK, like);
     await eventually(() => tableRows(page, 'dialog[data-details="pathname"]'), expectedRows(byViews, 'pathname', ['visitors', 'pageviews']), 'sorted by pageviews');
     await dialog.getByRole('button', { name: /^Pageviews/ }).click();
-    const ascending = await v1({ aggregates: 'visitors,pageviews', field_grouping: 'pathname', sort_by: 'pageviews:asc', limit: '1000' }, WEEK, like);
+    const ascending = await v1({ aggregates: 'visitors,pageviews,scroll_depth,time_on_page', field_grouping: 'pathname', sort_by: 'pageviews:asc', limit: '1000' }, WEEK, like);
     await eventually(() => tableRows(page, 'dialog[data-details="pathname"]'), expectedRows(ascending, 'pathname', ['visitors', 'pageviews']), 'ascending');
     assert.equal(await dialog.locator('th[aria-sort="ascending"]').textContent(), 'Pageviews ▲');
 
     const detailsCsv = await downloaded(page, () => dialog.getByRole('button', { name: 'Export CSV' }).click());
-    assert.equal(detailsCsv.body.toString('utf8'), csv(['pathname', 'visitors', 'pageviews'], ascending));
+    assert.equal(detailsCsv.body.toString('utf8'), csv(['pathname', 'visitors', 'pageviews', 'scroll_depth', 'time_on_page'], ascending));
     await shot(page, 'report-details', false);
     await page.keyboard.press('Escape');
     await eventually(() => dialog.count(), 0, 'Escape closes the details');
@@ -542,8 +559,10 @@ describe('report page in Chromium', { skip }, () => {
     const files = Object.fromEntries(Object.entries(unzipSync(new Uint8Array(zip.body))).map(([name, bytes]) => [name, strFromU8(bytes)]));
     assert.deepEqual(Object.keys(files).sort(), ['chart-per-day.csv', 'goals.csv', 'totals.csv', ...BREAKDOWNS.map(([f]) => `${f}.csv`)].sort());
     for (const [field] of BREAKDOWNS) {
-      const rows = await v1({ aggregates: 'visitors,pageviews', field_grouping: field, sort_by: 'visitors:desc', limit: '1000' }, period, filters);
-      assert.equal(files[`${field}.csv`], csv([field, 'visitors', 'pageviews'], rows), field);
+      // Pages carry how far they were read too (engagement: empty cells for a page without any).
+      const columns = ['visitors', 'pageviews', ...(field === 'pathname' ? ['scroll_depth', 'time_on_page'] : [])];
+      const rows = await v1({ aggregates: columns.join(','), field_grouping: field, sort_by: 'visitors:desc', limit: '1000' }, period, filters);
+      assert.equal(files[`${field}.csv`], csv([field, ...columns], rows), field);
     }
     const [totals] = await v1({ aggregates: 'visitors,visits,pageviews,bounce_rate,avg_duration' }, period, filters);
     const [header, values] = files['totals.csv']!.trim().split('\r\n').map((l) => l.split(','));

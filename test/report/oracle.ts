@@ -27,6 +27,8 @@ export type DateGrouping = 'hour' | 'day' | 'month' | 'year';
 
 export const PAGEVIEW_AGGREGATES = ['pageviews', 'visits', 'uniques', 'avg_duration', 'bounce_rate', 'visitors'] as const;
 export const EVENT_AGGREGATES = ['conversions', 'unique_conversions', 'value'] as const;
+/** Pageview aggregates of the engagement hits (docs/reports.md, "Engagement"): null for a group without any. */
+export const ENGAGEMENT_AGGREGATES = ['scroll_depth', 'time_on_page'] as const;
 
 export const GROUP_FIELDS = [
   'hostname', 'pathname', 'entry_page', 'exit_page', 'referrer_hostname', 'referrer_pathname', 'referrer_source',
@@ -50,7 +52,7 @@ export interface OracleQuery {
   limit?: number;
 }
 
-export type Row = Record<string, string>;
+export type Row = Record<string, string | null>;
 
 /** A visit as the oracle reconstructs it. */
 export interface OracleVisit {
@@ -73,7 +75,7 @@ const ATTRIBUTION_KEYS = [
 ] as const;
 
 export interface OracleHit {
-  type: 'pageview' | 'event';
+  type: 'pageview' | 'event' | 'engagement';
   at: number;
   /** As enriched, with the attribution fields replaced by the visit's (its first hit's). */
   attributes: HitAttributes;
@@ -84,6 +86,9 @@ export interface OracleHit {
   /** Custom properties as every format reads them (readProps, tested with it); absent when the line has none. */
   props?: PropList;
   visit: OracleVisit;
+  /** Engagement hits: the deepest scroll so far (percent) and the engaged time since the page's previous one. */
+  scrollDepth?: number;
+  engagedMs?: number;
 }
 
 /** The site's hits after bot filtering, enrichment and sessionisation: what every query starts from. */
@@ -343,6 +348,25 @@ function aggregate(name: string, hits: readonly OracleHit[]): string {
   }
 }
 
+/**
+ * An engagement aggregate over a group's engagement hits: per (visit, page) pair the deepest scroll and the summed
+ * engaged time, then the mean over the pairs (percent; seconds), rounded half up to 2 decimals; null without any.
+ */
+function engagementOf(name: string, hits: readonly OracleHit[]): string | null {
+  const pairs = new Map<string, { deepest: number; ms: number }>();
+  for (const h of hits) {
+    const key = `${h.visit.n}\0${h.attributes.pathname}`;
+    const pair = pairs.get(key) ?? { deepest: 0, ms: 0 };
+    pair.deepest = Math.max(pair.deepest, h.scrollDepth ?? 0);
+    pair.ms += h.engagedMs ?? 0;
+    pairs.set(key, pair);
+  }
+  if (pairs.size === 0) return null;
+  const all = [...pairs.values()];
+  if (name === 'scroll_depth') return decimal(BigInt(all.reduce((s, p) => s + p.deepest, 0)), BigInt(all.length), 2).text;
+  return decimal(BigInt(all.reduce((s, p) => s + p.ms, 0)), BigInt(all.length) * 1000n, 2).text;
+}
+
 const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 
 /** The rows `GET /v1/aggregations` answers for `query`, from the raw import lines. */
@@ -372,13 +396,28 @@ export function aggregationsOf(data: Prepared, query: OracleQuery): Row[] {
     group.hits.push(hit);
   }
   const grouped = query.dateGrouping !== undefined || query.fieldGrouping.length > 0;
-  if (!grouped && groups.size === 0) groups.set('', { fields: [], timestamp: undefined, hits: [] });
+  if (!grouped && groups.size === 0) groups.set(JSON.stringify([[], undefined]), { fields: [], timestamp: undefined, hits: [] });
 
-  const rows = [...groups.values()].map((g) => {
+  // Engagement hits pass the same range and filters and fall into groups by their own values and times; only
+  // groups with a pageview are answered.
+  const engaged = new Map<string, OracleHit[]>();
+  if (query.entity === 'pageview') {
+    for (const hit of data.hits) {
+      if (hit.type !== 'engagement' || hit.at < from || hit.at >= to || !passes(hit, query.filters)) continue;
+      const fields = query.fieldGrouping.map((f) => propertyOf(hit, f));
+      const timestamp = query.dateGrouping ? bucketOf(hit.at, query.timezone, query.dateGrouping) : undefined;
+      const key = JSON.stringify([fields, timestamp]);
+      engaged.set(key, [...(engaged.get(key) ?? []), hit]);
+    }
+  }
+
+  const rows = [...groups.entries()].map(([key, g]) => {
     const row: Row = {};
     query.fieldGrouping.forEach((f, i) => (row[f] = g.fields[i]!));
     if (g.timestamp !== undefined) row.timestamp = g.timestamp;
-    for (const a of query.aggregates) row[a] = aggregate(a, g.hits);
+    for (const a of query.aggregates) {
+      row[a] = (ENGAGEMENT_AGGREGATES as readonly string[]).includes(a) ? engagementOf(a, engaged.get(key) ?? []) : aggregate(a, g.hits);
+    }
     return row;
   });
 
@@ -386,8 +425,14 @@ export function aggregationsOf(data: Prepared, query: OracleQuery): Row[] {
   const isAggregate = query.aggregates.includes(sort.field);
   const tieFields = [...(query.dateGrouping ? ['timestamp'] : []), ...query.fieldGrouping];
   rows.sort((a, b) => {
-    const primary = isAggregate ? Number(a[sort.field]) - Number(b[sort.field]) : byBytes(a[sort.field]!, b[sort.field]!);
-    if (primary !== 0) return sort.dir === 'asc' ? primary : -primary;
+    const [x, y] = [a[sort.field], b[sort.field]];
+    // A group without engagement (null) comes last in either direction.
+    if (x === null || y === null) {
+      if (x !== y) return x === null ? 1 : -1;
+    } else {
+      const primary = isAggregate ? Number(x) - Number(y) : byBytes(x!, y!);
+      if (primary !== 0) return sort.dir === 'asc' ? primary : -primary;
+    }
     for (const f of tieFields) {
       const c = byBytes(a[f]!, b[f]!);
       if (c !== 0) return c;

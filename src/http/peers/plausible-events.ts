@@ -3,7 +3,7 @@
 // its `pa-<id>`). Answers as Plausible does: 202 `ok`, 400 `{errors}`.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { IncomingHit } from '../../domain/hits.js';
+import { MAX_ENGAGED_MS, type HitType, type IncomingHit } from '../../domain/hits.js';
 import { ValidationError } from '../../domain/errors.js';
 import { readProps, type PropList } from '../../domain/props.js';
 import { plausibleScriptIdOfDomain } from '../../domain/site-domains.js';
@@ -26,8 +26,17 @@ const MAX_URL = 8192;
 const MAX_REFERRER = 4096;
 const MAX_DOMAINS = 20;
 
-/** Engagement events (time on page, scroll depth) are Plausible's own measurements, not pageviews or goals. */
-const IGNORED_NAMES = new Set(['engagement']);
+/**
+ * Engagement events (`n: "engagement"`, scroll depth `sd` in percent, engaged time `e` in ms since the page's
+ * previous one) are stored as Plumb's engagement hits, never as pageviews or goals.
+ */
+const ENGAGEMENT = 'engagement';
+
+/** A whole number from 0 to `max` from a number or numeric text, clamped into range as Plausible reads it; 0 otherwise. */
+function clamped(v: unknown, max: number): number {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(v) ? Number(v) : NaN;
+  return Number.isFinite(n) ? Math.min(max, Math.max(0, Math.round(n))) : 0;
+}
 
 export interface PlausibleEvent {
   name: string;
@@ -38,6 +47,9 @@ export interface PlausibleEvent {
   value: number | undefined;
   /** Custom properties (`m`, `meta`, `p` or `props`: the first given, as Plausible reads them), bounded. */
   props: PropList;
+  /** Engagement events only: `sd` (0-100) and `e` (ms, up to MAX_ENGAGED_MS), clamped; 0 when unusable. */
+  scrollDepth: number;
+  engagedMs: number;
 }
 
 const text = (o: Record<string, unknown>, short: string, long: string): unknown => field(o, short) ?? field(o, long);
@@ -104,6 +116,8 @@ export function parsePlausibleEvent(body: unknown): PlausibleEvent {
     value: centsOf(amount),
     // Pageviews too (the pageview-props script); unusable props are dropped, never the event (docs/collection.md).
     props: readProps(['m', 'meta', 'p', 'props'].map((k) => field(o, k)).find((v) => v !== undefined && v !== null)),
+    scrollDepth: clamped(field(o, 'sd'), 100),
+    engagedMs: clamped(field(o, 'e'), MAX_ENGAGED_MS),
   };
 }
 
@@ -129,39 +143,38 @@ export async function plausibleEvents(app: FastifyInstance, { ingest, metrics, s
       if (err instanceof ValidationError) metrics.hitsInvalid.inc();
       throw err;
     }
-    if (!IGNORED_NAMES.has(event.name)) {
-      const type = event.name === 'pageview' ? 'pageview' : 'event';
-      const hits: IncomingHit[] = [];
-      const seen = new Set<string>();
-      for (const domain of event.domains) {
-        // The per-site script names its site `pa-<id>`; a site with that id wins over a domain of that spelling.
-        const scriptId = plausibleScriptIdOfDomain(domain);
-        const site = (scriptId !== undefined ? await siteKeys.siteByPlausibleScriptId(scriptId) : undefined) ?? (await siteKeys.siteByDomain(domain));
-        if (!site) {
-          countUnknownSite(metrics, type);
-          continue;
-        }
-        // Two domains of one site (a rollup tag naming both) are one hit.
-        if (seen.has(site.id)) continue;
-        seen.add(site.id);
-        hits.push({
-          type,
-          siteId: site.id,
-          timestamp: new Date(),
-          url: event.url,
-          referrer: event.referrer,
-          userAgent: request.headers['user-agent'] ?? '',
-          ip: request.ip,
-          ...(type === 'event' ? { eventName: event.name, value: event.value ?? 0 } : {}),
-          ...(event.props.length > 0 ? { props: event.props } : {}),
-        });
+    const type: HitType = event.name === 'pageview' ? 'pageview' : event.name === ENGAGEMENT ? 'engagement' : 'event';
+    const hits: IncomingHit[] = [];
+    const seen = new Set<string>();
+    for (const domain of event.domains) {
+      // The per-site script names its site `pa-<id>`; a site with that id wins over a domain of that spelling.
+      const scriptId = plausibleScriptIdOfDomain(domain);
+      const site = (scriptId !== undefined ? await siteKeys.siteByPlausibleScriptId(scriptId) : undefined) ?? (await siteKeys.siteByDomain(domain));
+      if (!site) {
+        countUnknownSite(metrics, type);
+        continue;
       }
-      try {
-        if (hits.length > 0 && (await sendHits(ingest, metrics, hits)) === 'busy') return busy(reply);
-      } catch (err) {
-        if (err instanceof PeerHitRefused) throw ValidationError.of('request', err.message);
-        throw err;
-      }
+      // Two domains of one site (a rollup tag naming both) are one hit.
+      if (seen.has(site.id)) continue;
+      seen.add(site.id);
+      hits.push({
+        type,
+        siteId: site.id,
+        timestamp: new Date(),
+        url: event.url,
+        referrer: event.referrer,
+        userAgent: request.headers['user-agent'] ?? '',
+        ip: request.ip,
+        ...(type === 'event' ? { eventName: event.name, value: event.value ?? 0 } : {}),
+        ...(type === 'engagement' ? { scrollDepth: event.scrollDepth, engagedMs: event.engagedMs } : {}),
+        ...(type !== 'engagement' && event.props.length > 0 ? { props: event.props } : {}),
+      });
+    }
+    try {
+      if (hits.length > 0 && (await sendHits(ingest, metrics, hits)) === 'busy') return busy(reply);
+    } catch (err) {
+      if (err instanceof PeerHitRefused) throw ValidationError.of('request', err.message);
+      throw err;
     }
     // Dropped and recorded events get the same answer (Plausible's x-plausible-dropped header is not sent: a client
     // cannot probe which domains have a site).

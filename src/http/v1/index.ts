@@ -4,7 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import { installAccessControl, type AccessDeps } from './access.js';
 import { accountRoutes } from './account.js';
 import { eventRoutes } from './events.js';
+import { funnelRoutes } from './funnels.js';
 import { importedDaysRoutes } from './imported-days.js';
+import { journeyRoutes } from './journeys.js';
 import { milestoneRoutes } from './milestones.js';
 import { reportRoutes } from './reports.js';
 import type { ReportEngine } from '../../report/engine.js';
@@ -30,4 +32,6 @@ export async function v1Api(app: FastifyInstance, deps: V1Options): Promise<void
   milestoneRoutes(app, meta);
   importedDaysRoutes(app, meta);
   reportRoutes(app, meta, deps.sites, deps.reports);
+  funnelRoutes(app, meta, deps.reports);
+  journeyRoutes(app, deps.reports);
 }

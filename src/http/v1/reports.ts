@@ -18,7 +18,12 @@ const aggregationQuery = {
     entity_id: { ...text, description: 'The site id (entity=pageview). Empty is the same as absent: required for pageview, ignored for event' },
     site_id: { ...text, description: 'The site id (entity=event)' },
     entity_name: { ...text, description: 'The event name (entity=event)' },
-    aggregates: { ...text, description: 'Comma-separated: visits, uniques, pageviews, avg_duration, bounce_rate, visitors (distinct visitor-days, an extension: docs/reports.md); or conversions, unique_conversions, value' },
+    aggregates: {
+      ...text,
+      description:
+        'Comma-separated: visits, uniques, pageviews, avg_duration, bounce_rate, and the extensions (docs/reports.md) visitors ' +
+        '(distinct visitor-days), scroll_depth and time_on_page (engagement: null without any); or conversions, unique_conversions, value',
+    },
     date_grouping: { ...text, description: 'hour, day, month or year' },
     field_grouping: { ...text, description: 'Comma-separated fields' },
     sort_by: { ...text, description: 'field:asc or field:desc' },
@@ -51,7 +56,8 @@ const aggregationQuery = {
 
 const aggregationRows = {
   type: 'array',
-  items: { type: 'object', additionalProperties: { type: 'string' } },
+  // Engagement aggregates are null for a group without engagement; every other value is a string.
+  items: { type: 'object', additionalProperties: { type: 'string', nullable: true } },
 } as const;
 
 const currentVisitorsQuery = {

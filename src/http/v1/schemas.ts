@@ -181,3 +181,42 @@ export const milestoneBody = {
   },
   required: ['name', 'milestone_date'],
 } as const;
+
+/** GET /v1/sites/{site_id}/journeys (a Plumb extension): its query and answer (docs/reports.md, "Journeys"). */
+export const journeysQuerySchema = {
+  type: 'object',
+  properties: {
+    date_from: { type: 'string', description: 'First second counted, in any form /v1/aggregations accepts (default: the first pageview)' },
+    date_to: { type: 'string', description: 'Last second counted (inclusive), in any form /v1/aggregations accepts (default: now)' },
+    timezone: { type: 'string', description: "TZ database name overriding the site's time zone, as in /v1/aggregations" },
+    filters: { type: 'string', description: "/v1/aggregations's filters (JSON or nested): a visit counts when one of its pageviews in range passes them" },
+    entry_page: { type: 'string', description: 'Only journeys whose first page is this exact pathname (at most 2,000 characters)' },
+    steps: { type: 'string', description: 'Deepest prefix listed: 2 to 5 (default 3)' },
+    limit: { type: 'string', description: 'Prefixes listed per depth: 1 to 100 (default 10)' },
+  },
+} as const;
+
+export const journeysAnswer = {
+  type: 'object',
+  properties: {
+    date_from: { type: 'string', description: 'First second counted, local `YYYY-MM-DD HH:MM:SS` in the reporting zone' },
+    date_to: { type: 'string', description: 'Last second counted (inclusive), local `YYYY-MM-DD HH:MM:SS` in the reporting zone' },
+    entry_page: { type: ['string', 'null'], description: 'The entry page asked for, null for any' },
+    steps: { type: 'integer' },
+    total_visits: { type: 'string', description: 'Journeys counted (visits with a pageview in range passing the filters)' },
+    paths: {
+      type: 'array',
+      description: 'Depth 1 to steps, then visits descending, then pages ascending',
+      items: {
+        type: 'object',
+        properties: {
+          pages: { type: 'array', items: { type: 'string' } },
+          visits: { type: 'string', description: 'Journeys starting with exactly these pages' },
+          ended: { type: 'string', description: 'Of those, journeys of exactly these pages (they ended here)' },
+        },
+        required: ['pages', 'visits', 'ended'],
+      },
+    },
+  },
+  required: ['date_from', 'date_to', 'entry_page', 'steps', 'total_visits', 'paths'],
+} as const;

@@ -19,7 +19,7 @@ import { DROP_MESSAGES, MAX_REPORTED_ERRORS, type ImportResult } from '../line-i
 import { bareHost, excludedHostTest, InvalidHit, MAX_EVENT_NAME, MAX_SITE_HOSTS } from '../pipeline.js';
 import { CACHE_ENTRIES, remembered } from './remembered.js';
 import { utcDay, type DaySalts, type EphemeralSalts } from '../salts.js';
-import type { CounterDeltas } from '../pipeline.js';
+import { newCounterDeltas, type CounterDeltas } from '../pipeline.js';
 import { visitorHash } from '../visitor.js';
 import { VisitTracker, type LiveVisit, type VisitHit } from '../visits.js';
 import { EncodedLines } from './encoded-lines.js';
@@ -198,7 +198,7 @@ export class BatchImport {
    */
   async chunk(lines: readonly string[] | ChunkColumns, firstLine: number, lookups: ImportLookups, sink: RowsSink, sliceHits: number | (() => number) = SLICE_HITS): Promise<BatchResult> {
     const nextSlice = typeof sliceHits === 'number' ? () => sliceHits : sliceHits;
-    const counts: CounterDeltas = { received: { pageview: 0, event: 0 }, recorded: { pageview: 0, event: 0 }, dropped: {} };
+    const counts: CounterDeltas = newCounterDeltas();
     const columns = 'texts' in lines ? lines : columnsOf(lines, firstLine);
     const errors = columns.errors;
     // Oldest first; equal timestamps in file order (as importLines does). The chunk's hits stay in its columns, each

@@ -19,7 +19,7 @@ import type { CounterDeltas } from '../pipeline.js';
 
 /** Adds counts gathered on another thread to the process's metrics. */
 export function addCounts(m: Metrics, c: CounterDeltas): void {
-  for (const type of ['pageview', 'event'] as const) {
+  for (const type of ['pageview', 'event', 'engagement'] as const) {
     if (c.received[type] > 0) m.hitsReceived.inc({ type }, c.received[type]);
     if (c.recorded[type] > 0) m.hitsRecorded.inc({ type }, c.recorded[type]);
   }

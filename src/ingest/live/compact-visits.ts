@@ -234,6 +234,19 @@ export class CompactVisitTracker implements VisitState {
     return snapshotOf(visit, applyHit(visit, hit, at, this.texts));
   }
 
+  /** VisitTracker.inProgress: the visit a hit at `at` would continue, unchanged, or undefined. */
+  inProgress(siteId: string, currentId: bigint, previousId: bigint | undefined, at: Date): RecordedVisit | undefined {
+    const site = this.siteNumbers.get(siteId);
+    if (site === undefined) return undefined;
+    const t = at.getTime();
+    for (const id of previousId === undefined ? [currentId] : [currentId, previousId]) {
+      const slot = this.find(site, Number(id >> 32n), Number(id & LOW_32));
+      // continuing() leaves the cursor on the row.
+      if (slot >= 0 && this.continuing(this.keyRow[slot]!, t) >= 0) return snapshotOf(this.cursor, false);
+    }
+    return undefined;
+  }
+
   /** VisitTracker.seed: resumes visits from storage after a restart (found by the visitor hash they started with). */
   seed(visits: readonly VisitRecord[]): void {
     for (const record of visits) {

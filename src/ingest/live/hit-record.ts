@@ -29,13 +29,23 @@ export const RECORD_VISIT_FIELDS = [
  */
 export const RECORD_SHARED_FIELDS = ['siteId', 'visitId', 'visitorId', ...ATTRIBUTION_FIELDS] as const;
 
-/** Every position of a record: the sequence number, then the three lists above. */
+/**
+ * The hit's fields added after records became arrays, last so that records written before them (without these
+ * values) are still read on replay: an engagement hit's scroll depth and engaged time (0 for every other hit).
+ */
+export const RECORD_LATER_HIT_FIELDS = ['scrollDepth', 'engagedMs'] as const;
+
+/** Every position of a record: the sequence number, then the four lists above. */
 export const RECORD_FIELDS: readonly string[] = [
   'seq',
   ...RECORD_HIT_FIELDS.map((f) => `hit.${f}`),
   ...RECORD_VISIT_FIELDS.map((f) => `visit.${f}`),
   ...RECORD_SHARED_FIELDS.map((f) => `visit.${f}`),
+  ...RECORD_LATER_HIT_FIELDS.map((f) => `hit.${f}`),
 ];
+
+/** How many values records of versions before RECORD_LATER_HIT_FIELDS have. */
+const EARLIER_RECORD_LENGTH = RECORD_FIELDS.length - RECORD_LATER_HIT_FIELDS.length;
 
 const NO_PROPS: PropList = [];
 
@@ -99,13 +109,17 @@ export const encodeRecord = (seq: number, hit: StoredHit, visit: VisitRecord): s
     shared(visit.utmTerm, hit.utmTerm),
     shared(visit.ref, hit.ref),
     shared(visit.keyword, hit.keyword),
+    hit.scrollDepth ?? 0,
+    hit.engagedMs ?? 0,
   ]) + '\n';
 
 /** A record line back as the hit and visit it was made of; also reads the object records of earlier versions. */
 export function decodeRecord(line: string): LogRecord {
   const parsed = JSON.parse(line) as unknown;
   if (!Array.isArray(parsed)) return decodeObjectRecord(parsed as ObjectRecord);
-  if (parsed.length !== RECORD_FIELDS.length) throw new Error(`a hit record has ${RECORD_FIELDS.length} values, not ${parsed.length}`);
+  if (parsed.length !== RECORD_FIELDS.length && parsed.length !== EARLIER_RECORD_LENGTH) {
+    throw new Error(`a hit record has ${RECORD_FIELDS.length} values, not ${parsed.length}`);
+  }
   const values = parsed as unknown[];
   let at = 1;
   const hit: Record<string, unknown> = {};
@@ -121,6 +135,11 @@ export function decodeRecord(line: string): LogRecord {
   for (const f of RECORD_SHARED_FIELDS) visit[f] = values[at++] ?? hit[f];
   if (typeof visit.visitId === 'string') visit.visitId = BigInt(visit.visitId);
   if (typeof visit.visitorId === 'string') visit.visitorId = BigInt(visit.visitorId);
+  // Absent (records before these fields) and 0 alike mean none: the hit gets the field only when it is not 0.
+  for (const f of RECORD_LATER_HIT_FIELDS) {
+    const n = values[at++];
+    if (typeof n === 'number' && n !== 0) hit[f] = n;
+  }
   return { seq: values[0] as number, hit: hit as unknown as StoredHit, visit: visit as unknown as VisitRecord };
 }
 

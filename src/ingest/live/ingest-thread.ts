@@ -11,7 +11,7 @@ import { encodeRecord } from './hit-record.js';
 import { importLines, type ImportResult, type ImportRoom } from '../line-import.js';
 import { InsertBatches } from './insert-batches.js';
 import { LoadBatches } from './load-batches.js';
-import { HitPipeline, InvalidHit, type CounterDeltas, type HitCounters, type HitSink } from '../pipeline.js';
+import { HitPipeline, InvalidHit, newCounterDeltas, type HitCounters, type HitSink } from '../pipeline.js';
 import { EphemeralSalts, StoredSalts } from '../salts.js';
 import { SiteDirectory } from '../site-directory.js';
 import type { FromThread, IngestMeta, IngestMetaMethod, Result, ThreadConfig, ToThread } from './thread-protocol.js';
@@ -83,7 +83,7 @@ port.on('message', (message: ToThread) => {
 });
 
 // What goes back with the next message: results, rows and counts gathered since the last one.
-const newDeltas = (): CounterDeltas => ({ received: { pageview: 0, event: 0 }, recorded: { pageview: 0, event: 0 }, dropped: {} });
+const newDeltas = newCounterDeltas;
 let recorded: number[] = [];
 let results: [number, Result][] = [];
 let imports: [number, ImportResult | { error: string }][] = [];

@@ -61,6 +61,6 @@ export function visitFacts(ctx: PlanContext): Record<'avg_duration' | 'bounce_ra
 }
 
 /** round_half_up(numerator / denominator) as an integer, 0 when the denominator is 0. */
-function roundedRatio(d: SqlDialect, numerator: string, denominator: string): string {
+export function roundedRatio(d: SqlDialect, numerator: string, denominator: string): string {
   return `CASE WHEN count(*) = 0 THEN 0 ELSE ${d.intDiv(`2 * ${numerator} + ${denominator}`, `2 * ${denominator}`)} END`;
 }

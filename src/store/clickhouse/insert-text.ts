@@ -15,7 +15,7 @@ const ROWS_PER_INSERT = 20_000;
 // appended to every row when the batch is cut.
 const HIT_COLUMNS = [
   'site_id', 'type', 'ts', 'visitor_id', 'visit_id', ...HIT_TEXT_COLUMNS.map(snake), 'event_name', 'value', 'first_view',
-  'prop_keys', 'prop_values', 'log_node', 'log_seq',
+  'prop_keys', 'prop_values', 'scroll_depth', 'engaged_ms', 'log_node', 'log_seq',
 ];
 const VISIT_COLUMNS = [
   'visit_id', 'site_id', 'visitor_id', 'started_at', 'last_seen_at', 'entry_page', 'exit_page', 'exit_hostname',
@@ -26,13 +26,13 @@ const tuple = (values: QueryParam[]) => `(${values.map(sqlLiteral).join(',')})`;
 
 const stringArray = (values: readonly string[]) => `[${values.map(stringLiteral).join(',')}]`;
 
-/** A hit's VALUES row without its closing `,log_node,log_seq)` (see hitsInsert). */
+/** A hit's VALUES row (scroll depth and engaged time 0 but for engagement hits) without its closing `,log_node,log_seq)` (see hitsInsert). */
 export function hitRowStart(h: StoredHit): string {
   const values = [
     h.siteId, h.type, h.timestamp, h.visitorId, h.visitId, ...HIT_TEXT_COLUMNS.map((c) => h[c]), h.eventName, h.value, h.firstView,
   ].map(sqlLiteral);
   const [keys, propValues] = propColumns(h.props);
-  return `(${values.join(',')},${stringArray(keys)},${stringArray(propValues)}`;
+  return `(${values.join(',')},${stringArray(keys)},${stringArray(propValues)},${sqlLiteral(h.scrollDepth ?? 0)},${sqlLiteral(h.engagedMs ?? 0)}`;
 }
 
 /** One INSERT of hits whose rows (hitRowStart) all belong to the batch `seq` of `node` (0: not logged). */

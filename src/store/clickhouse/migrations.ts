@@ -88,6 +88,15 @@ export const MIGRATIONS: Migration[] = [
     // and ARRAY JOIN; rows written before default to empty arrays.
     statements: ['prop_keys', 'prop_values'].map((c) => (f: ClickHouseFeatures) => `ALTER TABLE hits ${addColumn(f)} ${c} Array(String)`),
   },
+  {
+    version: 6,
+    name: 'engagement: scroll depth and engaged time of hits',
+    // As DuckDB's migration 25: an engagement hit's deepest scroll (percent) and engaged ms; 0 on every other hit.
+    statements: [
+      (f: ClickHouseFeatures) => `ALTER TABLE hits ${addColumn(f)} scroll_depth UInt8 DEFAULT 0`,
+      (f: ClickHouseFeatures) => `ALTER TABLE hits ${addColumn(f)} engaged_ms UInt32 DEFAULT 0`,
+    ],
+  },
 ];
 
 // ClickHouse's codes for "already exists": two processes creating the same thing at the same moment may see

@@ -38,6 +38,9 @@ function appendHit(a: DuckDBAppender, h: StoredHit): void {
     a.appendNull();
     a.appendNull();
   }
+  // An engagement hit's scroll depth and engaged time (version 25); 0 for every other hit.
+  a.appendUTinyInt(h.scrollDepth ?? 0);
+  a.appendUInteger(h.engagedMs ?? 0);
   a.endRow();
 }
 

@@ -576,6 +576,38 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX page_goals_by_site ON page_goals (site_id);
     `,
   },
+  {
+    version: 24,
+    name: 'funnels: ordered page and event steps reported per visit',
+    sql: `
+      -- A site's funnels (src/http/v1/funnels.ts, src/report/funnels.ts). steps: a JSON array of 2 to 8
+      -- {type: page|event, value}; filters: a JSON array of /v1 filter objects; both checked before they are saved.
+      CREATE TABLE funnels (
+        id VARCHAR PRIMARY KEY,
+        site_id VARCHAR NOT NULL,
+        name VARCHAR NOT NULL,
+        steps VARCHAR NOT NULL,
+        filters VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('insertion_order')
+      );
+      CREATE INDEX funnels_by_site ON funnels (site_id);
+    `,
+  },
+  {
+    version: 25,
+    name: 'engagement: scroll depth and engaged time of hits',
+    sql: `
+      -- Engagement hits (type 'engagement', docs/collection.md "Engagement"): the deepest scroll reached, percent of
+      -- the page, and ms engaged since the pageview's previous engagement hit; 0 on every other hit. DuckDB adds
+      -- no column with a constraint, so NOT NULL is set after the column (and its default) exist.
+      ALTER TABLE hits ADD COLUMN scroll_depth UTINYINT DEFAULT 0;
+      ALTER TABLE hits ALTER COLUMN scroll_depth SET NOT NULL;
+      ALTER TABLE hits ADD COLUMN engaged_ms UINTEGER DEFAULT 0;
+      ALTER TABLE hits ALTER COLUMN engaged_ms SET NOT NULL;
+    `,
+  },
 ];
 
 /** The database was written by a newer release: its schema has versions this code does not know. */

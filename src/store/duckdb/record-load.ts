@@ -34,6 +34,7 @@ export const STAGE_RECORDS = `CREATE OR REPLACE TEMP TABLE record_batch AS SELEC
   ${HIT_TEXT_COLUMNS.map((c) => `${value(`hit.${c}`)} AS ${snake(c)}`).join(', ')},
   ${value('hit.eventName')} AS event_name, CAST(${value('hit.value')} AS BIGINT) AS value,
   CAST(${value('hit.firstView')} AS BOOLEAN) AS first_view,
+  coalesce(CAST(${value('hit.scrollDepth')} AS UTINYINT), 0) AS scroll_depth, coalesce(CAST(${value('hit.engagedMs')} AS UINTEGER), 0) AS engaged_ms,
   list_transform(props, p -> p[1]) AS prop_keys, list_transform(props, p -> p[2]) AS prop_values,
   ${shared('siteId')} AS visit_site_id, ${shared('visitId', toId)} AS visit_visit_id,
   ${shared('visitorId', toId)} AS visit_visitor_id, ${ms('visit.startedAt')} AS visit_started_at,
@@ -48,7 +49,10 @@ export const STAGE_RECORDS = `CREATE OR REPLACE TEMP TABLE record_batch AS SELEC
     FROM read_json(?, format = 'newline_delimited', records = 'false', columns = {r: 'VARCHAR[]'})
   )`;
 
-export const INSERT_HITS = `INSERT INTO hits BY NAME SELECT ${HIT_COLUMNS.join(', ')} FROM record_batch ORDER BY rowid`;
+/** The hits' columns that the import's CSV files leave to their defaults (engagement hits are live only). */
+const LIVE_HIT_COLUMNS = ['scroll_depth', 'engaged_ms'];
+
+export const INSERT_HITS = `INSERT INTO hits BY NAME SELECT ${[...HIT_COLUMNS, ...LIVE_HIT_COLUMNS].join(', ')} FROM record_batch ORDER BY rowid`;
 
 /**
  * Each visit's newest state in the batch into `visit_updates` (as the write buffer's keepNewest picks it: the

@@ -317,6 +317,25 @@ export const PG_MIGRATIONS: Migration[] = [
       CREATE INDEX page_goals_by_site ON page_goals (site_id);
     `,
   },
+  {
+    version: 12,
+    name: 'funnels: ordered page and event steps reported per visit',
+    sql: `
+      -- A site's funnels (src/http/v1/funnels.ts, src/report/funnels.ts). steps: a JSON array of 2 to 8
+      -- {type: page|event, value}; filters: a JSON array of /v1 filter objects; both checked before they are saved.
+      CREATE TABLE funnels (
+        id TEXT PRIMARY KEY,
+        site_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        steps TEXT NOT NULL,
+        filters TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        updated_at TIMESTAMPTZ NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('insertion_order')
+      );
+      CREATE INDEX funnels_by_site ON funnels (site_id);
+    `,
+  },
 ];
 
 // Any constant shared by every Plumb process: the key of the migration lock.

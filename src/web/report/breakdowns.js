@@ -6,7 +6,7 @@
 // ("(no campaign)") come after the real ones, with their numbers unchanged.
 
 import { download, slug, toCsv } from '../download.js';
-import { fmtInt } from '../format.js';
+import { fmtDuration, fmtInt } from '../format.js';
 import { Field } from '../field.js';
 import { html, useEffect, useRef, useState } from '../ui.js';
 import { Tabs } from '../components/tabs.js';
@@ -32,17 +32,34 @@ export const BREAKDOWN_FIELDS = GROUPS.flatMap((g) => g.tabs);
 const TOP = 10;
 export const DETAILS_LIMIT = 1000;
 
-/** The columns of a breakdown: a goal's completions, or visitors and pageviews. */
-export function columnsOf(goal) {
-  return goal
-    ? [['conversions', 'Completions'], ['unique_conversions', 'Unique completions']]
-    : [['visitors', 'Visitors'], ['pageviews', 'Pageviews']];
+/**
+ * The columns of a breakdown: a goal's completions, or visitors and pageviews, and for pages how far they were
+ * read (the tracker's engagement: mean deepest scroll and engaged time per visit to the page).
+ */
+export function columnsOf(goal, field) {
+  if (goal) return [['conversions', 'Completions'], ['unique_conversions', 'Unique completions']];
+  const counts = [['visitors', 'Visitors'], ['pageviews', 'Pageviews']];
+  return field === 'pathname' ? [...counts, ['scroll_depth', 'Scroll depth'], ['time_on_page', 'Time on page']] : counts;
+}
+
+/** Engagement columns: narrow screens leave them to the details view. */
+const ENGAGEMENT = new Set(['scroll_depth', 'time_on_page']);
+
+/** A cell's text: a count, or an engagement mean ("—" where no page reported engagement). */
+function cellText(key, value) {
+  if (!ENGAGEMENT.has(key)) return fmtInt(value);
+  if (value === null || value === undefined) return '—';
+  return key === 'scroll_depth' ? `${Math.round(Number(value))}%` : fmtDuration(value);
+}
+
+function NumCell({ column, value }) {
+  return html`<td class=${ENGAGEMENT.has(column) ? 'num engagement' : 'num'} data-column=${column}>${cellText(column, value)}</td>`;
 }
 
 /** One breakdown query: `field` grouped, sorted, limited, with the page's filters (and an extra search filter). */
 export function breakdownQuery(site, state, period, field, { limit = TOP, sort, extraFilters = [], signal } = {}) {
   const goal = goalOf(site, state);
-  const columns = columnsOf(goal);
+  const columns = columnsOf(goal, field);
   return aggregate({
     ...baseParams(site, period, [...state.filters, ...extraFilters], goal?.name),
     aggregates: columns.map(([k]) => k).join(','),
@@ -91,7 +108,7 @@ function Rows({ field, rows, columns, label, countries }) {
   const max = Math.max(1, ...(real.length ? real : rows).map((r) => Number(r[columns[0][0]]) || 0));
   const canFilter = canFilterBy(field, state.filters);
   return html`<table class="breakdown">
-    <thead><tr><th scope="col">${label}</th>${columns.map(([, title]) => html`<th scope="col" class="num">${title}</th>`)}</tr></thead>
+    <thead><tr><th scope="col">${label}</th>${columns.map(([k, title]) => html`<th scope="col" class=${ENGAGEMENT.has(k) ? 'num engagement' : 'num'}>${title}</th>`)}</tr></thead>
     <tbody>
       ${shown.map((row) => {
         const value = row[field] ?? '';
@@ -100,7 +117,7 @@ function Rows({ field, rows, columns, label, countries }) {
         return html`<tr data-value=${value} class=${none ? 'no-value' : ''}>
           <td class="label">${none ? null : html`<span class="bar" style=${{ width: share }} aria-hidden="true"></span>`}<${Label} field=${field} value=${value}
             countries=${countries} canFilter=${canFilter} onPick=${addFilter} /></td>
-          ${columns.map(([k]) => html`<td class="num" data-column=${k}>${fmtInt(row[k])}</td>`)}
+          ${columns.map(([k]) => html`<${NumCell} column=${k} value=${row[k]} />`)}
         </tr>`;
       })}
     </tbody>
@@ -111,7 +128,7 @@ function Details({ field, label }) {
   const site = useSite();
   const state = useReportState();
   const goal = goalOf(site, state);
-  const columns = columnsOf(goal);
+  const columns = columnsOf(goal, field);
   const dialog = useRef(null);
   const [search, setSearch] = useState('');
   const [typed, setTyped] = useState('');
@@ -166,7 +183,7 @@ function Details({ field, label }) {
         <tbody>
           ${rows.map((row) => html`<tr data-value=${row[field] ?? ''} class=${isNoValue(field, row[field]) ? 'no-value' : ''}>
             <td class="label"><${Label} field=${field} value=${row[field] ?? ''} countries=${countries} canFilter=${canFilter} onPick=${filterFromDetails} /></td>
-            ${columns.map(([k]) => html`<td class="num" data-column=${k}>${fmtInt(row[k])}</td>`)}
+            ${columns.map(([k]) => html`<${NumCell} column=${k} value=${row[k]} />`)}
           </tr>`)}
         </tbody>
       </table>
@@ -185,7 +202,7 @@ function BreakdownCard({ group }) {
   }, [details?.[0]]);
   const label = group.tabs.find(([f]) => f === tab)[1];
   const goal = goalOf(site, state);
-  const columns = columnsOf(goal);
+  const columns = columnsOf(goal, tab);
   const { loading, error, data: answer, period } = usePanel(async (p, signal) => {
     // The map shades every country, not only the top ten of the list: one query for both, the list its first rows
     // (the API orders rows the same whatever the limit).

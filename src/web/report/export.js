@@ -13,7 +13,7 @@ export async function exportFiles(site, state) {
   const period = periodOf(state, site.timeZone);
   const keys = metricKeys(site, state);
   const interval = autoInterval(period);
-  const columns = columnsOf(goalOf(site, state)).map(([k]) => k);
+  const columnsFor = (field) => columnsOf(goalOf(site, state), field).map(([k]) => k);
   const [totals, series, goals, ...tables] = await Promise.all([
     fetchTotals(site, state, period),
     fetchSeries(site, state, period, interval),
@@ -34,7 +34,7 @@ export async function exportFiles(site, state) {
       goals.pageRows.map((r) => (r.unknown ? { goal: r.goal.name, path: r.goal.path } : { ...r, goal: r.goal.name, path: r.goal.path })));
   }
   BREAKDOWN_FIELDS.forEach(([field], i) => {
-    files[`${field}.csv`] = toCsv([field, ...columns], tables[i]);
+    files[`${field}.csv`] = toCsv([field, ...columnsFor(field)], tables[i]);
   });
   return files;
 }

@@ -1,5 +1,5 @@
 // A site's report page (the owner's and the share page): the live panel, toolbar, filters, headline, chart,
-// goals (and the chosen goal's custom properties) and breakdowns, each a component of its own reading the shared state (./state.js);
+// goals (and the chosen goal's custom properties), funnels, breakdowns and journeys, each a component of its own reading the shared state (./state.js);
 // for the owner of a site with no hits yet, the onboarding page (./onboarding.js) until the first one arrives.
 
 import { listAll } from '../api.js';
@@ -8,10 +8,12 @@ import { Breakdowns } from './breakdowns.js';
 import { Chart } from './chart.js';
 import { SiteContext } from './data.js';
 import { FilterBar } from './filters.js';
+import { FunnelsPanel } from './funnels.js';
 import { GoalPropertiesPanel } from './goal-properties.js';
 import { GoalsPanel } from './goals.js';
 import { Headline } from './headline.js';
 import { ImportedNotice } from './imported.js';
+import { JourneysPanel } from './journeys.js';
 import { hasHits, Onboarding } from './onboarding.js';
 import { startReportState } from './state.js';
 import { Toolbar } from './toolbar.js';
@@ -68,6 +70,8 @@ export function ReportPage({ data }) {
     <${Chart} />
     <${GoalsPanel} />
     <${GoalPropertiesPanel} />
+    <${FunnelsPanel} />
     <${Breakdowns} />
+    <${JourneysPanel} />
   <//>`;
 }

@@ -140,13 +140,12 @@ describe('Plausible and Umami formats', () => {
       assert.ok((await stored(other)).some((h) => h.pathname === '/no-domain'));
     });
 
-    it('answers unknown domains, bots and engagement events like recorded ones, storing nothing', async () => {
+    it('answers unknown domains and bots like recorded ones, storing nothing', async () => {
       const dropsBefore = await metric(/plumb_hits_dropped_total\{reason="unknown-site"\}/);
       const before = (await stored(shop)).length;
       for (const [body, ua] of [
         [{ n: 'pageview', u: 'https://nobody.example/', d: 'nobody.example', r: null }, CHROME],
         [{ n: 'pageview', u: 'https://shop.example/bot', d: 'shop.example', r: null }, GOOGLEBOT],
-        [{ n: 'engagement', u: 'https://shop.example/pricing', d: 'shop.example', r: null, sd: 40, e: 1200 }, CHROME],
       ] as const) {
         const res = await plausible(body, { 'user-agent': ua });
         assert.equal(res.statusCode, 202);
@@ -155,6 +154,15 @@ describe('Plausible and Umami formats', () => {
       }
       assert.equal((await stored(shop)).length, before);
       assert.equal(await metric(/plumb_hits_dropped_total\{reason="unknown-site"\}/), dropsBefore + 1);
+    });
+
+    it('stores an engagement event as the engagement of its visit, never as a pageview', async () => {
+      const before = await count(shop);
+      const res = await plausible({ n: 'engagement', u: 'https://shop.example/pricing', d: 'shop.example', r: null, sd: 40, e: 1200 }, { 'user-agent': CHROME });
+      assert.equal(res.statusCode, 202);
+      const engaged = (await stored(shop)).filter((h) => h.type === 'engagement');
+      assert.deepEqual(engaged.map((h) => [h.pathname, h.scrollDepth, h.engagedMs]), [['/pricing', 40, 1200]]);
+      assert.deepEqual(await count(shop), before);
     });
 
     it('answers CORS preflights', async () => {
