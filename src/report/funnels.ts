@@ -49,8 +49,32 @@ function matchCondition(d: SqlDialect, step: FunnelStep, b: Binder): string {
  * for an odd count) of the milliseconds from step k-1 to step k over the visits that reached step k.
  */
 export function funnelQuery(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[]): CompiledQuery {
-  if (steps.length < MIN_FUNNEL_STEPS || steps.length > MAX_FUNNEL_STEPS) throw new Error(`a funnel has ${MIN_FUNNEL_STEPS} to ${MAX_FUNNEL_STEPS} steps`);
   const b = new Binder(d);
+  const walked = walkedVisits(d, q, steps, b);
+  const counted: string[] = [];
+  const shaped: string[] = [];
+  for (let k = 1; k <= steps.length; k++) {
+    counted.push(`sum(CASE WHEN p${k} > 0 THEN 1 ELSE 0 END) AS visits_${k}`);
+    counted.push(`${d.countDistinct(`CASE WHEN p${k} > 0 THEN ${d.pairSecond(`hs[p${k}]`)} END`)} AS visitors_${k}`);
+    shaped.push(`visits_${k}`, `visitors_${k}`);
+    if (k > 1) {
+      counted.push(`${d.sortedValues(`t${k} - t${k - 1}`, `p${k} > 0`)} AS gaps_${k}`);
+      const n = d.listLength(`gaps_${k}`);
+      shaped.push(`gaps_${k}[${d.intDiv(`${n} + 1`, '2')}] AS lo_${k}`, `gaps_${k}[${d.intDiv(n, '2')} + 1] AS hi_${k}`);
+    }
+  }
+  const sql = `SELECT ${shaped.join(', ')} FROM (SELECT ${counted.join(', ')} FROM (${walked}) AS f) AS g`;
+  return { sql, params: b.params };
+}
+
+/**
+ * The visits of the funnel of `steps` over `q`'s site, range and filters, one row each: `visit_id`, `hs` (its hits
+ * matching a step, as sorted (key, visitor) pairs) and per step k `p_k` (the index in `hs` of the hit that reached
+ * step k, 0 when the visit did not) and `t_k` (that hit's epoch ms). Only visits that reached step 1 are rows. What
+ * funnelQuery counts, and what a filter to the visits that continued or dropped at a step selects from.
+ */
+export function walkedVisits(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[], b: Binder): string {
+  if (steps.length < MIN_FUNNEL_STEPS || steps.length > MAX_FUNNEL_STEPS) throw new Error(`a funnel has ${MIN_FUNNEL_STEPS} to ${MAX_FUNNEL_STEPS} steps`);
   const { hitFilters, visitFilters } = queryLevels(q);
   const filtered = q.filters.length > 0;
   const site = b.value(q.siteId);
@@ -96,21 +120,7 @@ export function funnelQuery(d: SqlDialect, q: ReportQuery, steps: readonly Funne
     walked = `SELECT *, ${d.firstIndexWhere('hs', condition)} AS p${k} FROM (${walked}) AS w${k}`;
     walked = `SELECT *, CASE WHEN p${k} > 0 THEN ${hitTime(`hs[p${k}]`)} ELSE 0 END AS t${k} FROM (${walked}) AS x${k}`;
   }
-
-  const counted: string[] = [];
-  const shaped: string[] = [];
-  for (let k = 1; k <= steps.length; k++) {
-    counted.push(`sum(CASE WHEN p${k} > 0 THEN 1 ELSE 0 END) AS visits_${k}`);
-    counted.push(`${d.countDistinct(`CASE WHEN p${k} > 0 THEN ${d.pairSecond(`hs[p${k}]`)} END`)} AS visitors_${k}`);
-    shaped.push(`visits_${k}`, `visitors_${k}`);
-    if (k > 1) {
-      counted.push(`${d.sortedValues(`t${k} - t${k - 1}`, `p${k} > 0`)} AS gaps_${k}`);
-      const n = d.listLength(`gaps_${k}`);
-      shaped.push(`gaps_${k}[${d.intDiv(`${n} + 1`, '2')}] AS lo_${k}`, `gaps_${k}[${d.intDiv(n, '2')} + 1] AS hi_${k}`);
-    }
-  }
-  const sql = `SELECT ${shaped.join(', ')} FROM (SELECT ${counted.join(', ')} FROM (${walked}) AS f) AS g`;
-  return { sql, params: b.params };
+  return walked;
 }
 
 const count = (raw: unknown): bigint => (raw === null || raw === undefined ? 0n : BigInt(typeof raw === 'number' ? Math.round(raw) : String(raw)));
