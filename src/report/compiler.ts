@@ -32,7 +32,8 @@ export class ReportCompiler implements PlanContext {
   /**
    * `parts`: avg_duration and bounce_rate come out as their unrounded numerators (durations in milliseconds,
    * bounced visits), to be added to imported days' before dividing (src/report/imported.ts); the denominator is
-   * the `visits` aggregate of the same row.
+   * the `visits` aggregate of the same row. So do scroll_depth and time_on_page (summed percent and ms), over
+   * the row's ENGAGED_PAIRS column.
    */
   constructor(
     readonly dialect: SqlDialect,
@@ -65,6 +66,8 @@ export class ReportCompiler implements PlanContext {
         // A custom property breakdown groups by values engagement hits never carry (they have no properties).
         return q.propGroup !== undefined ? `NULL AS ${alias}` : `CASE WHEN ${pairs} > 0 THEN e.${alias} ELSE NULL END AS ${alias}`;
       }),
+      // Parts mode: the engagement sums' denominator, for mergeImported (null or 0: the group had no pairs).
+      ...(this.parts && q.propGroup === undefined ? [`${pairs} AS ${ENGAGED_PAIRS}`] : []),
     ];
     const w = new Subqueries(this.dialect);
     w.add('m', this.pageviewBody({ ...q, aggregates: rest.length > 0 ? rest : ['pageviews'] }, b));

@@ -113,8 +113,9 @@ export class ReportEngine {
   async aggregate(request: ReportRequest, site: Site): Promise<ReportRow[]> {
     const { query, compiled } = await this.compile(request, site);
     // Imported history joins the answer for the aggregates it can answer exactly, when there is some (imported
-    // days have no custom properties); the request's other aggregates are recorded hits only.
-    const plan = query.props?.length || query.propGroup !== undefined ? undefined : importedPlan(query, site);
+    // days have no custom properties, nor visits' hits to walk a funnel along); the request's other aggregates
+    // are recorded hits only.
+    const plan = query.props?.length || query.propGroup !== undefined || query.funnel ? undefined : importedPlan(query, site);
     const counted = plan && (await this.countedImports(site.id));
     if (plan && counted) {
       const days = importedDaySums(await this.run(importedDaysQuery(this.compiler.dialect, site.id, plan, counted.ids)));
@@ -266,6 +267,7 @@ export class ReportEngine {
       timezone,
       ...(limit !== undefined ? { limit } : {}),
       ...(r.props?.length ? { props: r.props } : {}),
+      ...(r.funnel ? { funnel: r.funnel } : {}),
       ...(r.aggregates.includes('visitors') ? { visitorSlices: await this.visitorSlices() } : {}),
     };
   }

@@ -11,6 +11,7 @@ import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS } from './result-columns.js
 import { Binder, type CompiledQuery, type SqlDialect } from './dialect.js';
 import { formatAggregate } from './format.js';
 import { ENGAGEMENT_AGGREGATES, POSITIVE_OPERATORS, type Aggregate } from './fields.js';
+import { ENGAGED_PAIRS } from './plans/engagement.js';
 import type { Filter, ReportQuery } from './query.js';
 
 /** Sums that add up exactly over days and over the values of a field one visit has one of (visitors: see below). */
@@ -24,6 +25,11 @@ const FIELDS = new Set<string>(IMPORTED_DIMENSIONS.filter((d) => d !== '' && d !
  * durations are not parts of the site's. Every other imported field has one value per visit.
  */
 const PER_HIT: ReadonlySet<string> = new Set(['pathname']);
+/**
+ * The dimensions whose rows carry engagement (Plausible's pages, and the totals the importer sums from them). Its
+ * unit, the (visit, page) pair, is one page's: pairs of several pages add up exactly, whatever the filters keep.
+ */
+const ENGAGED: ReadonlySet<string> = new Set(['', 'pathname']);
 const DAY_MS = 86_400_000;
 
 /** Which rows of a dimension's imported days a report reads, and whether they are summed per value or per day only. */
@@ -80,6 +86,7 @@ function pageviewSelection(q: ReportQuery): Selection | undefined {
   const severalValues = grouped === undefined && filtered !== undefined && !oneValue;
   const answers = new Set(
     q.aggregates.filter((a) => {
+      if (ENGAGEMENT_AGGREGATES.has(a)) return ENGAGED.has(dimension);
       if (!ADDITIVE.has(a) && !RATIOS.has(a)) return false; // uniques: no table counts them
       if (RATIOS.has(a) && perHit) return false;
       return !(severalValues && (a === 'visitors' || (perHit && a === 'visits')));
@@ -92,8 +99,8 @@ function pageviewSelection(q: ReportQuery): Selection | undefined {
  * Whether imported days can answer some of `q`'s aggregates, which, and from which rows: reports over whole days
  * of the site's own time zone (the days the export was made in), by day, month, year or not at all, and
  * * pageviews: pageviews, visits and visitors, with bounce_rate and avg_duration where the table counts whole
- *   visits, grouped by nothing or by one field an imported table carries, filtered on that field only, with any
- *   operator (pageviewSelection);
+ *   visits, and scroll_depth and time_on_page in the totals and by page, grouped by nothing or by one field an
+ *   imported table carries, filtered on that field only, with any operator (pageviewSelection);
  * * events: conversions of the event, with no grouping or filter (unique_conversions and value: no export has them).
  */
 export function importedPlan(q: ReportQuery, site: Site): ImportedPlan | undefined {
@@ -117,7 +124,10 @@ export function importedPlan(q: ReportQuery, site: Site): ImportedPlan | undefin
 /** Aliases of importedDaysQuery's columns (never a column's name: ClickHouse resolves a name to an alias everywhere). */
 const DAY_ALIAS = 'd';
 const VALUE_ALIAS = 'v';
-const SUMS = { pageviews: 'pageviews', visits: 'visits', visitors: 'visitors', bounces: 'bounces', visitDuration: 'visit_duration' } as const;
+const SUMS = {
+  pageviews: 'pageviews', visits: 'visits', visitors: 'visitors', bounces: 'bounces', visitDuration: 'visit_duration',
+  scrollSum: 'scroll_sum', scrollPairs: 'scroll_pairs', engagedMsSum: 'engaged_ms_sum', engagedPairs: 'engaged_pairs',
+} as const;
 const sumAlias = (column: string) => `sum_${column}`;
 const LACKS_ALIAS = 'any_lacks';
 
@@ -150,6 +160,7 @@ export function importedDaySums(rows: readonly Record<string, unknown>[]): Impor
   return rows.map((r) => ({
     day: String(r[DAY_ALIAS]), value: String(r[VALUE_ALIAS] ?? ''), pageviews: n(r, SUMS.pageviews), visits: n(r, SUMS.visits),
     visitors: n(r, SUMS.visitors), bounces: n(r, SUMS.bounces), visitDuration: n(r, SUMS.visitDuration), lacks: Number(integer(r[LACKS_ALIAS])),
+    scrollSum: n(r, SUMS.scrollSum), scrollPairs: n(r, SUMS.scrollPairs), engagedMsSum: n(r, SUMS.engagedMsSum), engagedPairs: n(r, SUMS.engagedPairs),
   }));
 }
 
@@ -197,7 +208,7 @@ function bucketOf(q: ReportQuery, day: string): string | undefined {
 
 type Row = Record<string, string | null>;
 
-/** Counts, and the parts of the ratios (bounced visits, duration in milliseconds). */
+/** Counts, and the parts of the ratios (bounced visits, duration in milliseconds, engagement's sums and pairs). */
 interface Parts {
   pageviews: bigint;
   visits: bigint;
@@ -205,6 +216,10 @@ interface Parts {
   conversions: bigint;
   bounces: bigint;
   durationMs: bigint;
+  scrollSum: bigint;
+  scrollPairs: bigint;
+  engagedMs: bigint;
+  engagedPairs: bigint;
   /** Numbers imported days never carry, from recorded rows as the database wrote them. */
   uniques: bigint;
   unique_conversions: bigint;
@@ -217,11 +232,12 @@ interface Sums {
   timestamp?: string;
   recorded: Parts;
   imported: Parts;
-  /** Engagement aggregates as the recorded row had them (imported days carry none; null: no engagement). */
-  engaged: Partial<Record<Aggregate, unknown>>;
 }
 
-const noParts = (): Parts => ({ pageviews: 0n, visits: 0n, visitors: 0n, conversions: 0n, bounces: 0n, durationMs: 0n, uniques: 0n, unique_conversions: 0n, value: 0n });
+const noParts = (): Parts => ({
+  pageviews: 0n, visits: 0n, visitors: 0n, conversions: 0n, bounces: 0n, durationMs: 0n, scrollSum: 0n, scrollPairs: 0n, engagedMs: 0n, engagedPairs: 0n,
+  uniques: 0n, unique_conversions: 0n, value: 0n,
+});
 
 /** A number the database returned (bigint, number or decimal text) as an integer. */
 function integer(raw: unknown): bigint {
@@ -238,14 +254,16 @@ const rounded = (numerator: bigint, denominator: bigint) => (denominator === 0n 
 
 /**
  * An aggregate of a group's sums as an integer (decimals scaled by 10^places, as formatAggregate reads them):
- * recorded plus imported when imported days answer it, recorded only otherwise (a ratio's parts alike).
+ * recorded plus imported when imported days answer it, recorded only otherwise (a ratio's parts alike); null for
+ * an engagement aggregate over no pairs.
  */
-function value(a: Aggregate, g: Sums, answers: ReadonlySet<Aggregate>): bigint {
+function value(a: Aggregate, g: Sums, answers: ReadonlySet<Aggregate>): bigint | null {
   const r = g.recorded;
   const i = g.imported;
   const s: Parts = answers.has(a)
     ? { pageviews: r.pageviews + i.pageviews, visits: r.visits + i.visits, visitors: r.visitors + i.visitors, conversions: r.conversions + i.conversions,
-        bounces: r.bounces + i.bounces, durationMs: r.durationMs + i.durationMs, uniques: r.uniques, unique_conversions: r.unique_conversions, value: r.value }
+        bounces: r.bounces + i.bounces, durationMs: r.durationMs + i.durationMs, scrollSum: r.scrollSum + i.scrollSum, scrollPairs: r.scrollPairs + i.scrollPairs,
+        engagedMs: r.engagedMs + i.engagedMs, engagedPairs: r.engagedPairs + i.engagedPairs, uniques: r.uniques, unique_conversions: r.unique_conversions, value: r.value }
     : r;
   switch (a) {
     case 'pageviews':
@@ -266,9 +284,11 @@ function value(a: Aggregate, g: Sums, answers: ReadonlySet<Aggregate>): bigint {
       return s.unique_conversions;
     case 'value':
       return s.value;
+    // As plans/engagement.ts rounds recorded pairs alone: percent and seconds, scaled by 100.
     case 'scroll_depth':
+      return s.scrollPairs === 0n ? null : rounded(s.scrollSum * 100n, s.scrollPairs);
     case 'time_on_page':
-      return integer(g.engaged[a]);
+      return s.engagedPairs === 0n ? null : rounded(s.engagedMs, s.engagedPairs * 10n);
   }
 }
 
@@ -288,7 +308,7 @@ export function mergeImported(q: ReportQuery, recorded: readonly Record<string, 
     const key = keyOf(timestamp, field);
     let s = groups.get(key);
     if (!s) {
-      s = { ...(field !== undefined ? { field } : {}), ...(timestamp !== undefined ? { timestamp } : {}), recorded: noParts(), imported: noParts(), engaged: {} };
+      s = { ...(field !== undefined ? { field } : {}), ...(timestamp !== undefined ? { timestamp } : {}), recorded: noParts(), imported: noParts() };
       groups.set(key, s);
     }
     return s;
@@ -296,7 +316,6 @@ export function mergeImported(q: ReportQuery, recorded: readonly Record<string, 
   const read = (row: Record<string, unknown>, a: Aggregate) => integer(row[aggregateAlias(a)]);
   for (const row of recorded) {
     const sums = group(q.dateGrouping ? String(row[TIMESTAMP_ALIAS]) : undefined, grouped ? String(row[fieldAlias(0)] ?? '') : undefined);
-    for (const a of q.aggregates) if (ENGAGEMENT_AGGREGATES.has(a)) sums.engaged[a] = row[aggregateAlias(a)];
     const s = sums.recorded;
     s.pageviews += read(row, 'pageviews');
     s.visits += read(row, 'visits');
@@ -305,6 +324,12 @@ export function mergeImported(q: ReportQuery, recorded: readonly Record<string, 
     // In parts mode these columns hold the numerators (ReportCompiler).
     s.bounces += read(row, 'bounce_rate');
     s.durationMs += read(row, 'avg_duration');
+    s.scrollSum += read(row, 'scroll_depth');
+    s.engagedMs += read(row, 'time_on_page');
+    // One count of recorded pairs for both: each pair has a deepest scroll and an engaged time.
+    const pairs = integer(row[ENGAGED_PAIRS]);
+    s.scrollPairs += pairs;
+    s.engagedPairs += pairs;
     s.uniques += read(row, 'uniques');
     s.unique_conversions += read(row, 'unique_conversions');
     s.value += read(row, 'value');
@@ -319,6 +344,10 @@ export function mergeImported(q: ReportQuery, recorded: readonly Record<string, 
     s.visitors += BigInt(d.visitors);
     s.bounces += BigInt(d.bounces);
     s.durationMs += BigInt(d.visitDuration) * 1000n;
+    s.scrollSum += BigInt(d.scrollSum);
+    s.scrollPairs += BigInt(d.scrollPairs);
+    s.engagedMs += BigInt(d.engagedMsSum);
+    s.engagedPairs += BigInt(d.engagedPairs);
   }
   const out = [...groups.values()];
   // Without any grouping there is always one row of totals, zeros when nothing matched.
@@ -327,13 +356,11 @@ export function mergeImported(q: ReportQuery, recorded: readonly Record<string, 
   const sign = direction === 'asc' ? 1 : -1;
   const primary = (a: Sums, b: Sums) => {
     if (sortField === 'timestamp') return compareBytes(a.timestamp ?? '', b.timestamp ?? '');
-    if (ENGAGEMENT_AGGREGATES.has(sortField as Aggregate)) {
-      const [x, y] = [a.engaged[sortField as Aggregate] ?? null, b.engaged[sortField as Aggregate] ?? null];
-      // Groups without engagement come last whichever the direction, as the databases order NULLs.
-      if (x === null || y === null) return x === y ? 0 : (x === null ? 1 : -1) * sign;
-    }
     if (q.fieldGrouping.includes(sortField as never)) return compareBytes(a.field ?? '', b.field ?? '');
-    return compareBig(value(sortField as Aggregate, a, answers), value(sortField as Aggregate, b, answers));
+    const [x, y] = [value(sortField as Aggregate, a, answers), value(sortField as Aggregate, b, answers)];
+    // Groups without engagement (null) come last whichever the direction, as the databases order NULLs.
+    if (x === null || y === null) return x === y ? 0 : (x === null ? 1 : -1) * sign;
+    return compareBig(x, y);
   };
   out.sort((a, b) => {
     const p = primary(a, b) * sign;
@@ -346,7 +373,7 @@ export function mergeImported(q: ReportQuery, recorded: readonly Record<string, 
     const row: Row = {};
     if (grouped) row[q.fieldGrouping[0]!] = s.field ?? '';
     if (q.dateGrouping) row.timestamp = s.timestamp ?? '';
-    for (const a of q.aggregates) row[a] = formatAggregate(a, ENGAGEMENT_AGGREGATES.has(a) ? s.engaged[a] : value(a, s, answers));
+    for (const a of q.aggregates) row[a] = formatAggregate(a, value(a, s, answers));
     return row;
   });
   return q.limit !== undefined ? shaped.slice(0, q.limit) : shaped;

@@ -1,5 +1,6 @@
 // The typed report query: what a valid /v1/aggregations request asks for, with every default resolved.
 
+import type { FunnelStep } from '../store/types.js';
 import type { Aggregate, DateGrouping, Entity, FilterProperty, GroupField, Operator, PropOperator } from './fields.js';
 
 export interface Filter {
@@ -44,6 +45,21 @@ export interface ReportQuery {
   props?: PropFilter[];
   /** Group by this custom property's value too (dashboard only), counting only hits that carry the key. */
   propGroup?: string;
+  /**
+   * Only the visits of a funnel that reached `step` (1-based) and then reached the next step (`continued`) or not
+   * (`dropped`); at the last step `continued` is the visits that completed it (dashboard only; src/report/
+   * funnel-filter.ts). The funnel is walked over the report's range and filters plus the funnel's own `filters`.
+   */
+  funnel?: FunnelFilter;
   /** Grouped `visitors` counted in this many slices of visitor ids (SqlDialect.slicesVisitors); default 1. */
   visitorSlices?: number;
+}
+
+/** A report's funnel filter (ReportQuery.funnel). */
+export interface FunnelFilter {
+  steps: FunnelStep[];
+  step: number;
+  outcome: 'continued' | 'dropped';
+  /** The funnel's own saved /v1 filters, added to the report's for the walk (as its report adds them). */
+  filters?: Filter[];
 }

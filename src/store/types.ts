@@ -445,13 +445,24 @@ export interface ImportedDay {
   visitDuration: number;
   /** The numbers the row does not carry (IMPORTED_LACKS bits; 0: none missing). */
   lacks?: number;
+  /**
+   * Engagement (Plausible's pages, docs/reports.md "Engagement"), absent or 0 where the export has none: the sum over
+   * (visit, page) pairs of each pair's deepest scroll in percent, and the pairs it is over; the engaged time summed
+   * over pairs in milliseconds (the export's whole seconds times 1000), and the pairs it is over. A scroll and a
+   * time count different pairs: the export counts each over the visits that reported it.
+   */
+  scrollSum?: number;
+  scrollPairs?: number;
+  engagedMsSum?: number;
+  engagedPairs?: number;
 }
 
 /** Bits of ImportedDay.lacks: a report asking for a number some imported row in its range lacks uses recorded hits only. */
 export const IMPORTED_LACKS = { visitors: 1, visits: 2, bounces: 4, duration: 8 } as const;
 
 /** Imported days summed per day (and value): what reports add to recorded hits. */
-export type ImportedDaySums = Pick<ImportedDay, 'day' | 'value' | 'pageviews' | 'visits' | 'visitors' | 'bounces' | 'visitDuration'> & {
+export type ImportedDaySums = Pick<ImportedDay, 'day' | 'value' | 'pageviews' | 'visits' | 'visitors' | 'bounces' | 'visitDuration'> &
+  Required<Pick<ImportedDay, 'scrollSum' | 'scrollPairs' | 'engagedMsSum' | 'engagedPairs'>> & {
   /** Every bit any summed row lacks. */
   lacks: number;
 };

@@ -94,7 +94,7 @@ describe('engagement values in records and the embedded store', () => {
           '' AS utm_source, '' AS utm_term, '' AS ref, '' AS keyword, '' AS browser, '' AS operating_system,
           '' AS device_type, '' AS country_code, '' AS region, '' AS state, '' AS city, '' AS event_name, 0 AS value`),
       );
-      assert.deepEqual(await migrate(db), [25]);
+      assert.deepEqual(await migrate(db, 25), [25]);
       const [row] = await db.serial((q) => q.rows('SELECT scroll_depth, engaged_ms FROM hits'));
       assert.deepEqual([Number(row!.scroll_depth), Number(row!.engaged_ms)], [0, 0]);
       await assert.rejects(db.serial((q) => q.exec('UPDATE hits SET engaged_ms = NULL')), /NOT NULL/);

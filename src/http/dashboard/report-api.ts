@@ -1,5 +1,6 @@
-// The report page's own API for what /v1 (SPEC.md, Fathom's word for word) has no words for: custom properties.
-// `aggregations` is /v1/aggregations plus custom property filters; `goal-properties` breaks a goal's completions
+// The report page's own API for what /v1 (SPEC.md, Fathom's word for word) has no words for: custom properties
+// and funnel filters. `aggregations` is /v1/aggregations plus custom property filters and a funnel filter (the
+// visits that continued or dropped at a step of one of the site's funnels, on every route here); `goal-properties` breaks a goal's completions
 // down by one property; `goal-aggregations` is /v1/aggregations for every goal of the site at once (one request per
 // period instead of one per goal), `page-goal-aggregations` the same for the site's pageview goals. The same access
 // checks as /v1 for a dashboard page (login or share session, the session's anti-CSRF value, the viewer's sites,
@@ -8,10 +9,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { MAX_PROP_KEY_BYTES, MAX_PROP_VALUE_BYTES } from '../../domain/props.js';
 import { notFound, unauthenticated, ValidationError } from '../../domain/errors.js';
+import { isUuid } from '../../domain/ids.js';
 import type { ReportEngine } from '../../report/engine.js';
 import { PROP_OPERATORS, type PropOperator } from '../../report/fields.js';
 import { parseEntity, parseReportRequest, type ReportRequest } from '../../report/parse.js';
-import type { PropFilter } from '../../report/query.js';
+import { FUNNEL_OUTCOMES } from '../../report/funnel-filter.js';
+import type { FunnelFilter, PropFilter } from '../../report/query.js';
 import type { MetaStore, Site } from '../../store/types.js';
 import { installAccessControl, principalOf, readableSite, type AccessDeps } from '../v1/access.js';
 import { aggregateEveryGoal, aggregateEveryPageGoal, siteGoals } from './report-combined.js';
@@ -60,6 +63,32 @@ export function parsePropFilters(text: unknown): PropFilter[] {
   });
 }
 
+/**
+ * `funnel`, `funnel_step` and `funnel_outcome`: one of the site's funnels (another site's or account's is unknown),
+ * a step of it and what its visits did next; all three or none, each a 400 naming it when wrong. `continued` at
+ * the last step is the visits that completed the funnel; `dropped` there is refused (no step follows).
+ */
+async function parseFunnelFilter(meta: MetaStore, site: Site, query: Record<string, unknown>): Promise<FunnelFilter | undefined> {
+  const id = own(query, 'funnel');
+  const step = own(query, 'funnel_step');
+  const outcome = own(query, 'funnel_outcome');
+  if (id === undefined && step === undefined && outcome === undefined) return undefined;
+  if (typeof id !== 'string' || id === '') throw ValidationError.of('funnel', 'must be the id of one of the site\'s funnels, given once');
+  const funnel = isUuid(id) ? await meta.getFunnel(site.id, id.toLowerCase()) : undefined;
+  if (!funnel) throw ValidationError.of('funnel', 'is not one of the site\'s funnels');
+  const last = funnel.steps.length;
+  if (typeof step !== 'string' || !/^[1-9]$/.test(step) || Number(step) > last) {
+    throw ValidationError.of('funnel_step', `must be a step of the funnel, 1 to ${last}`);
+  }
+  if (typeof outcome !== 'string' || !(FUNNEL_OUTCOMES as readonly string[]).includes(outcome)) {
+    throw ValidationError.of('funnel_outcome', `must be one of ${FUNNEL_OUTCOMES.join(', ')}`);
+  }
+  if (outcome === 'dropped' && Number(step) === last) throw ValidationError.of('funnel_outcome', 'no step follows the last one: use continued (completed)');
+  // The funnel's own filters, read as its report reads them (they were checked when saved).
+  const filters = parseReportRequest({ entity: 'pageview', entity_id: site.id, aggregates: 'visits', filters: JSON.stringify(funnel.filters) }).filters;
+  return { steps: funnel.steps, step: Number(step), outcome: outcome as FunnelFilter['outcome'], ...(filters.length > 0 ? { filters } : {}) };
+}
+
 function parseLimit(text: unknown): number {
   if (text === undefined || text === '') return DEFAULT_VALUES;
   if (typeof text !== 'string' || !/^\d{1,4}$/.test(text) || Number(text) < 1 || Number(text) > MAX_VALUES) {
@@ -84,8 +113,9 @@ export async function dashboardReportApi(app: FastifyInstance, deps: DashboardRe
     const at = url.indexOf('?');
     const report = parseReportRequest(query, new URLSearchParams(at < 0 ? '' : url.slice(at + 1)));
     const props = parsePropFilters(query.props);
+    const funnel = await parseFunnelFilter(meta, site, query);
     if (report.entity === 'event' && !(await meta.findGoalByName(site.id, report.eventName!))) throw notFound('Event not found');
-    return { report: props.length > 0 ? { ...report, props } : report, site };
+    return { report: { ...report, ...(props.length > 0 ? { props } : {}), ...(funnel ? { funnel } : {}) }, site };
   };
 
   const config = { access: 'token', limit: 'minute' } as const;

@@ -1,8 +1,9 @@
 // Plausible CE's CSV export (a zip of imported_*.csv tables) stored as imported daily aggregates of a site: the
 // site's daily totals and, per day, each page's, entry and exit page's, source's and campaign's, browser's,
 // system's, device's and country's numbers (with bounces and durations where the table counts whole visits), and
-// each custom event's completions, which reports can add to recorded hits (docs/reports.md, "Imported data"). Entries are read one at a time, each as a stream (yauzl, csv-parse),
-// and rows written in batches: memory does not grow with the export.
+// each custom event's completions, and pages' engagement (summed into the day's totals too), which reports can add
+// to recorded hits (docs/reports.md, "Imported data"). Entries are read one at a time, each as a stream (yauzl, csv-parse),
+// and rows written in batches: memory does not grow with the export (beyond one engagement sum per day).
 
 import { pipeline } from 'node:stream';
 import { parse } from 'csv-parse';
@@ -48,6 +49,8 @@ interface TableSpec {
   totals?: boolean;
   /** The numbers its rows do not carry (IMPORTED_LACKS bits). */
   lacks?: number;
+  /** Whether it may carry engagement (ENGAGEMENT's columns, read when the header has them). */
+  engagement?: boolean;
   /** The field values a row counts for, or what is wrong with it. */
   values(record: Record<string, string>): Pair[] | string;
 }
@@ -79,7 +82,10 @@ const sessions = (visits = 'visits') => ({ pageviews: 'pageviews', visitors: 'vi
 const TABLES = new Map<string, TableSpec>([
   ['imported_visitors', { columns: [], counts: sessions(), totals: true, values: () => [['', '']] }],
   // Pages count views and the visits and visitors that had one, not whole visits: no bounces or durations.
-  ['imported_pages', { columns: ['page'], counts: { pageviews: 'pageviews', visitors: 'visitors', visits: 'visits' }, lacks: IMPORTED_LACKS.bounces | IMPORTED_LACKS.duration, values: path('pathname', 'page') }],
+  ['imported_pages', {
+    columns: ['page'], counts: { pageviews: 'pageviews', visitors: 'visitors', visits: 'visits' }, lacks: IMPORTED_LACKS.bounces | IMPORTED_LACKS.duration,
+    engagement: true, values: path('pathname', 'page'),
+  }],
   ['imported_entry_pages', { columns: ['entry_page'], counts: sessions('entrances'), values: path('entry_page', 'entry_page') }],
   ['imported_exit_pages', { columns: ['exit_page'], counts: sessions('exits'), values: path('exit_page', 'exit_page') }],
   ['imported_sources', {
@@ -120,6 +126,33 @@ function tableOf(name: string): string | undefined {
 }
 
 const count = (v: string | undefined) => (v !== undefined && /^\d{1,15}$/.test(v.trim()) ? Number(v.trim()) : undefined);
+
+/**
+ * The pages table's engagement columns (Plausible CE's export, lib/plausible/exports.ex): per page and day, the sum
+ * over visits of each visit's deepest scroll there (percent, at most 100) and those visits; the engaged time in
+ * whole seconds summed over visits, and those visits. Exports made before Plausible had engagement lack them (0),
+ * and one without new time on page lacks the two time columns.
+ */
+const ENGAGEMENT = {
+  scrollSum: 'total_scroll_depth', scrollPairs: 'total_scroll_depth_visits', engagedSeconds: 'total_time_on_page', engagedPairs: 'total_time_on_page_visits',
+} as const;
+type Engagement = Record<'scrollSum' | 'scrollPairs' | 'engagedMsSum' | 'engagedPairs', number>;
+
+/** A row's engagement (absent columns and empty cells, which Plausible writes for a page without any, are 0), or what is wrong with it. */
+function engagementOf(record: Record<string, string>, header: ReadonlySet<string>): Engagement | string {
+  const cell = (column: string) => {
+    const v = header.has(column) ? text(record, column) : '';
+    return v === '' || v === '\\N' ? 0 : count(v);
+  };
+  const [scrollSum, scrollPairs, seconds, engagedPairs] = Object.values(ENGAGEMENT).map(cell);
+  if ([scrollSum, scrollPairs, seconds, engagedPairs].some((n) => n === undefined)) return `${Object.values(ENGAGEMENT).join(', ')} must be whole numbers or empty`;
+  // Each visit's deepest scroll is at most 100 percent, and a sum needs visits it is over.
+  if (scrollSum! > 100 * scrollPairs!) return 'total_scroll_depth must be at most 100 times total_scroll_depth_visits';
+  if (seconds! > 0 && engagedPairs === 0) return 'total_time_on_page needs total_time_on_page_visits';
+  // Stored in ms: exact only up to 2^53.
+  if (seconds! * 1000 > Number.MAX_SAFE_INTEGER) return 'total_time_on_page is more seconds than any export holds';
+  return { scrollSum: scrollSum!, scrollPairs: scrollPairs!, engagedMsSum: seconds! * 1000, engagedPairs: engagedPairs! };
+}
 /**
  * Reads the export at `path` (a file: a zip's directory is at its end) into imported days of `siteId`, handing
  * them to `write` in batches. Rows that cannot be read are reported by entry and line and skipped.
@@ -173,10 +206,12 @@ export async function importPlausibleZip(
       const required = ['date', ...spec.columns, ...Object.values(counts)];
       // Checked on the header itself, so a table with no rows is judged too.
       let missing: string[] = [];
+      let header: ReadonlySet<string> = new Set();
       const parser = parse({
-        columns: (header: string[]) => {
-          missing = required.filter((c) => !header.includes(c));
-          return header;
+        columns: (names: string[]) => {
+          missing = required.filter((c) => !names.includes(c));
+          header = new Set(names);
+          return names;
         },
         bom: true,
         skip_empty_lines: true,
@@ -188,6 +223,8 @@ export async function importPlausibleZip(
       // A damaged entry fails the parser, and so the loop below; a loop that stops early lets go of the entry.
       pipeline(stream, parser, () => undefined);
       let batch: ImportedDay[] = [];
+      // The pages' engagement summed per day: the totals' share (totals rows carry it, docs/reports.md "Engagement").
+      const engagedDays = new Map<string, Engagement>();
       for await (const { record, info } of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
         if (missing.length > 0) break;
         const day = record.date;
@@ -211,6 +248,11 @@ export async function importPlausibleZip(
           reject(entry.fileName, info.lines, values);
           continue;
         }
+        const engaged = spec.engagement ? engagementOf(record, header) : undefined;
+        if (typeof engaged === 'string') {
+          reject(entry.fileName, info.lines, engaged);
+          continue;
+        }
         const event = values[0]?.[0] === 'event_name' ? values[0][1] : undefined;
         if (event !== undefined && !(await (o.eventGoal?.(event) ?? Promise.resolve(true)))) {
           reject(entry.fileName, info.lines, `the site has the most events new names create (${event.slice(0, 100)} is not one of them)`);
@@ -220,7 +262,13 @@ export async function importPlausibleZip(
           batch.push({
             importId: o.importId, siteId: o.siteId, day: day!, dimension, value,
             pageviews: pageviews!, visits: visits!, visitors: visitors!, bounces: bounces!, visitDuration: duration!, lacks: spec.lacks ?? 0,
+            ...engaged,
           });
+        }
+        if (engaged && (engaged.scrollPairs > 0 || engaged.engagedPairs > 0)) {
+          const sum = engagedDays.get(day!) ?? { scrollSum: 0, scrollPairs: 0, engagedMsSum: 0, engagedPairs: 0 };
+          for (const k of ['scrollSum', 'scrollPairs', 'engagedMsSum', 'engagedPairs'] as const) sum[k] += engaged[k];
+          engagedDays.set(day!, sum);
         }
         result.imported++;
         if (result.firstDay === null || day! < result.firstDay) result.firstDay = day!;
@@ -236,6 +284,10 @@ export async function importPlausibleZip(
         result.read.pop();
         result.skipped.push(`${entry.fileName} (lacks ${missing.join(', ')})`);
         continue;
+      }
+      // One more totals row per engaged day, with only engagement (its other numbers 0 add nothing to the day's).
+      for (const [day, sums] of engagedDays) {
+        batch.push({ importId: o.importId, siteId: o.siteId, day, dimension: '', value: '', pageviews: 0, visits: 0, visitors: 0, bounces: 0, visitDuration: 0, lacks: 0, ...sums });
       }
       if (batch.length > 0) await o.write(batch);
     }

@@ -5,6 +5,7 @@
 import { offsetSpans } from '../../domain/zoned-time.js';
 import { columnOf, filterConditions, propConditions } from '../conditions.js';
 import type { Binder } from '../dialect.js';
+import { funnelConditions } from '../funnel-filter.js';
 import { GROUP_FIELDS } from '../fields.js';
 import { queryLevels } from '../plan-choice.js';
 import type { ReportQuery } from '../query.js';
@@ -16,7 +17,8 @@ export const ENGAGED_PAIRS = 'engaged_pairs';
 
 /**
  * Per group: the pairs, the mean of their deepest scroll (percent, scaled by 100) and the mean of their engaged
- * time (seconds, scaled by 100), both rounded half up with integers as the other decimals are. The group keys are
+ * time (seconds, scaled by 100), both rounded half up with integers as the other decimals are (in parts mode,
+ * their sums: percent and ms). The group keys are
  * the report's fields and time bucket, written as the other plans write them (the bucket formatted), so that the
  * compiler joins on them. Filters read the engagement hit's own columns (it is enriched as its pageview was) and,
  * for entry and exit page, its visit's.
@@ -36,6 +38,7 @@ export function engagement(ctx: PlanContext, q: ReportQuery, b: Binder): string 
   const where = [
     `h.site_id = ${site}`, `h.type = 'engagement'`, `h.ts >= ${from}`, `h.ts < ${until}`, ...filterConditions(d, hitFilters, b), ...visitWhere,
     ...propConditions(d, q, b, site, from, until),
+    ...funnelConditions(d, q, b),
   ];
   const join = visitLevel
     ? ` ${d.joinVisits('v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] })} ON v.visit_id = h.visit_id`
@@ -49,12 +52,12 @@ export function engagement(ctx: PlanContext, q: ReportQuery, b: Binder): string 
   const keyColumns = keys.map((k) =>
     k.alias === TIMESTAMP_ALIAS ? `${d.formatBucket(`p.${k.alias}`)} AS ${k.alias}` : `p.${k.alias} AS ${k.alias}`,
   );
-  const columns = [
-    ...keyColumns,
-    `count(*) AS ${ENGAGED_PAIRS}`,
-    `${roundedRatio(d, 'sum(p.deepest) * 100', 'count(*)')} AS ${aggregateAlias('scroll_depth')}`,
-    `${roundedRatio(d, 'sum(p.engaged_ms)', 'count(*) * 10')} AS ${aggregateAlias('time_on_page')}`,
-  ];
+  // In parts mode the numerators, unrounded (percent; ms), over ENGAGED_PAIRS: imported days' sums are added to
+  // them before dividing (src/report/imported.ts), as avg_duration's parts are (plan-sql.ts, visitFacts).
+  const [scroll, time] = ctx.parts
+    ? ['sum(p.deepest)', 'sum(p.engaged_ms)']
+    : [roundedRatio(d, 'sum(p.deepest) * 100', 'count(*)'), roundedRatio(d, 'sum(p.engaged_ms)', 'count(*) * 10')];
+  const columns = [...keyColumns, `count(*) AS ${ENGAGED_PAIRS}`, `${scroll} AS ${aggregateAlias('scroll_depth')}`, `${time} AS ${aggregateAlias('time_on_page')}`];
   const groupBy = keys.length > 0 ? ` GROUP BY ${keys.map((k) => `p.${k.alias}`).join(', ')}` : '';
   return `SELECT ${columns.join(', ')} FROM (${pairs}) p${groupBy}`;
 }

@@ -5,6 +5,7 @@
 import { offsetSpans } from '../../domain/zoned-time.js';
 import { columnOf, filterConditions, propConditions } from '../conditions.js';
 import type { Binder } from '../dialect.js';
+import { funnelConditions } from '../funnel-filter.js';
 import { GROUP_FIELDS, type Aggregate } from '../fields.js';
 import { queryLevels } from '../plan-choice.js';
 import type { Filter, ReportQuery } from '../query.js';
@@ -69,6 +70,7 @@ export function selectHits(ctx: PlanContext, q: ReportQuery, b: Binder): HitSele
     `h.ts < ${until}`,
     ...filterConditions(d, hitFilters, b),
     ...propConditions(d, q, b, site, from, until),
+    ...funnelConditions(d, q, b),
     ...(propKey !== undefined ? [d.hasProp('h', propKey)] : []),
   ];
   const selected = [

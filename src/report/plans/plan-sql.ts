@@ -9,7 +9,8 @@ export interface PlanContext {
   /**
    * avg_duration and bounce_rate come out as their unrounded numerators (durations in milliseconds, bounced
    * visits), to be added to imported days' before dividing (src/report/imported.ts); the denominator is the
-   * `visits` aggregate of the same row.
+   * `visits` aggregate of the same row. scroll_depth and time_on_page come out as sums beside their pair counts
+   * (plans/engagement.ts).
    */
   readonly parts: boolean;
 }

@@ -5,6 +5,7 @@
 import { offsetSpans } from '../../domain/zoned-time.js';
 import { columnOf, filterConditions, propConditions } from '../conditions.js';
 import type { Binder } from '../dialect.js';
+import { funnelConditions } from '../funnel-filter.js';
 import { GROUP_FIELDS } from '../fields.js';
 import { queryLevels } from '../plan-choice.js';
 import type { ReportQuery } from '../query.js';
@@ -26,6 +27,7 @@ export function visitorDays(ctx: PlanContext, q: ReportQuery, b: Binder): string
   const where = [
     `h.site_id = ${site}`, `h.type = 'pageview'`, `h.ts >= ${from}`, `h.ts < ${until}`, ...filterConditions(d, hitFilters, b), ...visitWhere,
     ...propConditions(d, q, b, site, from, until),
+    ...funnelConditions(d, q, b),
   ];
   const join = visitLevel
     ? ` ${d.joinVisits('v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] })} ON v.visit_id = h.visit_id`

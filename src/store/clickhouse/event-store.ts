@@ -181,9 +181,13 @@ export class ClickHouseEventStore implements EventStore {
     for (const siteId of new Set(rows.map((r) => r.siteId))) this.importedSites.forget(siteId);
     for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
       const tuples = rows.slice(i, i + ROWS_PER_INSERT).map((r) =>
-        `(${[r.importId, r.siteId, r.day, r.dimension, r.value, r.pageviews, r.visits, r.visitors, r.bounces, r.visitDuration, r.lacks ?? 0].map(sqlLiteral).join(', ')})`,
+        `(${[r.importId, r.siteId, r.day, r.dimension, r.value, r.pageviews, r.visits, r.visitors, r.bounces, r.visitDuration, r.lacks ?? 0,
+          r.scrollSum ?? 0, r.scrollPairs ?? 0, r.engagedMsSum ?? 0, r.engagedPairs ?? 0].map(sqlLiteral).join(', ')})`,
       );
-      await this.conn.insert(`INSERT INTO imported_daily (import_id, site_id, day, dimension, value, pageviews, visits, visitors, bounces, visit_duration, lacks) VALUES ${tuples.join(',')}`);
+      await this.conn.insert(
+        'INSERT INTO imported_daily (import_id, site_id, day, dimension, value, pageviews, visits, visitors, bounces, visit_duration, lacks, ' +
+          `scroll_sum, scroll_pairs, engaged_ms_sum, engaged_pairs) VALUES ${tuples.join(',')}`,
+      );
     }
   }
 

@@ -97,6 +97,15 @@ export const MIGRATIONS: Migration[] = [
       (f: ClickHouseFeatures) => `ALTER TABLE hits ${addColumn(f)} engaged_ms UInt32 DEFAULT 0`,
     ],
   },
+  {
+    version: 7,
+    name: 'engagement of imported days',
+    // As DuckDB's migration 26: Plausible's pages' summed deepest scroll and engaged ms with the pairs each is
+    // over; 0 on earlier rows.
+    statements: ['scroll_sum', 'scroll_pairs', 'engaged_ms_sum', 'engaged_pairs'].map(
+      (c) => (f: ClickHouseFeatures) => `ALTER TABLE imported_daily ${addColumn(f)} ${c} UInt64 DEFAULT 0`,
+    ),
+  },
 ];
 
 // ClickHouse's codes for "already exists": two processes creating the same thing at the same moment may see

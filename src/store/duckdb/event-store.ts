@@ -79,6 +79,8 @@ function appendImportedDay(a: DuckDBAppender, r: ImportedDay): void {
   a.appendBigInt(BigInt(r.bounces));
   a.appendBigInt(BigInt(r.visitDuration));
   a.appendInteger(r.lacks ?? 0);
+  // Migration 26's columns, in the table's order.
+  for (const n of [r.scrollSum, r.scrollPairs, r.engagedMsSum, r.engagedPairs]) a.appendBigInt(BigInt(n ?? 0));
   a.endRow();
 }
 

@@ -608,6 +608,19 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE hits ALTER COLUMN engaged_ms SET NOT NULL;
     `,
   },
+  {
+    version: 26,
+    name: 'engagement of imported days',
+    sql: `
+      -- Plausible's pages carry engagement per day (src/store/types.ts, ImportedDay): the summed deepest scroll
+      -- (percent) of (visit, page) pairs and their count, the summed engaged time (ms) and its pairs. Constant
+      -- defaults, replayed from the write-ahead log like migration 16's; rows of earlier imports read 0.
+      ALTER TABLE imported_daily ADD COLUMN scroll_sum BIGINT DEFAULT 0;
+      ALTER TABLE imported_daily ADD COLUMN scroll_pairs BIGINT DEFAULT 0;
+      ALTER TABLE imported_daily ADD COLUMN engaged_ms_sum BIGINT DEFAULT 0;
+      ALTER TABLE imported_daily ADD COLUMN engaged_pairs BIGINT DEFAULT 0;
+    `,
+  },
 ];
 
 /** The database was written by a newer release: its schema has versions this code does not know. */

@@ -42,7 +42,7 @@ export function columnsOf(goal, field) {
   return field === 'pathname' ? [...counts, ['scroll_depth', 'Scroll depth'], ['time_on_page', 'Time on page']] : counts;
 }
 
-/** Engagement columns: narrow screens leave them to the details view. */
+/** Engagement columns: a breakdown card shows them on wide screens only, the details view always. */
 const ENGAGEMENT = new Set(['scroll_depth', 'time_on_page']);
 
 /** A cell's text: a count, or an engagement mean ("—" where no page reported engagement). */

@@ -6,18 +6,19 @@ import { api, ApiError, query } from '../api.js';
 import { buckets, comparisonDates, nowIn, rangeDates } from '../range.js';
 import { createContext, useContext, useEffect, useState } from '../ui.js';
 import { PROP_FILTER } from './properties.js';
-import { useReportState } from './state.js';
+import { report, useReportState } from './state.js';
 
 /** The site the report is about: { id, name, timeZone, owner, goals: [{ id, name, currency }], milestones }. */
 export const SiteContext = createContext(null);
 export const useSite = () => useContext(SiteContext);
 
 /**
- * /v1/aggregations, or, when the page filters on custom properties (which SPEC.md has no words for), the same
- * report from the dashboard's own API with the property filters as `props`.
+ * /v1/aggregations, or, when the page filters on custom properties or a funnel step (which SPEC.md has no words
+ * for), the same report from the dashboard's own API with the property filters as `props` and the funnel's
+ * `funnel`, `funnel_step` and `funnel_outcome`.
  */
 export const aggregate = (params, signal) =>
-  api('GET', `${params.props ? '/dashboard/api/report/aggregations' : '/v1/aggregations'}?${query(params)}`, undefined, { signal });
+  api('GET', `${params.props || params.funnel ? '/dashboard/api/report/aggregations' : '/v1/aggregations'}?${query(params)}`, undefined, { signal });
 
 /**
  * What /v1/aggregations answers for each goal of the site with `params` (an event report's, without entity_name),
@@ -54,10 +55,13 @@ export const goalOf = (site, state) => (state.goal ? site.goals.find((g) => g.id
 
 /**
  * The parameters every query of the page shares: the site, the period as site-time days (the last one up to
- * `until` when the period is the part of a comparison that today has only reached so far), the filters;
+ * `until` when the period is the part of a comparison that today has only reached so far), the filters and the
+ * page's funnel filter (the one the page has: panels hand over their filters, the funnel filter is read here so
+ * that every report of the page honours it);
  * `goalName` asks for that goal's conversions instead of pageviews ('' for every goal, aggregateGoals).
  */
 export function baseParams(site, period, filters, goalName) {
+  const funnel = report.get().funnel;
   const spec = filters.filter((f) => f.property !== PROP_FILTER);
   const props = filters.filter((f) => f.property === PROP_FILTER).map(({ key, operator, value }) => ({ key, operator, value }));
   const common = {
@@ -65,6 +69,9 @@ export function baseParams(site, period, filters, goalName) {
     date_to: `${period.to} ${period.until ?? '23:59:59'}`,
     filters: spec.length ? JSON.stringify(spec) : undefined,
     props: props.length ? JSON.stringify(props) : undefined,
+    funnel: funnel ? funnel.id : undefined,
+    funnel_step: funnel ? String(funnel.step) : undefined,
+    funnel_outcome: funnel ? funnel.outcome : undefined,
   };
   return goalName === undefined
     ? { entity: 'pageview', entity_id: site.id, ...common }
@@ -174,15 +181,18 @@ export function usePanel(load, deps, { compare = true } = {}) {
       live = false;
       calls.abort();
     };
-  }, [state.range, state.from, state.to, state.compare, state.goal, JSON.stringify(state.filters), compare, ...deps]);
+  }, [state.range, state.from, state.to, state.compare, state.goal, JSON.stringify(state.filters), JSON.stringify(state.funnel), compare, ...deps]);
   return result;
 }
 
 /** What went wrong, in words a site owner understands. */
 export function explainError(err) {
   if (err instanceof ApiError) {
-    if (err.status === 400 && err.body && err.body.errors && (Object.hasOwn(err.body.errors, 'filters') || Object.hasOwn(err.body.errors, 'props'))) {
+    if (err.status === 400 && err.body && err.body.errors && ['filters', 'props'].some((k) => Object.hasOwn(err.body.errors, k))) {
       return 'One of the filters cannot be used (a regular expression that does not read, perhaps). Change or remove it.';
+    }
+    if (err.status === 400 && err.body && err.body.errors && ['funnel', 'funnel_step', 'funnel_outcome'].some((k) => Object.hasOwn(err.body.errors, k))) {
+      return 'The funnel filter no longer fits its funnel (deleted, or its steps changed). Remove it.';
     }
     if (err.status === 401) return 'Your session has ended. Log in again to see the report.';
     if (err.status === 404) return 'This site is gone, or no longer shared.';

@@ -1,7 +1,9 @@
 // The funnels panel: pick one of the site's funnels (GET /v1/sites/{id}/funnels) and see its steps for the report's
 // range and filters (…/funnels/{funnel_id}/report, docs/reports.md "Funnels") as a bar per step with its visits,
-// conversion, drop-off and median time from the step before. Owners and admins create, edit and delete funnels in a
-// dialog; share pages and viewers only read.
+// conversion, drop-off and median time from the step before; each step filters the whole page to the visits that
+// continued after it or dropped before the next one (the last step: those that completed the funnel), the panel
+// itself staying the funnel's own report. Owners and admins create, edit and delete funnels in a dialog; share
+// pages and viewers only read.
 
 import { api, ApiError, listAll, query } from '../api.js';
 import { Dialog } from '../components/dialog.js';
@@ -11,7 +13,7 @@ import { fmtDuration, fmtInt, fmtPercent } from '../format.js';
 import { html, useEffect, useState } from '../ui.js';
 import { baseParams, explainError, usePanel, useSite } from './data.js';
 import { PROP_FILTER } from './properties.js';
-import { useReportState } from './state.js';
+import { setFunnelFilter, setReport, useReportState } from './state.js';
 
 export const MIN_STEPS = 2;
 export const MAX_STEPS = 8;
@@ -19,7 +21,10 @@ const MAX_NAME = 255;
 
 const funnelsPath = (site) => `/v1/sites/${encodeURIComponent(site.id)}/funnels`;
 
-/** A funnel's report for a period with the page's /v1 filters (custom property filters do not apply). */
+/**
+ * A funnel's report for a period with the page's /v1 filters (custom property filters do not apply, nor the
+ * page's funnel filter: baseParams' funnel parameters are not sent, the panel shows the funnel whole).
+ */
 export function fetchFunnel(site, state, period, funnelId, signal) {
   const { date_from, date_to, filters } = baseParams(site, period, state.filters.filter((f) => f.property !== PROP_FILTER));
   return api('GET', `${funnelsPath(site)}/${encodeURIComponent(funnelId)}/report?${query({ date_from, date_to, filters })}`, undefined, { signal });
@@ -106,8 +111,25 @@ function FunnelDialog({ site, funnel, onClose, onSaved }) {
   <//>`;
 }
 
+/**
+ * A step's filter buttons: the visits that continued after it and those that dropped before the next step, or, at
+ * the last step, those that completed the funnel; pressed when the page is filtered so, pressed again to remove.
+ */
+function StepFilters({ funnelId, step, last, active }) {
+  const choice = (outcome, label) => {
+    const pressed = active?.id === funnelId && active.step === step && active.outcome === outcome;
+    return html`<button type="button" class="link small" data-outcome=${outcome} aria-pressed=${pressed ? 'true' : 'false'}
+      onClick=${() => (pressed ? setReport({ funnel: null }) : setFunnelFilter(funnelId, step, outcome))}>${label}</button>`;
+  };
+  return html`<span class="funnel-filters" role="group" aria-label=${`Filter the report by step ${step}`}>
+    ${step === last
+      ? choice('continued', 'Show visits that completed')
+      : html`${choice('continued', 'Show visits that continued')} ${choice('dropped', 'Show visits that dropped')}`}
+  </span>`;
+}
+
 /** The funnel chart: a bar per step, as wide as the share of step 1's visits that reached it. */
-function FunnelChart({ answer }) {
+function FunnelChart({ answer, active }) {
   return html`<ol class="funnel-chart" aria-label=${`Steps of ${answer.name}`}>
     ${answer.steps.map((s) => {
       const visits = Number(s.visits) || 0;
@@ -124,6 +146,7 @@ function FunnelChart({ answer }) {
           <span data-column="conversion_rate">${fmtPercent(rate)}${first ? '' : ' of step 1'}</span>
           ${first ? null : html`<span data-column="drop_off">${fmtInt(s.drop_off)} dropped (${fmtPercent(1 - (Number(s.step_conversion_rate) || 0))})</span>`}
           ${first || s.median_seconds === null ? null : html`<span data-column="median_seconds" title="Median time from the step before">${fmtDuration(s.median_seconds)} median</span>`}
+          ${visits > 0 ? html`<${StepFilters} funnelId=${answer.id} step=${Number(s.step)} last=${answer.steps.length} active=${active} />` : null}
         </div>
       </li>`;
     })}
@@ -199,7 +222,7 @@ export function FunnelsPanel() {
     ${chosen && error ? html`<p class="status error" role="alert">${explainError(error)}</p>` : null}
     ${chosen && !answer && !error ? html`<p class="muted">Loading…</p>` : null}
     ${answer
-      ? html`<${FunnelChart} answer=${answer} />
+      ? html`<${FunnelChart} answer=${answer} active=${state.funnel} />
         <p class="muted small">Visits in this range that reached each step after the ones before it; the time is the median from the step
           before.${props ? ' Custom property filters do not apply here.' : ''}</p>`
       : null}

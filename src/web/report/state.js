@@ -1,5 +1,5 @@
-// The report's shared state, in one place: range, comparison, filters, the goal it is filtered to, the chart's
-// choices and the breakdown whose details are open. Every panel reads it with useReportState(); changes go through
+// The report's shared state, in one place: range, comparison, filters, the goal it is filtered to, the funnel step
+// it is filtered to, the chart's choices and the breakdown whose details are open. Every panel reads it with useReportState(); changes go through
 // setReport(), which also writes the address, so a reload or a copied link shows the same view.
 
 import { isRange, todayIn } from '../range.js';
@@ -30,6 +30,21 @@ function readFilters(text) {
   }
 }
 
+export const FUNNEL_OUTCOMES = ['continued', 'dropped'];
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The funnel filter the address names, { id, step, outcome }, or null (a funnel's steps are 1 to 8; whether the
+ * funnel exists and has the step is the server's to say, a 400 the panels show).
+ */
+function readFunnel(params) {
+  const id = params.get('funnel') ?? '';
+  const step = Number(params.get('funnel_step'));
+  const outcome = params.get('funnel_outcome');
+  if (!UUID.test(id) || !Number.isInteger(step) || step < 1 || step > 8 || !FUNNEL_OUTCOMES.includes(outcome)) return null;
+  return { id: id.toLowerCase(), step, outcome };
+}
+
 /** The state the address describes (anything unknown in it falls back to the default). */
 export function readAddress(timeZone, search = location.search) {
   const params = new URLSearchParams(search);
@@ -42,6 +57,8 @@ export function readAddress(timeZone, search = location.search) {
     compare: pick('compare', COMPARISONS.map(([k]) => k)),
     filters: readFilters(params.get('filters')),
     goal: params.get('goal') || '',
+    // The visits of a funnel that continued or dropped at a step (docs/dashboard.md, "Funnels"), or null.
+    funnel: readFunnel(params),
     // The custom property the goal's properties panel breaks down ('' : the most used one).
     propKey: (params.get('prop_key') || '').slice(0, 300),
     metric: params.get('metric') || DEFAULTS.metric,
@@ -62,6 +79,11 @@ export function addressOf(state) {
   }
   if (state.filters.length) params.set('filters', JSON.stringify(state.filters));
   if (state.goal) params.set('goal', state.goal);
+  if (state.funnel) {
+    params.set('funnel', state.funnel.id);
+    params.set('funnel_step', String(state.funnel.step));
+    params.set('funnel_outcome', state.funnel.outcome);
+  }
   if (state.goal && state.propKey) params.set('prop_key', state.propKey);
   for (const key of ['compare', 'metric', 'interval', 'chart']) if (state[key] !== DEFAULTS[key]) params.set(key, state[key]);
   if (state.details) params.set('details', state.details);
@@ -128,4 +150,9 @@ export function closeDetails() {
 
 export function removeFilter(index) {
   setReport((s) => ({ ...s, filters: s.filters.filter((_, i) => i !== index) }));
+}
+
+/** Filters the page to the visits of funnel `id` that continued after step `step` or dropped before the next one. */
+export function setFunnelFilter(id, step, outcome) {
+  setReport({ funnel: { id, step, outcome } });
 }

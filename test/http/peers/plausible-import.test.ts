@@ -1,6 +1,6 @@
 // Plausible CE's export imported through /admin/imports/plausible as daily aggregates: a generated export of two
 // months (site totals and 60 pages a day) in a zip as Plausible writes it, report answers over the imported range
-// checked against the export's numbers (with a recorded hit on top), the queries imports cannot answer exactly left
+// checked against the export's numbers (with a recorded hit on top; pages' engagement too), the queries imports cannot answer exactly left
 // to recorded hits, bad rows reported by file and line, re-running replacing, deleting removing.
 
 import assert from 'node:assert/strict';
@@ -33,13 +33,18 @@ interface Source {
   byPage: Map<string, Counts>;
   /** Per event name: completions per day. */
   events: Map<string, Map<string, number>>;
+  /** Per page: the engagement columns summed over days (scroll percent and seconds, with the visits each is over). */
+  engaged: Map<string, Engaged>;
 }
+
+type Engaged = { scroll: number; scrollVisits: number; seconds: number; timeVisits: number };
 
 function generate(seed = 3): Source {
   let a = seed;
   const r = () => ((a = (Math.imul(a, 1103515245) + 12345) >>> 0) / 2 ** 32);
   const byDay = new Map<string, Counts>();
   const byPage = new Map<string, Counts>();
+  const engaged = new Map<string, Engaged>();
   const visitors = ['date,visitors,pageviews,bounces,visits,visit_duration'];
   const pages = ['date,hostname,page,visits,visitors,pageviews,total_scroll_depth,total_scroll_depth_visits,total_time_on_page,total_time_on_page_visits'];
   for (let d = DAYS - 1; d >= 0; d--) {
@@ -55,7 +60,14 @@ function generate(seed = 3): Source {
       const pv = 1 + Math.floor(r() * 40);
       const pvisits = Math.max(1, Math.floor(pv * 0.8));
       const pvisitors = Math.max(1, Math.floor(pvisits * 0.9));
-      pages.push(`${day},example.com,${page},${pvisits},${pvisitors},${pv},0,0,0,0`);
+      // Engagement from the counts (no draw of r(), so the other tables' numbers stay as they were): some of the
+      // visits scrolled (at most 100 % each), fewer reported time; a page of one visit reported neither.
+      const e: Engaged = { scrollVisits: Math.floor(pvisits / 2), timeVisits: Math.floor(pvisits / 3), scroll: 0, seconds: 0 };
+      e.scroll = e.scrollVisits * ((pv * 7) % 101);
+      e.seconds = e.timeVisits * ((pv * 13) % 240);
+      pages.push(`${day},example.com,${page},${pvisits},${pvisitors},${pv},${e.scroll},${e.scrollVisits},${e.seconds},${e.timeVisits}`);
+      const was = engaged.get(page) ?? { scroll: 0, scrollVisits: 0, seconds: 0, timeVisits: 0 };
+      engaged.set(page, { scroll: was.scroll + e.scroll, scrollVisits: was.scrollVisits + e.scrollVisits, seconds: was.seconds + e.seconds, timeVisits: was.timeVisits + e.timeVisits });
       byPage.set(page, plus(byPage.get(page) ?? ZERO, { pageviews: pv, visits: pvisits, visitors: pvisitors, bounces: 0, duration: 0 }));
     }
   }
@@ -134,7 +146,7 @@ function generate(seed = 3): Source {
     [`imported_exit_pages${suffix}`]: strToU8(`date,exit_page,visitors,exits\n${dayBefore(1)},/,1,1\n${dayBefore(0)},/,2,2\n`),
     [`imported_custom_events${suffix}`]: file(events),
   });
-  return { zip, byDay, byPage, byField, events: eventCounts };
+  return { zip, byDay, byPage, byField, events: eventCounts, engaged };
 }
 
 describe('/admin/imports/plausible', () => {
@@ -224,6 +236,20 @@ describe('/admin/imports/plausible', () => {
     expectedPages.sort((a, b) => b.pageviews - a.pageviews || Buffer.compare(Buffer.from(a.page), Buffer.from(b.page)));
     const top = await report(`aggregates=pageviews,visitors&field_grouping=pathname&sort_by=pageviews:desc&limit=10&${range}`);
     assert.deepEqual(top, expectedPages.slice(0, 10).map((p) => ({ pathname: p.page, pageviews: String(p.pageviews), visitors: String(p.visitors) })));
+  });
+
+  it("reads the pages' engagement: scroll depth and time on page per page and in the totals", async () => {
+    // The recorded pageview reported no engagement: the export's sums over its visits alone.
+    const mean = (sum: number, visits: number) => (visits === 0 ? null : ratio(sum, visits, 2));
+    const all = [...source.engaged.values()].reduce((a, e) => ({ scroll: a.scroll + e.scroll, scrollVisits: a.scrollVisits + e.scrollVisits, seconds: a.seconds + e.seconds, timeVisits: a.timeVisits + e.timeVisits }));
+    assert.ok(all.scrollVisits > 0 && all.timeVisits > 0);
+    assert.deepEqual(await report(`aggregates=scroll_depth,time_on_page&${range}`), [{ scroll_depth: mean(all.scroll, all.scrollVisits), time_on_page: mean(all.seconds, all.timeVisits) }]);
+    const byPage = await report(`aggregates=scroll_depth,time_on_page&field_grouping=pathname&${range}`);
+    assert.equal(byPage.length, PAGES.length);
+    for (const row of byPage) {
+      const e = source.engaged.get(row.pathname!)!;
+      assert.deepEqual(row, { pathname: row.pathname, scroll_depth: mean(e.scroll, e.scrollVisits), time_on_page: mean(e.seconds, e.timeVisits) });
+    }
   });
 
   it('adds the sources, campaigns, browsers, systems, devices, countries and entry pages of the export by field', async () => {
