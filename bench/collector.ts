@@ -3,7 +3,9 @@
 // against a bare Fastify route in a process of its own (the issue's baseline), then a check that every accepted
 // hit was stored. The runs go in rounds (BENCH_ROUNDS, default 3): each round measures the bare route, /healthz and
 // the collector one after the other, so that each round's ratios compare runs minutes apart at most; the machine's
-// speed drifts by a third within minutes (docs/benchmarks.md, "How figures are reported").
+// speed drifts by a third within minutes (docs/benchmarks.md, "How figures are reported"). Each round ends with a
+// run of engagement beacons (POST with e and sd) from the visitors whose pageviews the round's collector run just
+// recorded, so every beacon finds its visit in progress and is stored (checked after SIGTERM), not dropped.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -123,7 +125,19 @@ function perRequest<T extends Record<string, number>>(after: T, before: T, reque
   return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, (v - before[k]!) / Math.max(1, requests)])) as T;
 }
 
-async function load(url: string, seconds: number, hit: boolean, pid: number): Promise<Run> {
+/**
+ * What a run sends: the server's /healthz, pageviews (visitor n from 1 up, each with its own address), or
+ * engagement beacons from the first `visitors` of those visitors in turn (the pageview run before it made their visits).
+ */
+type Load = { kind: 'healthz' } | { kind: 'pageview' } | { kind: 'engagement'; visitors: number };
+
+/** The request headers of generated visitor n: its address and one of the agents. */
+const visitorHeaders = (n: number) => ({
+  'user-agent': AGENTS[n % AGENTS.length]!,
+  'x-forwarded-for': `81.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`,
+});
+
+async function load(url: string, seconds: number, what: Load, pid: number): Promise<Run> {
   let n = 0;
   const cpuBefore = cpuMicros(pid);
   const mainBefore = cpuMicros(pid, true);
@@ -140,16 +154,23 @@ async function load(url: string, seconds: number, hit: boolean, pid: number): Pr
       {
         method: 'GET',
         setupRequest: (req) => {
-          if (!hit) return { ...req, path: '/healthz' };
+          if (what.kind === 'healthz') return { ...req, path: '/healthz' };
           n++;
+          if (what.kind === 'engagement') {
+            // The beacon of visitor v's page as the tag sends it: engaged ms and scroll percent in the query.
+            const v = ((n - 1) % Math.max(1, what.visitors)) + 1;
+            return {
+              ...req,
+              method: 'POST',
+              path: `/?sid=${process.env.BENCH_SITE}&h=https%3A%2F%2Fbench.example&p=%2Fpage-${v % 500}&e=${(n * 7919) % 120_000}&sd=${n % 101}`,
+              headers: visitorHeaders(v),
+            };
+          }
           // Many visitors (addresses via X-Forwarded-For), a few agents, many pages: what a busy site sends.
           return {
             ...req,
             path: `/?sid=${process.env.BENCH_SITE}&h=https%3A%2F%2Fbench.example&p=%2Fpage-${n % 500}&r=https%3A%2F%2Fwww.google.com%2F&cid=${n}`,
-            headers: {
-              'user-agent': AGENTS[n % AGENTS.length]!,
-              'x-forwarded-for': `81.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`,
-            },
+            headers: visitorHeaders(n),
           };
         },
       },
@@ -173,18 +194,19 @@ async function load(url: string, seconds: number, hit: boolean, pid: number): Pr
 interface Mode {
   name: string;
   env(dir: string): Record<string, string>;
-  storedHits(dir: string, site: string): Promise<number>;
+  /** Hits stored for the site, of `type` when given. */
+  storedHits(dir: string, site: string, type?: string): Promise<number>;
   cleanup(): Promise<void>;
 }
 
 const embedded: Mode = {
   name: 'embedded (DuckDB)',
   env: (dir) => ({ PLUMB_DATA_DIR: dir }),
-  async storedHits(dir, site) {
+  async storedHits(dir, site, type) {
     const db = await DuckDatabase.open(join(dir, 'plumb.duckdb'));
     const events = await DuckEventStore.open(db);
     // Counted by DuckDB: listed as objects, a minute's hits at 13,000 a second ran this process out of heap.
-    const stored = Number((await events.query('SELECT count(*) AS n FROM hits WHERE site_id = ?', [site]))[0]!.n);
+    const stored = Number((await events.query(`SELECT count(*) AS n FROM hits WHERE site_id = ?${type ? ' AND type = ?' : ''}`, type ? [site, type] : [site]))[0]!.n);
     await events.close();
     await db.close();
     return stored;
@@ -196,8 +218,8 @@ function scaleOut(fixture: ScaleOutFixture): Mode {
   return {
     name: 'scale-out (PostgreSQL + ClickHouse + Redis)',
     env: (dir) => scaleOutServerEnv(fixture, dir),
-    storedHits: async (_dir, site) =>
-      Number(await clickhouseStatement(`SELECT count() FROM ${fixture.options.clickhouseDatabase}.hits WHERE site_id = '${site}'`)),
+    storedHits: async (_dir, site, type) =>
+      Number(await clickhouseStatement(`SELECT count() FROM ${fixture.options.clickhouseDatabase}.hits WHERE site_id = '${site}'${type ? ` AND type = '${type}'` : ''}`)),
     cleanup: () => fixture.drop(),
   };
 }
@@ -222,8 +244,8 @@ async function startBareFastify(): Promise<BareRoute> {
   const child = spawn(process.execPath, ['--input-type=module', '-e', BARE_FASTIFY], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(String(d).trim())));
   const url = `http://127.0.0.1:${port}`;
-  await load(url, 3, true, child.pid!);
-  return { measure: (seconds) => load(url, seconds, true, child.pid!), stop: () => child.kill() };
+  await load(url, 3, { kind: 'pageview' }, child.pid!);
+  return { measure: (seconds) => load(url, seconds, { kind: 'pageview' }, child.pid!), stop: () => child.kill() };
 }
 
 /** One round's runs, one after the other. */
@@ -231,6 +253,8 @@ interface Round {
   bare: Run;
   healthz: Run;
   collector: Run;
+  /** Engagement beacons of the collector run's visitors. */
+  engagement: Run;
 }
 
 interface Measured {
@@ -238,6 +262,9 @@ interface Measured {
   rounds: Round[];
   accepted: number;
   stored: number;
+  /** Engagement beacons answered 2xx, and engagement hits stored (every one should be: its visit was in progress). */
+  engagementAccepted: number;
+  engagementStored: number;
 }
 
 async function measure(mode: Mode, seconds: number, bare: BareRoute): Promise<Measured> {
@@ -259,19 +286,22 @@ async function measure(mode: Mode, seconds: number, bare: BareRoute): Promise<Me
   process.env.BENCH_SITE = site;
 
   const pid = server.child.pid!;
-  const warmup = await load(server.url, 3, true, pid); // warm-up: JIT, caches, first salts
+  const warmup = await load(server.url, 3, { kind: 'pageview' }, pid); // warm-up: JIT, caches, first salts
   const rounds: Round[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     const bareRun = await bare.measure(seconds);
-    const healthz = await load(server.url, seconds, false, pid);
-    rounds.push({ bare: bareRun, healthz, collector: await load(server.url, seconds, true, pid) });
+    const healthz = await load(server.url, seconds, { kind: 'healthz' }, pid);
+    const collector = await load(server.url, seconds, { kind: 'pageview' }, pid);
+    rounds.push({ bare: bareRun, healthz, collector, engagement: await load(server.url, seconds, { kind: 'engagement', visitors: collector.ok }, pid) });
   }
   await server.stop(); // flushes the buffer
   const stored = await mode.storedHits(dir, site);
+  const engagementStored = await mode.storedHits(dir, site, 'engagement');
   await mode.cleanup();
   rmSync(dir, { recursive: true, force: true });
   // Every 2xx of the warm-up and the measured runs is an accepted hit and must have been stored.
-  return { mode: mode.name, rounds, accepted: rounds.reduce((n, r) => n + r.collector.ok, warmup.ok), stored };
+  const engagementAccepted = rounds.reduce((n, r) => n + r.engagement.ok, 0);
+  return { mode: mode.name, rounds, accepted: rounds.reduce((n, r) => n + r.collector.ok, warmup.ok) + engagementAccepted, stored, engagementAccepted, engagementStored };
 }
 
 export async function benchCollector(seconds = 15): Promise<void> {
@@ -297,6 +327,7 @@ export async function benchCollector(seconds = 15): Promise<void> {
       row('bare Fastify, own process', `round ${i + 1}: GET / the same GIF (baseline)`, r.bare);
       row(m.mode, `round ${i + 1}: GET /healthz`, r.healthz);
       row(m.mode, `round ${i + 1}: GET / pageview (collector)`, r.collector);
+      row(m.mode, `round ${i + 1}: POST / engagement (collector)`, r.engagement);
     });
   }
   console.log('');
@@ -310,6 +341,11 @@ export async function benchCollector(seconds = 15): Promise<void> {
       `${m.mode}: collector / bare Fastify route, median of the rounds' ratios ${ratios((r) => r.collector.rps / r.bare.rps)}; ` +
         `collector / same server's /healthz ${ratios((r) => r.collector.rps / r.healthz.rps)}`,
     );
+    const engagements = m.rounds.map((r) => r.engagement);
+    console.log(
+      `  engagement beacons / bare Fastify route ${ratios((r) => r.engagement.rps / r.bare.rps)}; / the round's pageviews ${ratios((r) => r.engagement.rps / r.collector.rps)}; ` +
+        `medians ${median(engagements.map((r) => r.rps)).toFixed(0)} beacons/s, p99 ${median(engagements.map((r) => r.p99))} ms, server CPU ${median(engagements.map((r) => r.cpuPerRequest)).toFixed(0)} µs a beacon`,
+    );
     console.log(
       `  collector medians: ${median(collectors.map((r) => r.rps)).toFixed(0)} hits/s, p99 ${median(collectors.map((r) => r.p99))} ms, ` +
         `server CPU ${median(collectors.map((r) => r.cpuPerRequest)).toFixed(0)} µs a hit; bare route median ${median(m.rounds.map((r) => r.bare.rps)).toFixed(0)} requests/s`,
@@ -317,11 +353,18 @@ export async function benchCollector(seconds = 15): Promise<void> {
     // A few more than accepted may be stored: requests in flight when a run's time is up are served, but the
     // load generator drops their answers (at most one per connection per run, the warm-up's included).
     const lost = m.stored < m.accepted;
-    const inFlight = (m.rounds.length + 1) * CONNECTIONS;
+    const inFlight = (2 * m.rounds.length + 1) * CONNECTIONS; // pageview and engagement runs, and the warm-up
     console.log(
       `  hits answered 2xx: ${m.accepted}, stored after SIGTERM: ${m.stored} ` +
         `(${lost ? 'LOST HITS' : `none lost; ${m.stored - m.accepted} more were in flight when a run ended`})`,
     );
-    if (lost || m.stored - m.accepted > inFlight) process.exitCode = 1;
+    // Engagement beacons in flight at a run's end are stored too; fewer stored than answered means some were dropped
+    // (no visit in progress) or lost.
+    const engagementShort = m.engagementStored < m.engagementAccepted;
+    console.log(
+      `  engagement beacons answered 2xx: ${m.engagementAccepted}, engagement hits stored: ${m.engagementStored} ` +
+        `(${engagementShort ? 'DROPPED OR LOST' : 'every beacon recorded'})`,
+    );
+    if (lost || engagementShort || m.stored - m.accepted > inFlight) process.exitCode = 1;
   }
 }

@@ -25,7 +25,7 @@ import { parseReportRequest } from '../src/report/parse.js';
 import type { DuckDatabase } from '../src/store/duckdb/database.js';
 import { median } from './median.js';
 
-const DAY = 86_400_000;
+export const DAY = 86_400_000;
 
 /**
  * Fills hits and visits with SQL (a pipeline import of 10 M hits would take minutes): visits spread over 30 days
@@ -112,12 +112,12 @@ async function generateInClickHouse(conn: ClickHouseConnection, siteId: string, 
   return { visits };
 }
 
-interface Case {
+export interface Case {
   name: string;
   query: string;
 }
 
-const local = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
+export const local = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
 
 interface Result {
   name: string;

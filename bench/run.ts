@@ -1,7 +1,8 @@
 // `npm run bench [section ...]`: Plumb's benchmarks. Sections: collector, import, import-work, reports, overhead,
-// umami-import, props, fathom-import, plausible-import, startup, freshness; and soak, which
+// umami-import, props, fathom-import, plausible-import, startup, freshness, analysis; and soak, which
 // runs only when named (an hour by default: `SOAK_MINUTES=60 npm run bench -- soak`).
 
+import { benchAnalysis } from './analysis.js';
 import { benchCollector } from './collector.js';
 import { benchFathomImport } from './fathom-import.js';
 import { benchFreshness } from './freshness.js';
@@ -29,6 +30,7 @@ const sections: Record<string, () => Promise<void>> = {
   'plausible-import': () => benchPlausibleImport(Number(process.env.BENCH_PLAUSIBLE_MB ?? 1000)),
   startup: () => benchStartup(Number(process.env.BENCH_STARTUP_RUNS ?? 5)),
   freshness: () => benchFreshness(),
+  analysis: () => benchAnalysis(Number(process.env.BENCH_PAGEVIEWS ?? 10_000_000)),
 };
 /** Sections run only when named: an hour's soak is no part of a run of every benchmark. */
 const named: Record<string, () => Promise<void>> = { soak: () => benchSoak() };

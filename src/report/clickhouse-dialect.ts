@@ -200,6 +200,11 @@ export class ClickHouseDialect extends SqlDialect {
     return `length(${list})`;
   }
 
+  /** Past the end arrayElement gives the type's default, '' for String. */
+  override listItem(list: string, index: string): string {
+    return `arrayElement(${list}, ${index})`;
+  }
+
   override depthsUpTo(max: string, name: string): string {
     return `ARRAY JOIN range(toUInt8(${max} + 1)) AS ${name}`;
   }

@@ -1,5 +1,5 @@
-// Funnels (docs/reports.md, "Funnels"): one statement that reads the range's matching hits of the site once, sorts
-// each visit's hits into a list and walks the steps along it, then counts visits, visitors and times per step.
+// Funnels (docs/reports.md, "Funnels"): one statement that finds the range's visits with a hit of step 1, reads their
+// hits matching a step, sorts each visit's into a list and walks the steps along it, then counts per step.
 
 import { pageGoalPathRegex } from '../domain/page-goal-paths.js';
 import type { FunnelStep } from '../store/types.js';
@@ -88,11 +88,16 @@ export function walkedVisits(d: SqlDialect, q: ReportQuery, steps: readonly Funn
   // visit-level ones, below), as /v1's `visits` counts with filters: so with filters every such pageview is read
   // too, to find out, while only hits matching a step enter the list.
   const passes = filtered ? `(${["h.type = 'pageview'", ...filterConditions(d, hitFilters, b)].join(' AND ')})` : undefined;
+  // Only visits with a hit of step 1 in the range can reach any step: their ids, found first by a scan that reads
+  // only step 1's columns, keep the other visits' hits out of the lists (at 10 M pageviews most visits lack step 1,
+  // and building their lists was most of the time: docs/benchmarks.md, "Analysis reports").
+  const withFirstStep =
+    `SELECT h.visit_id FROM ${d.table('hits', 'h')} WHERE h.site_id = ${site} AND h.ts >= ${from} AND h.ts < ${until} AND ${matches[0]!}`;
   const hits =
     `SELECT h.visit_id AS visit_id, h.visitor_id AS visitor_id, ${key} AS hit_key` +
     (passes ? `, CASE WHEN ${passes} THEN 1 ELSE 0 END AS passes` : '') +
     ` FROM ${d.table('hits', 'h')} WHERE h.site_id = ${site} AND h.ts >= ${from} AND h.ts < ${until}` +
-    ` AND (${[...matches, ...(passes ? [passes] : [])].join(' OR ')})`;
+    ` AND (${[...matches, ...(passes ? [passes] : [])].join(' OR ')}) AND h.visit_id IN (${withFirstStep})`;
   // Only visits with a hit of step 1 (bit 0: an odd key) can reach any step, and with filters only those with a
   // passing pageview take part: the rest are dropped here, before their lists are walked.
   const perVisit =

@@ -30,11 +30,15 @@ export interface JourneyPath {
 
 /**
  * The statement answering journeys for `q`'s site, range and filters (q's aggregates, groups, sort and limit are
- * not read). Its rows: `depth`, `pages` (the prefix, a list), `visits`, `ended`; depth 0 is one row whose
- * `visits` is the number of journeys, then at most `limit` rows per depth 1..steps, most visits first, then by
- * pages ascending. Depths are counted from a per-journey rollup: each visit is reduced to its first `steps`
+ * not read). Its rows: `depth`, `q1`..`q<steps>` (the prefix's pages, '' past the depth), `visits`, `ended`;
+ * depth 0 is one row whose `visits` is the number of journeys, then at most `limit` rows per depth 1..steps, most
+ * visits first, then by pages ascending. Depths are counted from a per-journey rollup: each visit is reduced to its first `steps`
  * pages and its length capped at steps + 1 (enough to tell "ended at step d" for every d <= steps), so the
- * expansion into prefixes reads distinct (head, length) pairs, not visits.
+ * expansion into prefixes reads distinct (head, length) pairs, not visits. The head is held as one text column per
+ * step (`p1`..`p<steps>`, '' past its end), not as a list: grouping and ordering on lists cost DuckDB about ten times
+ * as much at 10 M pageviews (docs/benchmarks.md, "Analysis reports"). Within a depth every prefix has that many
+ * pages, so ordering by the columns is ordering by the pages; the rows carry the prefix as `q1`..`q<depth>`
+ * (journeyRows).
  */
 export function journeysQuery(d: SqlDialect, q: ReportQuery, o: JourneyOptions): CompiledQuery {
   const b = new Binder(d);
@@ -47,10 +51,19 @@ export function journeysQuery(d: SqlDialect, q: ReportQuery, o: JourneyOptions):
   const w = new Subqueries(d);
   // A visit takes part when one of its pageviews in the range passes the hit filters (none: every visit).
   const having = hitWhere.length > 0 ? ` HAVING max(CASE WHEN ${hitWhere.join(' AND ')} THEN 1 ELSE 0 END) = 1` : '';
+  const entryPage = o.entryPage !== undefined ? b.value(o.entryPage) : undefined;
+  // A visit whose first page is the entry page has a pageview of it in the range: only those visits' pages are
+  // collected and sorted (at 10 M pageviews, a seventh of the visits for a common entry page), the first page
+  // still tested below.
+  const withEntry =
+    entryPage !== undefined
+      ? ` AND h.visit_id IN (SELECT e.visit_id FROM ${d.table('hits', 'e')} WHERE e.site_id = ${site} AND e.type = 'pageview'` +
+        ` AND e.ts >= ${from} AND e.ts < ${until} AND e.pathname = ${entryPage})`
+      : '';
   w.add(
     'j',
     `SELECT h.visit_id AS visit_id, ${d.timeOrderedPages('h.ts', 'h.pathname')} AS ps FROM ${d.table('hits', 'h')}` +
-      ` WHERE h.site_id = ${site} AND h.type = 'pageview' AND h.ts >= ${from} AND h.ts < ${until}` +
+      ` WHERE h.site_id = ${site} AND h.type = 'pageview' AND h.ts >= ${from} AND h.ts < ${until}${withEntry}` +
       ` GROUP BY h.visit_id${having}`,
   );
   // Visit filters (entry and exit page) are the visit's, as in /v1/aggregations: the visits table joined per
@@ -62,20 +75,27 @@ export function journeysQuery(d: SqlDialect, q: ReportQuery, o: JourneyOptions):
       : '';
   w.add('jp', `SELECT ${d.collapseRepeats('j.ps')} AS pages FROM ${w.ref('j')}${joined}`);
   const steps = b.value(o.steps);
-  const entry = o.entryPage !== undefined ? ` WHERE ${d.listFirst('jp.pages')} = ${b.value(o.entryPage)}` : '';
+  const entry = entryPage !== undefined ? ` WHERE ${d.listFirst('jp.pages')} = ${entryPage}` : '';
+  // Column names from the step count, a whole number MIN_STEPS..MAX_STEPS checked here (never text of the request).
+  if (!Number.isInteger(o.steps) || o.steps < MIN_STEPS || o.steps > MAX_STEPS) throw new Error(`journeys have ${MIN_STEPS} to ${MAX_STEPS} steps`);
+  const positions = Array.from({ length: o.steps }, (_, i) => i + 1);
+  const heads = positions.map((i) => d.listItem('jp.pages', String(i)));
+  const length = `least(${d.listLength('jp.pages')}, ${steps} + 1)`;
   w.add(
     'k',
-    `SELECT ${d.listHead('jp.pages', steps)} AS head, least(${d.listLength('jp.pages')}, ${steps} + 1) AS n, count(*) AS journeys` +
-      ` FROM ${w.ref('jp')}${entry} GROUP BY ${d.listHead('jp.pages', steps)}, least(${d.listLength('jp.pages')}, ${steps} + 1)`,
+    `SELECT ${heads.map((h, i) => `${h} AS p${i + 1}`).join(', ')}, ${length} AS n, count(*) AS journeys` +
+      ` FROM ${w.ref('jp')}${entry} GROUP BY ${[...heads, length].join(', ')}`,
   );
   const depth = 'depth';
+  // Page i of the depth's prefix, '' past the depth.
+  const prefix = positions.map((i) => `CASE WHEN ${depth} >= ${i} THEN k.p${i} ELSE '' END`);
   return {
     sql:
       w.with() +
-      `SELECT ${depth}, ${d.listHead('k.head', depth)} AS pages, sum(k.journeys) AS visits,` +
+      `SELECT ${depth}, ${prefix.map((p, i) => `${p} AS q${i + 1}`).join(', ')}, sum(k.journeys) AS visits,` +
       ` sum(CASE WHEN k.n = ${depth} THEN k.journeys ELSE 0 END) AS ended` +
       ` FROM ${w.ref('k')} ${d.depthsUpTo(steps, depth)} WHERE ${depth} <= k.n` +
-      ` GROUP BY ${depth}, ${d.listHead('k.head', depth)} ${d.topPerGroup(depth, ['visits DESC', 'pages ASC'], b.value(o.limit))}`,
+      ` GROUP BY ${[depth, ...prefix].join(', ')} ${d.topPerGroup(depth, ['visits DESC', ...positions.map((i) => `q${i} ASC`)], b.value(o.limit))}`,
     params: b.params,
   };
 }
@@ -90,7 +110,7 @@ export function journeyRows(rows: readonly Record<string, unknown>[]): { totalVi
       totalVisits = Number(r.visits);
       continue;
     }
-    const pages = Array.isArray(r.pages) ? r.pages.map(String) : [];
+    const pages = Array.from({ length: Math.min(depth, MAX_STEPS) }, (_, i) => `q${i + 1}`).map((key) => String(Object.hasOwn(r, key) ? r[key] : ''));
     paths.push({ pages, visits: Number(r.visits), ended: Number(r.ended) });
   }
   return { totalVisits, paths };
