@@ -2,15 +2,11 @@
 // (visit, page) pair's deepest scroll and summed engaged time, then their means. Counted apart from the other
 // aggregates (engagement hits are not pageviews) and left-joined to them on the group keys by the compiler.
 
-import { offsetSpans } from '../../domain/zoned-time.js';
-import { columnOf, filterConditions, propConditions } from '../conditions.js';
 import type { Binder } from '../dialect.js';
-import { funnelConditions } from '../funnel-filter.js';
-import { GROUP_FIELDS } from '../fields.js';
-import { queryLevels } from '../plan-choice.js';
 import type { ReportQuery } from '../query.js';
-import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS } from '../result-columns.js';
+import { aggregateAlias } from '../result-columns.js';
 import { roundedRatio, type PlanContext } from './plan-sql.js';
+import { typedHits } from './typed-hits.js';
 
 /** The column of the engagement subquery counting its (visit, page) pairs: 0 or absent, the group had none. */
 export const ENGAGED_PAIRS = 'engaged_pairs';
@@ -18,40 +14,20 @@ export const ENGAGED_PAIRS = 'engaged_pairs';
 /**
  * Per group: the pairs, the mean of their deepest scroll (percent, scaled by 100) and the mean of their engaged
  * time (seconds, scaled by 100), both rounded half up with integers as the other decimals are (in parts mode,
- * their sums: percent and ms). The group keys are
- * the report's fields and time bucket, written as the other plans write them (the bucket formatted), so that the
- * compiler joins on them. Filters read the engagement hit's own columns (it is enriched as its pageview was) and,
+ * their sums: percent and ms). The group keys are the report's fields and time bucket, written as the other plans
+ * write them (the bucket formatted), so that the compiler joins on them. Filters read the engagement hit's own columns (it is enriched as its pageview was) and,
  * for entry and exit page, its visit's.
  */
 export function engagement(ctx: PlanContext, q: ReportQuery, b: Binder): string {
   const d = ctx.dialect;
-  const { hitFilters, visitFilters, visitLevel } = queryLevels(q);
-  const keys = q.fieldGrouping.map((f, i) => ({ alias: fieldAlias(i), expr: columnOf(GROUP_FIELDS[f]) }));
-  if (q.dateGrouping) {
-    const spans = offsetSpans(q.timezone, q.from.getTime(), q.until.getTime());
-    keys.push({ alias: TIMESTAMP_ALIAS, expr: d.bucket(q.dateGrouping, d.localTime('h.ts', spans, b)) });
-  }
-  const site = b.value(q.siteId);
-  const from = b.value(q.from);
-  const until = b.value(q.until);
-  const visitWhere = filterConditions(d, visitFilters, b);
-  const where = [
-    `h.site_id = ${site}`, `h.type = 'engagement'`, `h.ts >= ${from}`, `h.ts < ${until}`, ...filterConditions(d, hitFilters, b), ...visitWhere,
-    ...propConditions(d, q, b, site, from, until),
-    ...funnelConditions(d, q, b),
-  ];
-  const join = visitLevel
-    ? ` ${d.joinVisits('v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] })} ON v.visit_id = h.visit_id`
-    : '';
+  const { keys, where, join, keyColumn } = typedHits(ctx, q, b, 'engagement');
   // By expression, not alias: with the visit joined, `visit_id` alone would name two columns.
   const pairKeys = [...keys.map((k) => k.expr), 'h.visit_id', 'h.pathname'];
   const pairs =
     `SELECT ${[...keys.map((k) => `${k.expr} AS ${k.alias}`), 'h.visit_id AS visit_id', 'h.pathname AS pathname'].join(', ')}, ` +
     `max(h.scroll_depth) AS deepest, sum(h.engaged_ms) AS engaged_ms FROM ${d.table('hits', 'h')}${join} ` +
     `WHERE ${where.join(' AND ')} GROUP BY ${pairKeys.join(', ')}`;
-  const keyColumns = keys.map((k) =>
-    k.alias === TIMESTAMP_ALIAS ? `${d.formatBucket(`p.${k.alias}`)} AS ${k.alias}` : `p.${k.alias} AS ${k.alias}`,
-  );
+  const keyColumns = keys.map((k) => keyColumn(k, 'p'));
   // In parts mode the numerators, unrounded (percent; ms), over ENGAGED_PAIRS: imported days' sums are added to
   // them before dividing (src/report/imported.ts), as avg_duration's parts are (plan-sql.ts, visitFacts).
   const [scroll, time] = ctx.parts

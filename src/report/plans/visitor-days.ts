@@ -2,41 +2,18 @@
 // pageviews, counted apart from the other aggregates (a visit crossing midnight UTC has two visitor-days, so it is
 // not a per-visit count). Visit-level groups and filters join each hit's visit.
 
-import { offsetSpans } from '../../domain/zoned-time.js';
-import { columnOf, filterConditions, propConditions } from '../conditions.js';
 import type { Binder } from '../dialect.js';
-import { funnelConditions } from '../funnel-filter.js';
-import { GROUP_FIELDS } from '../fields.js';
-import { queryLevels } from '../plan-choice.js';
 import type { ReportQuery } from '../query.js';
-import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS } from '../result-columns.js';
+import { aggregateAlias } from '../result-columns.js';
 import type { PlanContext } from './plan-sql.js';
+import { typedHits } from './typed-hits.js';
 
 export function visitorDays(ctx: PlanContext, q: ReportQuery, b: Binder): string {
   const d = ctx.dialect;
-  const { hitFilters, visitFilters, visitLevel } = queryLevels(q);
-  const keys = q.fieldGrouping.map((f, i) => ({ alias: fieldAlias(i), expr: columnOf(GROUP_FIELDS[f]) }));
-  if (q.dateGrouping) {
-    const spans = offsetSpans(q.timezone, q.from.getTime(), q.until.getTime());
-    keys.push({ alias: TIMESTAMP_ALIAS, expr: d.bucket(q.dateGrouping, d.localTime('h.ts', spans, b)) });
-  }
-  const site = b.value(q.siteId);
-  const from = b.value(q.from);
-  const until = b.value(q.until);
-  const visitWhere = filterConditions(d, visitFilters, b);
-  const where = [
-    `h.site_id = ${site}`, `h.type = 'pageview'`, `h.ts >= ${from}`, `h.ts < ${until}`, ...filterConditions(d, hitFilters, b), ...visitWhere,
-    ...propConditions(d, q, b, site, from, until),
-    ...funnelConditions(d, q, b),
-  ];
-  const join = visitLevel
-    ? ` ${d.joinVisits('v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] })} ON v.visit_id = h.visit_id`
-    : '';
+  const { keys, where, join, keyColumn: keyOf } = typedHits(ctx, q, b, 'pageview');
   const selected = [...keys.map((k) => `${k.expr} AS ${k.alias}`), 'h.visitor_id AS visitor_id'];
   const pageviews = (...more: string[]) =>
     `(SELECT ${selected.join(', ')} FROM ${d.table('hits', 'h')}${join} WHERE ${[...where, ...more].join(' AND ')}) p`;
-  const keyOf = (k: { alias: string }, from: string) =>
-    k.alias === TIMESTAMP_ALIAS ? `${d.formatBucket(`${from}.${k.alias}`)} AS ${k.alias}` : `${from}.${k.alias} AS ${k.alias}`;
   const visitors = aggregateAlias('visitors');
   if (keys.length === 0) return `SELECT ${d.countDistinct('p.visitor_id')} AS ${visitors} FROM ${pageviews()}`;
   const groupBy = (from: string) => ` GROUP BY ${keys.map((k) => `${from}.${k.alias}`).join(', ')}`;
