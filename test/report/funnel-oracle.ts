@@ -2,7 +2,7 @@
 // sessionised from the raw import lines) in, the `steps` of GET /v1/sites/{site_id}/funnels/{id}/report out. Every
 // rule is done here again the slow and obvious way, independent of SQL and of src/report/.
 
-import { localToUtc, propertyOf, type Filter, type OracleHit, type Prepared } from './oracle.js';
+import { localToUtc, passes, type Filter, type OracleHit, type Prepared } from './oracle.js';
 
 export interface OracleStep {
   type: 'page' | 'event';
@@ -44,46 +44,6 @@ function stepMatches(step: OracleStep, hit: OracleHit): boolean {
   return hit.type === 'pageview' && pageMatcher(step.value)(hit.attributes.pathname);
 }
 
-function filterHolds(value: string, f: Filter): boolean {
-  const like = (pattern: string) => {
-    const parts = pattern.toLowerCase().split('*');
-    let at = 0;
-    const text = value.toLowerCase();
-    for (const p of parts) {
-      const found = text.indexOf(p, at);
-      if (found < 0) return false;
-      at = found + p.length;
-    }
-    return true;
-  };
-  switch (f.operator) {
-    case 'is':
-      return value === f.value;
-    case 'is not':
-      return value !== f.value;
-    case 'is like':
-      return like(f.value);
-    case 'is not like':
-      return !like(f.value);
-    case 'matching':
-      return new RegExp(f.value).test(value);
-    case 'not matching':
-      return !new RegExp(f.value).test(value);
-  }
-}
-
-/** /v1's filter rules on one pageview: per property any positive and every negative; all properties. */
-function pageviewPasses(hit: OracleHit, filters: readonly Filter[]): boolean {
-  const properties = [...new Set(filters.map((f) => f.property))];
-  return properties.every((property) => {
-    const value = propertyOf(hit, property);
-    const mine = filters.filter((f) => f.property === property);
-    const positives = mine.filter((f) => f.operator === 'is' || f.operator === 'is like' || f.operator === 'matching');
-    const negatives = mine.filter((f) => !positives.includes(f));
-    return (positives.length === 0 || positives.some((f) => filterHolds(value, f))) && negatives.every((f) => filterHolds(value, f));
-  });
-}
-
 const decimals = (scaled: number, places: number): string => {
   const text = (scaled / 10 ** places).toFixed(places);
   return text.includes('.') ? text.replace(/0+$/, '').replace(/\.$/, '') : text;
@@ -103,7 +63,7 @@ export function funnelOracle(data: Prepared, steps: readonly OracleStep[], filte
   const visitorSets: Set<string>[] = steps.map(() => new Set());
   for (const visit of data.visits) {
     const inRange = visit.hits.filter((h) => h.at >= start && h.at < end && (h.type === 'pageview' || h.type === 'event'));
-    if (filters.length > 0 && !inRange.some((h) => h.type === 'pageview' && pageviewPasses(h, filters))) continue;
+    if (filters.length > 0 && !inRange.some((h) => h.type === 'pageview' && passes(h, filters))) continue;
     const list = inRange
       .map((h) => ({ hit: h, rank: h.type === 'event' ? 1 : 0, mask: steps.reduce((m, s, k) => m + (stepMatches(s, h) ? 2 ** k : 0), 0) }))
       .filter((e) => e.mask > 0)

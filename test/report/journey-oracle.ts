@@ -3,7 +3,7 @@
 // `GET /v1/sites/{site_id}/journeys` must give out. Filters, ordering, collapsing and counting are done here,
 // the slow and obvious way.
 
-import { localToUtc, propertyOf, type Filter, type OracleHit, type OracleVisit, type Prepared } from './oracle.js';
+import { localToUtc, passes, type Filter, type OracleHit, type OracleVisit, type Prepared } from './oracle.js';
 
 export interface JourneyQuery {
   /** Local `YYYY-MM-DD HH:MM:SS` in `timezone`, inclusive. */
@@ -27,40 +27,6 @@ export interface JourneyAnswer {
 }
 
 const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-
-function likeRegExp(pattern: string): RegExp {
-  const parts = pattern.toLowerCase().split('*').map((p) => p.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&'));
-  return new RegExp(parts.join('[\\s\\S]*'));
-}
-
-function holds(value: string, f: Filter): boolean {
-  switch (f.operator) {
-    case 'is':
-      return value === f.value;
-    case 'is not':
-      return value !== f.value;
-    case 'is like':
-      return likeRegExp(f.value).test(value.toLowerCase());
-    case 'is not like':
-      return !likeRegExp(f.value).test(value.toLowerCase());
-    case 'matching':
-      return new RegExp(f.value).test(value);
-    case 'not matching':
-      return !new RegExp(f.value).test(value);
-  }
-}
-
-/** A pageview passes when, per property, one positive filter holds (if any) and every negative one does. */
-function passes(hit: OracleHit, filters: readonly Filter[]): boolean {
-  const properties = [...new Set(filters.map((f) => f.property))];
-  return properties.every((property) => {
-    const value = propertyOf(hit, property);
-    const own = filters.filter((f) => f.property === property);
-    const positives = own.filter((f) => f.operator === 'is' || f.operator === 'is like' || f.operator === 'matching');
-    const negatives = own.filter((f) => !positives.includes(f));
-    return (positives.length === 0 || positives.some((f) => holds(value, f))) && negatives.every((f) => holds(value, f));
-  });
-}
 
 /** Every journey of the range: a visit's pageviews in range by time (then pathname), repeats in a row collapsed. */
 export function journeyList(data: Prepared, q: Pick<JourneyQuery, 'from' | 'to' | 'timezone' | 'filters'>): string[][] {

@@ -291,7 +291,8 @@ function matches(value: string, f: Filter): boolean {
 
 const POSITIVE = new Set<Operator>(['is', 'is like', 'matching']);
 
-function passes(hit: OracleHit, filters: readonly Filter[]): boolean {
+/** /v1's filter rules on one hit: per property any positive and every negative filter holds; all properties. */
+export function passes(hit: OracleHit, filters: readonly Filter[]): boolean {
   const byProperty = new Map<string, Filter[]>();
   for (const f of filters) byProperty.set(f.property, [...(byProperty.get(f.property) ?? []), f]);
   for (const [property, list] of byProperty) {
