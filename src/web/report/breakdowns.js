@@ -42,7 +42,7 @@ export function columnsOf(goal, field) {
   return field === 'pathname' ? [...counts, ['scroll_depth', 'Scroll depth'], ['time_on_page', 'Time on page']] : counts;
 }
 
-/** Engagement columns: a breakdown card shows them on wide screens only, the details view always. */
+/** Engagement columns: a breakdown card shows them on wide screens only, the details view from 600 px (CSS). */
 const ENGAGEMENT = new Set(['scroll_depth', 'time_on_page']);
 
 /** A cell's text: a count, or an engagement mean ("—" where no page reported engagement). */
@@ -161,7 +161,7 @@ function Details({ field, label }) {
   const header = (key, title, numeric) => {
     const active = sortKey === key;
     const next = active && sortDir === 'desc' ? 'asc' : active ? 'desc' : numeric ? 'desc' : 'asc';
-    return html`<th scope="col" class=${numeric ? 'num' : ''} aria-sort=${active ? (sortDir === 'asc' ? 'ascending' : 'descending') : 'none'}>
+    return html`<th scope="col" class=${[numeric ? 'num' : '', ENGAGEMENT.has(key) ? 'engagement' : ''].join(' ').trim()} aria-sort=${active ? (sortDir === 'asc' ? 'ascending' : 'descending') : 'none'}>
       <button type="button" class="link sort" onClick=${() => setSort(`${key}:${next}`)}>${title}${active ? (sortDir === 'asc' ? ' ▲' : ' ▼') : ''}</button></th>`;
   };
   return html`<dialog ref=${dialog} class="details" data-details=${field} aria-labelledby="details-h" onClose=${closeDetails}>
