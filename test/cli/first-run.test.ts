@@ -78,6 +78,23 @@ describe('first run', () => {
     assert.equal((await fetch(`${url}/admin/accounts`)).status, 404);
   });
 
+  it('runs `npx plumb` in the project without rebuilding the server under its feet', () => {
+    // The first `npx plumb` links the project into npx's cache, and npm runs `prepare` for it: with dist/ up to
+    // date, that build must not run (it rewrote every file the running server loads, and took seconds).
+    const cache = mkdtempSync(join(tmpdir(), 'plumb-npx-cache-'));
+    const built = stampTime();
+    const server = statSync('dist/src/main.js').mtimeMs;
+    const env: NodeJS.ProcessEnv = { ...process.env, npm_config_cache: cache, npm_config_update_notifier: 'false' };
+    delete env.NODE_OPTIONS;
+    const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
+    const help = spawnSync(npx, ['--yes', 'plumb', 'help'], { env, encoding: 'utf8' });
+    rmSync(cache, { recursive: true, force: true });
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /^Usage: plumb <command>/);
+    assert.equal(stampTime(), built, 'no build ran');
+    assert.equal(statSync('dist/src/main.js').mtimeMs, server, 'the server\'s modules were left as they were');
+  });
+
   it('keeps the local admin key to its user and removes it at a clean stop', async () => {
     const key = join(dataDir, 'local-admin.key');
     assert.equal(statSync(key).mode & 0o777, 0o600);
