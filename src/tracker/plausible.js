@@ -21,6 +21,11 @@
  * formSubmissions, autoCapturePageviews, captureOnLocalhost, customProperties (an object, or a function of the
  * event name), transformRequest, endpoint, logging. Tagged events and revenue are always on, as in Plausible's.
  *
+ * Engagement, as Plausible's current scripts send it (every variant): per pageview, when the page is hidden or
+ * loses focus and before a single-page app's next pageview, an `engagement` event with the deepest scroll reached
+ * (`sd`, percent of the page) and the time the page was visible and focused since the last one (`e`, ms), sent
+ * when either has grown (scrolled deeper, or 3 s or more engaged); none for a pageview that was not sent.
+ *
  * As Plausible's script does, nothing is sent from localhost (unless `local` / captureOnLocalhost), from automated
  * browsers (unless window.__plausible is set) or when localStorage.plausible_ignore is "true".
  */
@@ -37,6 +42,7 @@
     : { endpoint: script.getAttribute('data-api') || defaultEndpoint, domain: script.getAttribute('data-domain') || loc.hostname };
 
   function ignored(name, options, reason) {
+    if (name === 'pageview') engagement.viewed(null);
     if (PLUMB_WEB && reason && c.logging !== false) console.warn('Ignoring Event: ' + reason);
     if (options && options.callback) options.callback();
   }
@@ -88,6 +94,11 @@
       if (!payload) return ignored(name, options);
     }
 
+    if (name === 'pageview') engagement.viewed(payload);
+    send(payload, options);
+  }
+
+  function send(payload, options) {
     fetch(c.endpoint, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: JSON.stringify(payload), keepalive: true })
       .then(function (response) {
         if (options && options.callback) options.callback({ status: response.status });
@@ -96,6 +107,75 @@
         if (options && options.callback) options.callback({ error: error });
       });
   }
+
+  // Engagement of the page on view: the deepest scroll (pixels from the top of the document to the bottom of the
+  // window) and the milliseconds it was visible and focused, both since the last engagement event sent for it.
+  var engagement = (function () {
+    var page = null; // the pageview's payload (u, p, h), null while none was sent
+    var listening = false;
+    var sentDepth = -1;
+    var deepest = 0;
+    var engagedMs = 0;
+    var since = 0; // when the current stretch of visible, focused time began; 0 outside one
+
+    function height() {
+      var b = d.body || {};
+      var e = d.documentElement || {};
+      return Math.max(b.scrollHeight || 0, b.offsetHeight || 0, b.clientHeight || 0, e.scrollHeight || 0, e.offsetHeight || 0, e.clientHeight || 0);
+    }
+    function reached() {
+      var e = d.documentElement || {};
+      var all = height();
+      var bottom = (w.scrollY || e.scrollTop || 0) + (w.innerHeight || e.clientHeight || 0);
+      return Math.min(all, bottom);
+    }
+    function measure() {
+      deepest = Math.max(deepest, reached());
+    }
+    function elapsed() {
+      return engagedMs + (since ? Date.now() - since : 0);
+    }
+    // Sent when there is something new to say: a deeper scroll, or 3 s more of attention.
+    function flush() {
+      var ms = elapsed();
+      if (!page || (deepest <= sentDepth && ms < 3000)) return;
+      sentDepth = deepest;
+      var all = height();
+      var payload = { n: 'engagement', u: page.u, d: c.domain, sd: all > 0 ? Math.min(100, Math.round((deepest / all) * 100)) : 0, e: ms };
+      if (page.p) payload.p = page.p;
+      if (page.h) payload.h = 1;
+      engagedMs = 0;
+      since = 0;
+      send(payload);
+    }
+    function visibility() {
+      if (d.visibilityState === 'visible' && d.hasFocus()) {
+        if (!since) since = Date.now();
+      } else {
+        engagedMs = elapsed();
+        since = 0;
+        flush();
+      }
+    }
+    return {
+      // Called for each pageview: the page left gets its last engagement first (a single-page app's navigation).
+      viewed: function (payload) {
+        if (page) flush();
+        page = payload ? { u: payload.u, p: payload.p, h: payload.h } : null;
+        sentDepth = -1;
+        engagedMs = 0;
+        deepest = reached();
+        since = d.visibilityState === 'visible' ? Date.now() : 0;
+        if (listening || !page) return;
+        listening = true;
+        d.addEventListener('scroll', measure, { passive: true });
+        d.addEventListener('visibilitychange', visibility);
+        w.addEventListener('blur', visibility);
+        w.addEventListener('focus', visibility);
+        w.addEventListener('pagehide', flush);
+      },
+    };
+  })();
 
   // Link clicks: outbound links and file downloads. Requests are sent with keepalive, so the navigation that
   // follows does not cut them off and the page need not hold the click back.

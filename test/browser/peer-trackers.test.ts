@@ -56,17 +56,22 @@ describe('Plausible and Umami tags pointed at Plumb, in Chromium', { skip }, () 
     return res.body.id as string;
   }
 
-  /** Flushes Plumb's write buffer until `site` has `count` stored hits (or 5 s pass), then once more after a pause. */
-  async function storedHits(site: string, count: number): Promise<StoredHit[]> {
+  /**
+   * Flushes Plumb's write buffer until `site` has `count` stored pageviews and events (or 5 s pass), then once more
+   * after a pause; answers those, and with `{ engagement: true }` the engagement rows too. Plausible's scripts send
+   * engagement whenever the page is hidden, loses focus or routes on, so tests about other hits leave them out.
+   */
+  async function storedHits(site: string, count: number, { engagement = false } = {}): Promise<StoredHit[]> {
+    const counted = async () => (await plumb.events.listHits(site)).filter((h) => engagement || h.type !== 'engagement');
     const deadline = Date.now() + 5_000;
     for (;;) {
       await plumb.flushHits();
-      if ((await plumb.events.listHits(site)).length >= count || Date.now() > deadline) break;
+      if ((await counted()).length >= count || Date.now() > deadline) break;
       await sleep(25);
     }
     await sleep(200);
     await plumb.flushHits();
-    return plumb.events.listHits(site);
+    return counted();
   }
 
   /** Opens `path` (HTML given) as a desktop Chrome would, from an external referrer. */
@@ -78,6 +83,12 @@ describe('Plausible and Umami tags pointed at Plumb, in Chromium', { skip }, () 
     return page;
   }
 
+  /** The page hidden or shown as the browser does for another tab, announced the same way. */
+  const visibility = (state: 'hidden' | 'visible') =>
+    `Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => '${state}' });` +
+    `document.dispatchEvent(new Event('visibilitychange'))`;
+  const hide = visibility('hidden');
+  const show = visibility('visible');
   const summary = (hits: StoredHit[]) => hits.map((h) => [h.type, h.pathname, h.eventName, h.value]);
   /** Each hit's name (or type) with its stored custom properties, sorted: what the goal panel breaks down. */
   const propsOf = (hits: StoredHit[]) => hits.map((h) => [h.eventName || h.type, h.props ?? []] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
@@ -128,6 +139,62 @@ describe('Plausible and Umami tags pointed at Plumb, in Chromium', { skip }, () 
       ['pageview', []],
       ['pageview', []],
     ]);
+  });
+
+  test("engagement as Plausible's scripts send it: a scrolled page that is hidden, and each page a hash route leaves", async () => {
+    const site = await newSite({ name: 'Plausible engagement', domain: 'engaged.example' });
+    const html =
+      '<!doctype html><html><head><meta charset="utf-8"><title>E</title>' +
+      `<script defer data-domain="engaged.example" src="${plumbUrl}/js/script.hash.js"></script>` +
+      '</head><body style="margin:0"><div style="height:3000px">top</div><p>bottom</p></body></html>';
+    const page = await browse('/engaged', html, 'window.__plausible = true');
+    await page.setViewportSize({ width: 800, height: 600 });
+    await storedHits(site, 1);
+    await page.mouse.move(200, 200);
+    await page.mouse.wheel(0, 900);
+    await page.waitForFunction('scrollY >= 900');
+    const depth = (await page.evaluate('Math.round((scrollY + innerHeight) / document.documentElement.scrollHeight * 100)')) as number;
+    await sleep(150);
+    await page.evaluate(hide);
+    const first = (await storedHits(site, 2, { engagement: true })).filter((h) => h.type === 'engagement');
+    assert.equal(first.length, 1, 'one engagement row for the hidden page');
+    assert.deepEqual([first[0]!.pathname, first[0]!.scrollDepth], ['/engaged', depth]);
+    assert.ok((first[0]!.engagedMs ?? 0) >= 100, `engaged ${first[0]!.engagedMs} ms`);
+    // Hidden again without scrolling further and within 3 s: nothing new to say, nothing sent.
+    await page.evaluate(show);
+    await page.evaluate(hide);
+    assert.equal((await storedHits(site, 2, { engagement: true })).length, 2);
+    // Shown, scrolled further, and a hash route: the page left gets a last row (its deeper scroll and its time
+    // since the first), then the next page's pageview follows.
+    await page.evaluate(show);
+    await page.mouse.wheel(0, 900);
+    await page.waitForFunction('scrollY >= 1800');
+    const deeper = (await page.evaluate('Math.round((scrollY + innerHeight) / document.documentElement.scrollHeight * 100)')) as number;
+    await page.evaluate(`location.hash = '#/next'`);
+    const hits = await storedHits(site, 4, { engagement: true });
+    assert.deepEqual(hits.filter((h) => h.type === 'engagement').map((h) => h.scrollDepth), [depth, deeper]);
+    assert.deepEqual(hits.map((h) => [h.type, h.pathname]), [
+      ['pageview', '/engaged'], ['engagement', '/engaged'], ['engagement', '/engaged'], ['pageview', '/engaged#/next'],
+    ]);
+    assert.equal(new Set(hits.map((h) => h.visitId)).size, 1, 'one visit');
+    const [visit] = await plumb.events.listVisits(site);
+    assert.deepEqual([visit?.pageviews, visit?.exitPage], [2, '/engaged#/next'], 'engagement is not a pageview');
+    assert.deepEqual(page.errors, []);
+  });
+
+  test("no engagement for a pageview Plausible's script did not send (an excluded page)", async () => {
+    const site = await newSite({ name: 'Plausible excluded', domain: 'excluded.example' });
+    const html =
+      '<!doctype html><title>X</title>' +
+      `<script defer data-domain="excluded.example" data-exclude="/private/**" src="${plumbUrl}/js/script.exclusions.js"></script>` +
+      "<script>window.plausible = window.plausible || function () { (window.plausible.q = window.plausible.q || []).push(arguments) }</script>";
+    const page = await browse('/private/page', html, 'window.__plausible = true');
+    await page.waitForFunction('typeof window.plausible === "function" && !window.plausible.q');
+    await sleep(100);
+    await page.evaluate(hide);
+    // The control: an event after it is stored, and nothing before it was.
+    await page.evaluate(`plausible('After')`);
+    assert.deepEqual(summary(await storedHits(site, 1, { engagement: true })), [['event', '/private/page', 'After', 0]]);
   });
 
   /** Plausible's current snippet, verbatim but for the host and init()'s options. */
