@@ -5,7 +5,7 @@ import type { assemble } from './assemble.js';
 import { bootstrap, firstStartBanner, openableAddress } from './bootstrap.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { GeoLookup } from './ingest/enrich/geo.js';
-import { NewerSchemaError } from './store/duckdb/migrations.js';
+import { NewerSchemaError } from './store/newer-schema.js';
 import { LOCAL_ADMIN_KEY_FILE, localServerUrl, newLocalAdminKey, removeLocalServerUrl, saveLocalServerUrl } from './local-admin-key.js';
 
 function configOrExit(): Config {
@@ -31,7 +31,8 @@ async function assembleOrExit(config: Config, options: Parameters<typeof assembl
     return await (await import('./assemble.js')).assemble(options);
   } catch (err) {
     if (err instanceof NewerSchemaError) {
-      console.error(`Plumb cannot start: ${join(config.dataDir, 'plumb.duckdb')}: ${err.message}.`);
+      // The embedded file is named here (its path is the configuration's); the other stores name themselves.
+      console.error(`Plumb cannot start: ${err.database ? '' : `${join(config.dataDir, 'plumb.duckdb')}: `}${err.message}.`);
       process.exit(1);
     }
     const lock = /Could not set lock on file .*Conflicting lock is held in .*\(PID (\d+)\)/.exec(String((err as Error)?.message));

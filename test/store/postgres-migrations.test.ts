@@ -1,9 +1,11 @@
 // PostgreSQL migration 4 on a database that has data: each account's login becomes its first user and owner
 // (accounts sharing an email share one user, with the lowest id's password), open sessions keep going as that user.
+// And a database a newer release migrated is refused, left as it was.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PgDatabase } from '../../src/store/postgres/database.js';
+import { NewerSchemaError } from '../../src/store/newer-schema.js';
 import { migratePostgres, PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { SqlMetaStore } from '../../src/store/sql-meta-store.js';
 import { SqlTeamStore } from '../../src/store/sql-team-store.js';
@@ -46,6 +48,37 @@ describe('PostgreSQL migration 4: people', () => {
       // New users get ids after the migrated ones.
       const fresh = await team.createUser('new@example.test', null);
       assert.ok(fresh.id > other!.userId);
+    } finally {
+      await db.close();
+      await drop();
+    }
+  });
+});
+
+describe('PostgreSQL written by a newer release', () => {
+  it('is refused before anything changes, naming the versions', async () => {
+    const { schema, drop } = await freshSchema();
+    const db = new PgDatabase(DATABASE_URL, { schema });
+    try {
+      const known = PG_MIGRATIONS.at(-1)!.version;
+      assert.equal((await migratePostgres(db)).length, PG_MIGRATIONS.length);
+      // A newer release's migration: a version past this code's newest, with a table of its own.
+      await db.transaction(async (q) => {
+        await q.exec('CREATE TABLE from_the_future (id INTEGER)');
+        await q.exec('INSERT INTO schema_migrations VALUES (?, ?, now())', [known + 1, 'from the future']);
+      });
+      const versions = async () => (await db.transaction((q) => q.rows<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version'))).map((r) => r.version);
+      const before = await versions();
+      await assert.rejects(migratePostgres(db), (err: unknown) => {
+        assert.ok(err instanceof NewerSchemaError);
+        assert.deepEqual([err.found, err.known], [known + 1, known]);
+        assert.match(err.message, new RegExp(`^PostgreSQL \\(DATABASE_URL\\): the database has schema version ${known + 1}, written by a newer release of Plumb; this release knows versions up to ${known}\\.`));
+        return true;
+      });
+      assert.deepEqual(await versions(), before, 'left as it was');
+      // The control: this release's own newest schema migrates (to nothing) without complaint.
+      await db.transaction((q) => q.exec('DELETE FROM schema_migrations WHERE version = ?', [known + 1]));
+      assert.deepEqual(await migratePostgres(db), []);
     } finally {
       await db.close();
       await drop();

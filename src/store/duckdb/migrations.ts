@@ -1,6 +1,7 @@
 // Versioned schema migrations for the embedded store, applied in order on start, each in its own transaction.
 
 import type { DuckDatabase } from './database.js';
+import { NewerSchemaError } from '../newer-schema.js';
 
 interface Migration {
   version: number;
@@ -623,16 +624,7 @@ export const MIGRATIONS: Migration[] = [
   },
 ];
 
-/** The database was written by a newer release: its schema has versions this code does not know. */
-export class NewerSchemaError extends Error {
-  override readonly name = 'NewerSchemaError';
-  constructor(readonly found: number, readonly known: number) {
-    super(
-      `the database has schema version ${found}, written by a newer release of Plumb; this release knows versions up to ` +
-        `${known}. It was left as it is: run the release that wrote it (or a newer one), or restore a backup made by this release`,
-    );
-  }
-}
+export { NewerSchemaError };
 
 /**
  * Brings the schema up to the newest version (or to `upTo`, for tests of a migration); a no-op on an up-to-date

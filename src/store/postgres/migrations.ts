@@ -2,6 +2,7 @@
 // once: an advisory lock lets one migrate while the others wait, then find nothing left to do.
 
 import type { PgDatabase } from './database.js';
+import { NewerSchemaError } from '../newer-schema.js';
 
 interface Migration {
   version: number;
@@ -341,7 +342,11 @@ export const PG_MIGRATIONS: Migration[] = [
 // Any constant shared by every Plumb process: the key of the migration lock.
 const MIGRATION_LOCK = 74_201_661;
 
-/** Brings the schema up to the newest version; returns the versions it applied. */
+/**
+ * Brings the schema up to the newest version; returns the versions it applied. Refuses (NewerSchemaError) a
+ * database with a version above the newest here, before changing anything: a process of an older release would
+ * misread what a newer one wrote (after an upgrade of the other processes, say), and its writes could corrupt it.
+ */
 export async function migratePostgres(db: PgDatabase): Promise<number[]> {
   // One transaction on one pooled client: the lock is held until every pending migration has committed.
   return db.transaction(async (q) => {
@@ -350,6 +355,9 @@ export async function migratePostgres(db: PgDatabase): Promise<number[]> {
       'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)',
     );
     const done = new Set((await q.rows<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version));
+    const known = PG_MIGRATIONS.at(-1)!.version;
+    const found = Math.max(0, ...done);
+    if (found > known) throw new NewerSchemaError(found, known, 'PostgreSQL (DATABASE_URL)');
     const ran: number[] = [];
     for (const m of PG_MIGRATIONS) {
       if (done.has(m.version)) continue;

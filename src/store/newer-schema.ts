@@ -1,0 +1,17 @@
+// The refusal every store's migrations share: a database whose schema a newer release of Plumb wrote.
+
+/** The database was written by a newer release: its schema has versions this code does not know. */
+export class NewerSchemaError extends Error {
+  override readonly name = 'NewerSchemaError';
+  constructor(
+    readonly found: number,
+    readonly known: number,
+    /** Which database, for the message at start: the embedded file's path is added by the caller; others name themselves. */
+    readonly database?: string,
+  ) {
+    super(
+      `${database ? `${database}: ` : ''}the database has schema version ${found}, written by a newer release of Plumb; this release knows versions up to ` +
+        `${known}. It was left as it is: run the release that wrote it (or a newer one), or restore a backup made by this release`,
+    );
+  }
+}
