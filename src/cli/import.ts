@@ -3,6 +3,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { Presets, SingleBar } from 'cli-progress';
+import { TOO_LONG_LINE } from '../domain/hits.js';
 import { AdminClientError, type AdminClient } from './admin-client.js';
 import { timestampOf } from './line-time.js';
 import { isBlankLine, NdjsonFile } from './ndjson-file.js';
@@ -125,7 +126,14 @@ export async function importNdjsonFile(
 ): Promise<ImportSummary> {
   const file = await NdjsonFile.forImport(path, { onRead });
   try {
-    return await importLines(client, file, onProgress);
+    const summary = await importLines(client, file, onProgress);
+    // Lines too long for any hit were passed over while indexing, never read whole nor sent: refused here as the
+    // server refuses them.
+    if (file.tooLong.length === 0) return summary;
+    summary.rejected += file.tooLong.length;
+    for (const line of file.tooLong) summary.errors.push({ line, message: TOO_LONG_LINE });
+    summary.errors.sort((a, b) => a.line - b.line);
+    return summary;
   } finally {
     await file.close();
   }

@@ -5,6 +5,7 @@
 
 import { open, type FileHandle } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
+import { MAX_IMPORT_LINE_CHARS } from '../domain/hits.js';
 import { startWorker } from '../start-worker.js';
 import { flatTimestampsIn, timestampOf, type LineTimes } from './line-time.js';
 
@@ -13,6 +14,12 @@ const NEWLINE = 0x0a;
 const BLOCK_BYTES = 1 << 20;
 const CARRY_ROOM = 64 * 1024;
 const OPEN_BRACE = 0x7b;
+/**
+ * Bytes past which a line is certainly longer than MAX_IMPORT_LINE_CHARS (a character is at most 4 bytes of UTF-8):
+ * such a line is passed over as it is read, never held (a file of one 3 GB line was carried whole, block after
+ * block, copied again at each), and reported as refused without being sent.
+ */
+const TOO_LONG_BYTES = 4 * MAX_IMPORT_LINE_CHARS;
 const NOT_BLANK = /\S/;
 
 /** Whether an import line holds anything but white space (blank lines are skipped, and still counted). */
@@ -48,6 +55,8 @@ export interface LineIndex {
   timestamps: Float64Array;
   /** Lines counted, blank ones included. */
   lines: number;
+  /** Line numbers of the lines over TOO_LONG_BYTES: not indexed (nor sent), refused as the server would. */
+  tooLong: Uint32Array;
 }
 
 /** Reads a line's time from its text (line-time.ts, timestampOf). */
@@ -80,9 +89,14 @@ export async function indexPart(
     const lengths = new Column(uints(1024), uints);
     const numbers = new Column(uints(1024), uints);
     const timestamps = new Column(floats(1024), floats);
+    const tooLong = new Column(uints(16), uints);
     let lineNumber = 0;
     const line = (bytes: Buffer, block: string, times: LineTimes | undefined, from: number, to: number, offset: number) => {
       lineNumber++;
+      if (to - from > TOO_LONG_BYTES) {
+        tooLong.push(lineNumber);
+        return;
+      }
       // A line that starts with `{` is not blank, and its time may be read without its text.
       const quick = block.charCodeAt(from) === OPEN_BRACE ? times?.(from, to) : undefined;
       if (quick === undefined) {
@@ -107,6 +121,8 @@ export async function indexPart(
     let carry: Buffer = Buffer.alloc(0);
     let carryOffset = start;
     let at = start;
+    // Inside a line longer than TOO_LONG_BYTES: its bytes are passed over until its line break.
+    let skipping = false;
     let reading = at < end ? readBlock(0, at) : undefined;
     for (let turn = 0; reading; turn ^= 1) {
       const read = await reading;
@@ -114,7 +130,20 @@ export async function indexPart(
       at += read.length;
       // The other buffer is free once this block's carry has been copied out of it (below, before the next read).
       let bytes: Buffer;
-      if (carry.length === 0) bytes = read;
+      if (skipping) {
+        const nl = read.indexOf(NEWLINE);
+        if (nl === -1) {
+          carryOffset += read.length;
+          reading = at < end ? readBlock(turn ^ 1, at) : undefined;
+          onRead?.(carryOffset - start);
+          continue;
+        }
+        lineNumber++;
+        tooLong.push(lineNumber);
+        skipping = false;
+        carryOffset += nl + 1;
+        bytes = read.subarray(nl + 1);
+      } else if (carry.length === 0) bytes = read;
       else if (carry.length <= CARRY_ROOM) {
         bytes = buffers[turn]!.subarray(CARRY_ROOM - carry.length, CARRY_ROOM + read.length);
         carry.copy(bytes, 0);
@@ -129,10 +158,18 @@ export async function indexPart(
       }
       carryOffset += from;
       carry = bytes.subarray(from);
+      if (carry.length > TOO_LONG_BYTES) {
+        skipping = true;
+        carryOffset += carry.length;
+        carry = Buffer.alloc(0);
+      }
       onRead?.(carryOffset + carry.length - start);
     }
     // The file's last line, with or without a line break after it (a part that ends at a line break has none).
-    if (carry.length > 0 || end === (await file.stat()).size) {
+    if (skipping) {
+      lineNumber++;
+      tooLong.push(lineNumber);
+    } else if (carry.length > 0 || end === (await file.stat()).size) {
       const block = carry.toString('latin1');
       line(carry, block, quickTimestamp?.(block), 0, carry.length, carryOffset);
     }
@@ -143,6 +180,7 @@ export async function indexPart(
       numbers: numbers.values.subarray(0, numbers.length),
       timestamps: timestamps.values.subarray(0, timestamps.length),
       lines: lineNumber,
+      tooLong: tooLong.values.subarray(0, tooLong.length),
     };
   } finally {
     await file.close();
@@ -164,9 +202,14 @@ async function lineStartAfter(file: FileHandle, from: number, end: number): Prom
 /** Parts' indexes, in file order, as one: each part's line numbers after the lines of the parts before it. */
 function joined(parts: readonly LineIndex[]): LineIndex {
   const count = parts.reduce((n, p) => n + p.lengths.length, 0);
-  const all: LineIndex = { offsets: floats(count), lengths: uints(count), numbers: uints(count), timestamps: floats(count), lines: 0 };
+  const all: LineIndex = {
+    offsets: floats(count), lengths: uints(count), numbers: uints(count), timestamps: floats(count), lines: 0,
+    tooLong: uints(parts.reduce((n, p) => n + p.tooLong.length, 0)),
+  };
   let at = 0;
+  let long = 0;
   for (const part of parts) {
+    for (const n of part.tooLong) all.tooLong[long++] = n + all.lines;
     all.offsets.set(part.offsets, at);
     all.lengths.set(part.lengths, at);
     all.timestamps.set(part.timestamps, at);
@@ -214,6 +257,8 @@ export class NdjsonFile {
     readonly timestamps: Float64Array,
     /** The parts the file was indexed in (forImport), each on a thread of its own. */
     readonly parts: number,
+    /** File line numbers of the lines too long for any hit, in file order: not among the lines (LineIndex.tooLong). */
+    readonly tooLong: Uint32Array,
   ) {}
 
   /** Opens and indexes `path` on this thread (indexPart, the whole file). Rejects when the file cannot be read. */
@@ -269,7 +314,7 @@ export class NdjsonFile {
 
   private static over(file: FileHandle, parts: readonly LineIndex[]): NdjsonFile {
     const index = parts.length === 1 ? parts[0]! : joined(parts);
-    return new NdjsonFile(file, index.offsets, index.lengths, index.numbers, index.timestamps, parts.length);
+    return new NdjsonFile(file, index.offsets, index.lengths, index.numbers, index.timestamps, parts.length, index.tooLong);
   }
 
   /** Non-blank lines. */

@@ -12,6 +12,16 @@ export type HitType = 'pageview' | 'event' | 'engagement';
 export const MAX_ENGAGED_MS = 1_800_000;
 
 /**
+ * Characters an NDJSON import line may have. A hit's fields are a few KB at most (url and referrer 8,192 characters,
+ * 30 properties of 2,300): a longer line is refused without being parsed, whatever it holds, by the server and,
+ * before sending it, by the CLI (src/cli/ndjson-file.ts).
+ */
+export const MAX_IMPORT_LINE_CHARS = 1024 * 1024;
+
+/** Why a line over MAX_IMPORT_LINE_CHARS is refused. */
+export const TOO_LONG_LINE = `the line is longer than ${MAX_IMPORT_LINE_CHARS.toLocaleString('en')} characters, more than any hit's`;
+
+/**
  * A hit as it arrives, from the collector's query string or an import line. `ip` and `userAgent` are used for
  * the visitor hash and enrichment only and are never stored.
  */

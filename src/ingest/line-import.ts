@@ -1,7 +1,7 @@
 // Imports NDJSON hits (DESIGN.md section 4) through the live pipeline: lines checked one by one, valid hits
 // processed in timestamp order, every refusal reported with its line number.
 
-import type { IncomingHit } from '../domain/hits.js';
+import { MAX_IMPORT_LINE_CHARS, TOO_LONG_LINE, type IncomingHit } from '../domain/hits.js';
 import { readProps } from '../domain/props.js';
 import { parseTimestamp } from '../domain/time.js';
 import { InvalidHit, type HitPipeline } from './pipeline.js';
@@ -50,16 +50,12 @@ const optionalText = (v: unknown, field: string, max: number): string => {
   return v;
 };
 
-/**
- * Characters a line may have. A hit's fields are a few KB at most (url and referrer 8,192 characters, 30
- * properties of 2,300): a longer line is refused without being parsed, whatever it holds. (A request body is at
- * most 64 MiB: src/ingest/bulk-import/import-body.ts.)
- */
-export const MAX_LINE_CHARS = 1024 * 1024;
+/** Characters a line may have (a request body is at most 64 MiB: src/ingest/bulk-import/import-body.ts). */
+export const MAX_LINE_CHARS = MAX_IMPORT_LINE_CHARS;
 
 /** One NDJSON line as a hit, or an InvalidHit saying what is wrong with it. */
 export function parseImportLine(text: string): IncomingHit {
-  if (text.length > MAX_LINE_CHARS) throw new InvalidHit(`the line is longer than ${MAX_LINE_CHARS.toLocaleString('en')} characters, more than any hit's`);
+  if (text.length > MAX_LINE_CHARS) throw new InvalidHit(TOO_LONG_LINE);
   let raw: unknown;
   try {
     raw = JSON.parse(text);

@@ -104,10 +104,12 @@ describe('plumb CLI', () => {
     const file = join(dir, 'hits.ndjson');
     const line = (ts: string, path: string) =>
       JSON.stringify({ type: 'pageview', site_id: site, timestamp: ts, url: `https://ex.test${path}`, user_agent: 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0', ip: '81.2.69.142' });
-    writeFileSync(file, [line('2026-02-01 10:00:00', '/a'), 'oops', line('2026-02-01 09:00:00', '/b')].join('\n'));
+    // Line 4 is too long for any hit: refused by the CLI as the server would refuse it, without sending it.
+    const huge = `{"pad":"${'x'.repeat(4 * 1024 * 1024 + 1)}"}`;
+    writeFileSync(file, [line('2026-02-01 10:00:00', '/a'), 'oops', line('2026-02-01 09:00:00', '/b'), huge].join('\n'));
     const res = await plumb(['import', file]);
     assert.equal(res.code, 0, res.err);
-    assert.equal(res.out, 'imported 2 hits, rejected 1\n  line 2: not valid JSON');
+    assert.equal(res.out, "imported 2 hits, rejected 2\n  line 2: not valid JSON\n  line 4: the line is longer than 1,048,576 characters, more than any hit's");
     await t.flushHits();
     assert.deepEqual((await t.events.listHits(site)).map((h) => h.pathname), ['/b', '/a']);
     const missing = await plumb(['import', join(dir, 'nope.ndjson')]);

@@ -1,6 +1,6 @@
 // NdjsonFile: plumb import's index of an NDJSON file (line places, lengths, numbers, timestamps) and the chunks read
 // back from it, byte for byte what the file holds, in any order; lines longer than a read block, blank lines, CRLF,
-// multi-byte text and a last line without a line break included.
+// multi-byte text and a last line without a line break included; lines too long for any hit are passed over.
 
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -166,6 +166,27 @@ describe('NdjsonFile', () => {
         }
       } finally {
         await one.close();
+      }
+    }
+  });
+
+  it('passes over lines too long for any hit as it reads them, and names them; the lines around them are kept', async () => {
+    // Over 4 MiB: more than MAX_IMPORT_LINE_CHARS characters whatever they are. One ends at a line break, one
+    // runs to the end of the file; a line just under the bound is kept (the server judges it by its characters).
+    const huge = `{"t":9,"pad":"${'x'.repeat(4 * 1024 * 1024 + 10)}"}`;
+    const near = `{"t":4,"pad":"${'y'.repeat(4 * 1024 * 1024 - 40)}"}`;
+    const lines = ['{"t":5}', huge, '{"t":1}', '', near, huge, '{"t":2}', huge];
+    const path = join(dir, 'too-long.ndjson');
+    writeFileSync(path, lines.join('\n'));
+    for (const open of [() => NdjsonFile.open(path, timestampOf), () => NdjsonFile.forImport(path, { partBytes: 1024 * 1024, most: 3 })]) {
+      const file = await open();
+      try {
+        assert.deepEqual([...file.tooLong], [2, 6, 8]);
+        assert.equal(file.count, 4);
+        assert.deepEqual([0, 1, 2, 3].map((i) => file.lineNumber(i)), [1, 3, 5, 7]);
+        assert.equal((await file.read(Uint32Array.of(0, 1, 2, 3))).toString(), [lines[0], lines[2], near, lines[6]].join('\n'));
+      } finally {
+        await file.close();
       }
     }
   });
