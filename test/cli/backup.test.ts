@@ -169,6 +169,21 @@ describe('plumb backup and restore', () => {
     assert.match((await call('POST', '/admin/backup', JSON.stringify({ directory: file }), ADMIN_TOKEN)).body.errors.directory[0], /is not a directory/);
   });
 
+  it('takes one backup at a time: a second asked for while one runs is refused with 409, and can be asked again after', async () => {
+    const [a, b] = [join(root, 'backups', 'concurrent-a'), join(root, 'backups', 'concurrent-b')];
+    // Both sent at once: the first holds the store's copy for far longer than the second takes to arrive.
+    const answers = await Promise.all([a, b].map((directory) => call('POST', '/admin/backup', JSON.stringify({ directory }), ADMIN_TOKEN)));
+    assert.deepEqual(answers.map((r) => r.status).sort(), [200, 409], JSON.stringify(answers.map((r) => r.body)));
+    const refused = answers.find((r) => r.status === 409)!;
+    assert.deepEqual(refused.body, { error: 'A backup is already running: wait for it to finish' });
+    const refusedDir = answers[0]!.status === 409 ? a : b;
+    assert.equal(existsSync(refusedDir), false, 'the refused one wrote nothing');
+    // Once the first has finished, the same request succeeds.
+    const again = await call('POST', '/admin/backup', JSON.stringify({ directory: refusedDir }), ADMIN_TOKEN);
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    assert.equal(again.body.hits, answers.find((r) => r.status === 200)!.body.hits);
+  });
+
   it('answers 507 when the disk fills up, removing the partial copy, and goes on collecting; 400 on a read-only one', async (t) => {
     // A file system too small for the copy: a 256 KiB tmpfs, where the test may mount one (root in a container).
     const small = join(root, 'small');
