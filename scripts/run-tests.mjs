@@ -22,7 +22,7 @@ const NEEDS_CLICKHOUSE = /clickhouse|event-store-contract|test\/scale-out\//;
 /** The ClickHouse suites: store contract and store, dialect, reports against DuckDB (run on each engine directly). */
 const CLICKHOUSE_SUITES = /^test\/(store\/(clickhouse|event-store-contract)|report\/clickhouse)/;
 /** Behaviour files that are the report oracle and injection suites: run in scale-out mode on each engine too. */
-const REPORT_SUITES = /^test\/report\/(aggregations|attribution|injection|engagement|journeys|funnels)\.test\.ts$/;
+const REPORT_SUITES = /^test\/report\/(aggregations|attribution|injection|engagement|journeys|funnels|journeys-funnels-dashboard)\.test\.ts$/;
 const CLICKHOUSE_URL = process.env.PLUMB_TEST_CLICKHOUSE_URL ?? 'http://127.0.0.1:8123';
 /**
  * Test files run at once: node:test's default is one fewer than the cores, so one at a time on two, while most

@@ -3,7 +3,7 @@
 
 import { pageGoalPathRegex } from '../domain/page-goal-paths.js';
 import type { FunnelStep } from '../store/types.js';
-import { filterConditions } from './conditions.js';
+import { filterConditions, propConditions } from './conditions.js';
 import { Binder, type CompiledQuery, type SqlDialect } from './dialect.js';
 import { formatAggregate } from './format.js';
 import { queryLevels } from './plan-choice.js';
@@ -68,7 +68,7 @@ export function funnelQuery(d: SqlDialect, q: ReportQuery, steps: readonly Funne
 }
 
 /**
- * The visits of the funnel of `steps` over `q`'s site, range and filters, one row each: `visit_id`, `hs` (its hits
+ * The visits of the funnel of `steps` over `q`'s site, range and filters (and its custom property filters), one row each: `visit_id`, `hs` (its hits
  * matching a step, as sorted (key, visitor) pairs) and per step k `p_k` (the index in `hs` of the hit that reached
  * step k, 0 when the visit did not) and `t_k` (that hit's epoch ms). Only visits that reached step 1 are rows. What
  * funnelQuery counts, and what a filter to the visits that continued or dropped at a step selects from.
@@ -88,6 +88,10 @@ export function walkedVisits(d: SqlDialect, q: ReportQuery, steps: readonly Funn
   // visit-level ones, below), as /v1's `visits` counts with filters: so with filters every such pageview is read
   // too, to find out, while only hits matching a step enter the list.
   const passes = filtered ? `(${["h.type = 'pageview'", ...filterConditions(d, hitFilters, b)].join(' AND ')})` : undefined;
+  // The dashboard's custom property filters keep whole visits (one with a hit carrying the property): a condition on
+  // the visit id, which a visit's walk does not depend on, applied to the hits read. (The funnel filter of
+  // funnel-filter.ts walks without them: the same visits either way.)
+  const ofVisits = propConditions(d, { ...q, entity: 'pageview' }, b, site, from, until).map((c) => ` AND ${c}`).join('');
   // Only visits with a hit of step 1 in the range can reach any step: their ids, found first by a scan that reads
   // only step 1's columns, keep the other visits' hits out of the lists (at 10 M pageviews most visits lack step 1,
   // and building their lists was most of the time: docs/benchmarks.md, "Analysis reports").
@@ -97,7 +101,7 @@ export function walkedVisits(d: SqlDialect, q: ReportQuery, steps: readonly Funn
     `SELECT h.visit_id AS visit_id, h.visitor_id AS visitor_id, ${key} AS hit_key` +
     (passes ? `, CASE WHEN ${passes} THEN 1 ELSE 0 END AS passes` : '') +
     ` FROM ${d.table('hits', 'h')} WHERE h.site_id = ${site} AND h.ts >= ${from} AND h.ts < ${until}` +
-    ` AND (${[...matches, ...(passes ? [passes] : [])].join(' OR ')}) AND h.visit_id IN (${withFirstStep})`;
+    ` AND (${[...matches, ...(passes ? [passes] : [])].join(' OR ')}) AND h.visit_id IN (${withFirstStep})${ofVisits}`;
   // Only visits with a hit of step 1 (bit 0: an odd key) can reach any step, and with filters only those with a
   // passing pageview take part: the rest are dropped here, before their lists are walked.
   const perVisit =

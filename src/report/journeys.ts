@@ -1,8 +1,9 @@
 // Journeys (docs/reports.md, "Journeys"): the sequences of pages visits take, as the most frequent prefixes of
 // each depth. One statement, one scan of the range's pageviews of the site; the dialect writes the list functions.
 
-import { filterConditions } from './conditions.js';
+import { filterConditions, propConditions } from './conditions.js';
 import { Binder, type CompiledQuery, type SqlDialect } from './dialect.js';
+import { funnelConditions } from './funnel-filter.js';
 import { queryLevels } from './plan-choice.js';
 import { Subqueries } from './plans/plan-sql.js';
 import type { ReportQuery } from './query.js';
@@ -29,8 +30,8 @@ export interface JourneyPath {
 }
 
 /**
- * The statement answering journeys for `q`'s site, range and filters (q's aggregates, groups, sort and limit are
- * not read). Its rows: `depth`, `q1`..`q<steps>` (the prefix's pages, '' past the depth), `visits`, `ended`;
+ * The statement answering journeys for `q`'s site, range and filters, custom property filters and funnel filter
+ * included (q's aggregates, groups, sort and limit are not read). Its rows: `depth`, `q1`..`q<steps>` (the prefix's pages, '' past the depth), `visits`, `ended`;
  * depth 0 is one row whose `visits` is the number of journeys, then at most `limit` rows per depth 1..steps, most
  * visits first, then by pages ascending. Depths are counted from a per-journey rollup: each visit is reduced to its first `steps`
  * pages and its length capped at steps + 1 (enough to tell "ended at step d" for every d <= steps), so the
@@ -49,6 +50,10 @@ export function journeysQuery(d: SqlDialect, q: ReportQuery, o: JourneyOptions):
   const hitWhere = filterConditions(d, hitFilters, b);
   const visitWhere = filterConditions(d, visitFilters, b);
   const w = new Subqueries(d);
+  // The dashboard's custom property and funnel filters keep whole visits (a visit with a hit carrying the property,
+  // a visit that reached a funnel's step): conditions on the visit id, so they narrow the pageviews read as well.
+  const ofVisits = [...propConditions(d, { ...q, entity: 'pageview' }, b, site, from, until), ...funnelConditions(d, q, b)];
+  const visitKept = ofVisits.map((c) => ` AND ${c}`).join('');
   // A visit takes part when one of its pageviews in the range passes the hit filters (none: every visit).
   const having = hitWhere.length > 0 ? ` HAVING max(CASE WHEN ${hitWhere.join(' AND ')} THEN 1 ELSE 0 END) = 1` : '';
   const entryPage = o.entryPage !== undefined ? b.value(o.entryPage) : undefined;
@@ -63,7 +68,7 @@ export function journeysQuery(d: SqlDialect, q: ReportQuery, o: JourneyOptions):
   w.add(
     'j',
     `SELECT h.visit_id AS visit_id, ${d.timeOrderedPages('h.ts', 'h.pathname')} AS ps FROM ${d.table('hits', 'h')}` +
-      ` WHERE h.site_id = ${site} AND h.type = 'pageview' AND h.ts >= ${from} AND h.ts < ${until}${withEntry}` +
+      ` WHERE h.site_id = ${site} AND h.type = 'pageview' AND h.ts >= ${from} AND h.ts < ${until}${withEntry}${visitKept}` +
       ` GROUP BY h.visit_id${having}`,
   );
   // Visit filters (entry and exit page) are the visit's, as in /v1/aggregations: the visits table joined per

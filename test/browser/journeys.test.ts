@@ -1,7 +1,8 @@
 // The report's journeys panel in real Chromium against a real Plumb server: the boxes the tree shows are the top
 // paths GET /v1/sites/{id}/journeys answers for the page's range (first pages, then each box's continuations, with
 // visits and the share that ended there), the entry page and depth controls ask again, a clicked page becomes the
-// entry page, and the panel reads in dark mode on a 390 px screen without scrolling sideways.
+// entry page, a custom property filter narrows it to the visits with the property (the report page's own route),
+// and the panel reads in dark mode on a 390 px screen without scrolling sideways.
 
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
@@ -105,6 +106,11 @@ describe('journeys panel in Chromium', { skip }, () => {
       pages.forEach((path, n) =>
         lines.push({ type: 'pageview', site_id: site, timestamp: formatTimestamp(new Date(start + n * 120_000)), url: `https://shop.example${path}`,
           referrer: '', user_agent: UA, ip: `198.51.100.${i + 1}` }));
+      // The visits that end on /pricing after the blog sign up on the pro plan: an event with a property.
+      if (pages.join(' ') === '/blog /blog/post-1 /pricing') {
+        lines.push({ type: 'event', site_id: site, timestamp: formatTimestamp(new Date(start + pages.length * 120_000)), url: 'https://shop.example/pricing',
+          name: 'Signup', props: { plan: 'pro' }, referrer: '', user_agent: UA, ip: `198.51.100.${i + 1}` } as DemoHit);
+      }
     });
     lines.sort((a, b) => a.timestamp.localeCompare(b.timestamp));
     const imported = await t.app.inject({ method: 'POST', url: '/admin/import', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' },
@@ -164,6 +170,29 @@ describe('journeys panel in Chromium', { skip }, () => {
     assert.equal(await page.locator('select[name="entry_page"]').inputValue(), '/pricing');
     await eventually(shownBoxes, expectedBoxes(await answer({ steps: '4', entry_page: '/pricing' }), 1), 'journeys from /pricing');
     assert.deepEqual(failedCalls, []);
+  });
+
+  it('narrows to the visits with a custom property when the report is filtered by one', async () => {
+    const props = [{ key: 'plan', operator: 'is', value: 'pro' }];
+    await page.goto(`/sites/${site}?range=7d&filters=${encodeURIComponent(JSON.stringify([{ property: 'prop', ...props[0] }]))}`);
+    await page.getByRole('heading', { name: 'Journeys' }).waitFor();
+    const filtered = (await page.evaluate(`(async () => {
+      const csrf = document.querySelector('meta[name="plumb-csrf"]').getAttribute('content');
+      const res = await fetch('/dashboard/api/report/journeys?${new URLSearchParams({ entity: 'pageview', entity_id: site, date_from: `${sixDaysAgo} 00:00:00`, date_to: `${today} 23:59:59`, props: JSON.stringify(props), steps: '3', limit: '100' })}', { headers: { 'x-plumb-csrf': csrf } });
+      return res.json();
+    })()`)) as Answer;
+    // Only the five visits that signed up on the pro plan, whose journeys all start on the blog.
+    assert.equal(filtered.total_visits, '5');
+    const expected = expectedBoxes(filtered, 5);
+    assert.deepEqual(expected, [
+      ['["/blog"]', '5 visits', '0.0% ended'],
+      ['["/blog","/blog/post-1"]', '5 visits', '0.0% ended'],
+      ['["/blog","/blog/post-1","/pricing"]', '5 visits', '100.0% ended'],
+    ]);
+    await eventually(shownBoxes, expected, 'the journeys of the visits with the property');
+    assert.equal(await page.locator('.journeys').getByText('do not apply').count(), 0);
+    assert.deepEqual(failedCalls, []);
+    assert.deepEqual(page.errors, []);
   });
 
   it('reads in dark mode on a 390 px screen without scrolling sideways', async () => {

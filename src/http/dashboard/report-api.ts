@@ -2,7 +2,9 @@
 // and funnel filters. `aggregations` is /v1/aggregations plus custom property filters and a funnel filter (the
 // visits that continued or dropped at a step of one of the site's funnels, on every route here); `goal-properties` breaks a goal's completions
 // down by one property; `goal-aggregations` is /v1/aggregations for every goal of the site at once (one request per
-// period instead of one per goal), `page-goal-aggregations` the same for the site's pageview goals. The same access
+// period instead of one per goal), `page-goal-aggregations` the same for the site's pageview goals; `journeys` and
+// `funnel-report` are /v1's journeys and a funnel's report with custom property filters (journeys with the funnel
+// filter too). The same access
 // checks as /v1 for a dashboard page (login or share session, the session's anti-CSRF value, the viewer's sites,
 // the share page's own limit), and only for those: an API token is refused.
 
@@ -17,7 +19,12 @@ import { FUNNEL_OUTCOMES } from '../../report/funnel-filter.js';
 import type { FunnelFilter, PropFilter } from '../../report/query.js';
 import type { MetaStore, Site } from '../../store/types.js';
 import { installAccessControl, principalOf, readableSite, type AccessDeps } from '../v1/access.js';
+import { funnelReport } from '../v1/funnels.js';
+import { parseJourneyOptions, presentJourneys } from '../v1/journeys.js';
 import { aggregateEveryGoal, aggregateEveryPageGoal, siteGoals } from './report-combined.js';
+
+/** The parameters of a report's scope that journeys and funnels read (besides `filters` in either form). */
+const REPORT_SCOPE = ['entity_id', 'date_from', 'date_to', 'timezone', 'props', 'funnel', 'funnel_step', 'funnel_outcome'];
 
 export interface DashboardReportDeps extends AccessDeps {
   meta: MetaStore;
@@ -140,6 +147,35 @@ export async function dashboardReportApi(app: FastifyInstance, deps: DashboardRe
   app.get('/page-goal-aggregations', { config }, async (request) => {
     const { report, site } = await reportOf(request, { ...(request.query as Record<string, unknown>), entity: 'pageview', aggregates: 'pageviews,visits' });
     return aggregateEveryPageGoal(reports, site, await meta.listPageGoals(site.id), report);
+  });
+
+  /** The range, filters, custom property filters and funnel filter of `query`: what journeys and funnels read. */
+  const rangeOf = (request: FastifyRequest, query: Record<string, unknown>) => {
+    const forwarded: Record<string, unknown> = { entity: 'pageview', aggregates: 'visits' };
+    for (const key of Object.keys(query)) {
+      if (REPORT_SCOPE.includes(key) || key.startsWith('filters')) forwarded[key] = query[key];
+    }
+    return reportOf(request, forwarded);
+  };
+
+  // Journeys and a funnel's report with the page's custom property filters (and, for journeys, its funnel filter),
+  // which /v1's routes do not take: the same parameters otherwise, answered as /v1 answers.
+  app.get('/journeys', { config }, async (request) => {
+    const query = request.query as Record<string, unknown>;
+    const options = parseJourneyOptions(query);
+    const { report, site } = await rangeOf(request, query);
+    return presentJourneys(await reports.journeys(report, site, options), options);
+  });
+
+  app.get('/funnel-report', { config }, async (request) => {
+    const query = request.query as Record<string, unknown>;
+    const { report, site } = await rangeOf(request, query);
+    // The panel shows a funnel whole; a funnel's visits narrowed to another funnel's step is not offered.
+    if (report.funnel) throw ValidationError.of('funnel', "does not apply to a funnel's report, which shows the funnel whole");
+    const id = query.funnel_id;
+    const funnel = typeof id === 'string' && isUuid(id) ? await meta.getFunnel(site.id, id.toLowerCase()) : undefined;
+    if (!funnel) throw notFound('Funnel not found');
+    return funnelReport(reports, site, funnel, report);
   });
 
   app.get('/goal-properties', { config }, async (request) => {

@@ -10,8 +10,8 @@ import { formatTimestamp } from '../../domain/time.js';
 import { zoneOffsetMs } from '../../domain/zoned-time.js';
 import type { ReportEngine } from '../../report/engine.js';
 import { MAX_FUNNEL_STEPS, MIN_FUNNEL_STEPS } from '../../report/funnels.js';
-import { parseReportRequest } from '../../report/parse.js';
-import type { Funnel, FunnelPatch, FunnelStep, MetaStore, SegmentFilter } from '../../store/types.js';
+import { parseReportRequest, type ReportRequest } from '../../report/parse.js';
+import type { Funnel, FunnelPatch, FunnelStep, MetaStore, SegmentFilter, Site } from '../../store/types.js';
 import { siteOf } from './access.js';
 import { pageRequest } from './pagination.js';
 import { presentDeleted, presentList } from './present.js';
@@ -334,17 +334,24 @@ export function funnelRoutes(app: FastifyInstance, meta: MetaStore, engine: Repo
       const at = url.indexOf('?');
       const ordered = [...new URLSearchParams(at < 0 ? '' : url.slice(at + 1))].filter(([k]) => k.startsWith('filters'));
       const report = parseReportRequest(forwarded, ordered);
-      // The funnel's own filters and the request's together: per property ORed (positives) and ANDed (negatives),
-      // properties ANDed, exactly as one /v1 filter list.
-      const saved = parseReportRequest({ entity: 'pageview', entity_id: site.id, aggregates: 'visits', filters: JSON.stringify(funnel.filters) }).filters;
-      const answer = await engine.funnel({ ...report, filters: [...saved, ...report.filters] }, site, funnel.steps);
-      return {
-        id: funnel.id,
-        name: funnel.name,
-        date_from: localText(answer.from.getTime(), answer.timezone),
-        date_to: localText(Math.max(answer.from.getTime(), answer.until.getTime() - 1000), answer.timezone),
-        steps: answer.steps,
-      };
+      return funnelReport(engine, site, funnel, report);
     },
   });
+}
+
+/**
+ * A funnel's report as /v1 writes it, over `report`'s range and filters (and, from the dashboard's route, its custom
+ * property filters: report-api.ts). The funnel's own filters and the request's together: per property ORed
+ * (positives) and ANDed (negatives), properties ANDed, exactly as one /v1 filter list.
+ */
+export async function funnelReport(engine: ReportEngine, site: Site, funnel: Funnel, report: ReportRequest) {
+  const saved = parseReportRequest({ entity: 'pageview', entity_id: site.id, aggregates: 'visits', filters: JSON.stringify(funnel.filters) }).filters;
+  const answer = await engine.funnel({ ...report, filters: [...saved, ...report.filters] }, site, funnel.steps);
+  return {
+    id: funnel.id,
+    name: funnel.name,
+    date_from: localText(answer.from.getTime(), answer.timezone),
+    date_to: localText(Math.max(answer.from.getTime(), answer.until.getTime() - 1000), answer.timezone),
+    steps: answer.steps,
+  };
 }

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { FieldErrorCollector, ValidationError, type FieldErrors } from '../../domain/errors.js';
 import { formatTimestamp } from '../../domain/time.js';
 import { zoneOffsetMs } from '../../domain/zoned-time.js';
-import type { ReportEngine } from '../../report/engine.js';
+import type { Journeys, ReportEngine } from '../../report/engine.js';
 import { DEFAULT_JOURNEY_LIMIT, DEFAULT_STEPS, MAX_JOURNEY_LIMIT, MAX_STEPS, MIN_STEPS, type JourneyOptions } from '../../report/journeys.js';
 import { parseReportRequest } from '../../report/parse.js';
 import { siteOf } from './access.js';
@@ -96,15 +96,19 @@ export function journeyRoutes(app: FastifyInstance, engine: ReportEngine): void 
       const report = parsed(() => parseReportRequest(forwarded, ordered));
       const options = parsed(() => parseJourneyOptions(query));
       if (!report || !options) throw new ValidationError(faults);
-      const answer = await engine.journeys(report, site, options);
-      return {
-        date_from: localText(answer.from.getTime(), answer.timezone),
-        date_to: localText(Math.max(answer.from.getTime(), answer.until.getTime() - 1000), answer.timezone),
-        entry_page: options.entryPage ?? null,
-        steps: options.steps,
-        total_visits: String(answer.totalVisits),
-        paths: answer.paths.map((p) => ({ pages: p.pages, visits: String(p.visits), ended: String(p.ended) })),
-      };
+      return presentJourneys(await engine.journeys(report, site, options), options);
     },
   });
+}
+
+/** The journeys answer as /v1 writes it (and the dashboard's route with its own filters: report-api.ts). */
+export function presentJourneys(answer: Journeys, options: JourneyOptions) {
+  return {
+    date_from: localText(answer.from.getTime(), answer.timezone),
+    date_to: localText(Math.max(answer.from.getTime(), answer.until.getTime() - 1000), answer.timezone),
+    entry_page: options.entryPage ?? null,
+    steps: options.steps,
+    total_visits: String(answer.totalVisits),
+    paths: answer.paths.map((p) => ({ pages: p.pages, visits: String(p.visits), ended: String(p.ended) })),
+  };
 }

@@ -12,7 +12,6 @@ import { ConfirmButton, failed, Status } from '../forms.js';
 import { fmtDuration, fmtInt, fmtPercent } from '../format.js';
 import { html, useEffect, useState } from '../ui.js';
 import { baseParams, explainError, usePanel, useSite } from './data.js';
-import { PROP_FILTER } from './properties.js';
 import { setFunnelFilter, setReport, useReportState } from './state.js';
 
 export const MIN_STEPS = 2;
@@ -22,12 +21,14 @@ const MAX_NAME = 255;
 const funnelsPath = (site) => `/v1/sites/${encodeURIComponent(site.id)}/funnels`;
 
 /**
- * A funnel's report for a period with the page's /v1 filters (custom property filters do not apply, nor the
- * page's funnel filter: baseParams' funnel parameters are not sent, the panel shows the funnel whole).
+ * A funnel's report for a period with the page's filters, custom property filters included (through the report
+ * page's own route, which /v1 lacks), but not the page's funnel filter: the panel shows the funnel whole.
  */
 export function fetchFunnel(site, state, period, funnelId, signal) {
-  const { date_from, date_to, filters } = baseParams(site, period, state.filters.filter((f) => f.property !== PROP_FILTER));
-  return api('GET', `${funnelsPath(site)}/${encodeURIComponent(funnelId)}/report?${query({ date_from, date_to, filters })}`, undefined, { signal });
+  const { entity: _entity, funnel: _funnel, funnel_step: _step, funnel_outcome: _outcome, ...scope } = baseParams(site, period, state.filters);
+  return scope.props
+    ? api('GET', `/dashboard/api/report/funnel-report?${query({ ...scope, funnel_id: funnelId })}`, undefined, { signal })
+    : api('GET', `${funnelsPath(site)}/${encodeURIComponent(funnelId)}/report?${query({ date_from: scope.date_from, date_to: scope.date_to, filters: scope.filters })}`, undefined, { signal });
 }
 
 /** What the server said was wrong, as one line. */
@@ -198,7 +199,6 @@ export function FunnelsPanel() {
       setStatus(failed(message(err)));
     }
   };
-  const props = state.filters.some((f) => f.property === PROP_FILTER);
   const answer = data && data.id === chosen ? data : null;
   return html`<section class="card funnels" aria-labelledby="funnels-h" aria-busy=${loading ? 'true' : 'false'}>
     <h2 id="funnels-h">Funnels</h2>
@@ -224,7 +224,7 @@ export function FunnelsPanel() {
     ${answer
       ? html`<${FunnelChart} answer=${answer} active=${state.funnel} />
         <p class="muted small">Visits in this range that reached each step after the ones before it; the time is the median from the step
-          before.${props ? ' Custom property filters do not apply here.' : ''}</p>`
+          before.${state.funnel ? ' The funnel filter does not narrow this panel: it shows the funnel whole.' : ''}</p>`
       : null}
     ${editing
       ? html`<${FunnelDialog} site=${site} funnel=${editing === 'new' ? null : editing} onClose=${() => setEditing(null)} onSaved=${saved} />`

@@ -8,7 +8,6 @@ import { Field } from '../field.js';
 import { fmtInt, fmtPercent } from '../format.js';
 import { html, useState } from '../ui.js';
 import { baseParams, explainError, usePanel, useSite } from './data.js';
-import { PROP_FILTER } from './properties.js';
 import { useReportState } from './state.js';
 
 /** Prefixes asked per depth: enough that the boxes shown below are exact and the rest add up to "other paths". */
@@ -19,11 +18,16 @@ const CHILDREN = 3;
 const ENTRY_CHOICES = 20;
 const DEPTHS = [2, 3, 4, 5];
 
-/** The journeys answer for a period with the page's /v1 filters (custom property filters do not apply). */
+/**
+ * The journeys answer for a period with the page's filters: /v1's route, or with custom property filters or a funnel
+ * filter (which /v1 does not take) the report page's own, which answers the same way.
+ */
 export function fetchJourneys(site, state, period, { entryPage, steps, limit = JOURNEY_LIMIT }, signal) {
-  const { date_from, date_to, filters } = baseParams(site, period, state.filters.filter((f) => f.property !== PROP_FILTER));
-  const params = { date_from, date_to, filters, entry_page: entryPage || undefined, steps, limit };
-  return api('GET', `/v1/sites/${encodeURIComponent(site.id)}/journeys?${query(params)}`, undefined, { signal });
+  const { entity: _entity, ...scope } = baseParams(site, period, state.filters);
+  const own = { entry_page: entryPage || undefined, steps, limit };
+  return scope.props || scope.funnel
+    ? api('GET', `/dashboard/api/report/journeys?${query({ ...scope, ...own })}`, undefined, { signal })
+    : api('GET', `/v1/sites/${encodeURIComponent(site.id)}/journeys?${query({ date_from: scope.date_from, date_to: scope.date_to, filters: scope.filters, ...own })}`, undefined, { signal });
 }
 
 /**
@@ -85,7 +89,6 @@ export function JourneysPanel() {
   const entries = ((anyEntry ?? answer)?.paths ?? []).filter((p) => p.pages.length === 1).slice(0, ENTRY_CHOICES).map((p) => p.pages[0]);
   if (entryPage && !entries.includes(entryPage)) entries.unshift(entryPage);
   const roots = answer ? journeyTree(answer.paths).slice(0, entryPage ? 1 : ROOTS) : [];
-  const props = state.filters.some((f) => f.property === PROP_FILTER);
   return html`<section class="card journeys" aria-labelledby="journeys-h" aria-busy=${loading ? 'true' : 'false'}>
     <h2 id="journeys-h">Journeys</h2>
     <div class="row wrap journeys-controls">
@@ -100,11 +103,11 @@ export function JourneysPanel() {
     </div>
     ${error ? html`<p class="status error" role="alert">${explainError(error)}</p>` : null}
     ${!answer ? (error ? null : html`<p class="muted">Loading…</p>`) : roots.length === 0
-      ? html`<p class="muted">No visit in this range${entryPage ? ` started at ${entryPage}` : ''}${state.filters.length ? ' with these filters' : ''}.</p>`
+      ? html`<p class="muted">No visit in this range${entryPage ? ` started at ${entryPage}` : ''}${state.filters.length || state.funnel ? ' with these filters' : ''}.</p>`
       : html`<div class="journey-scroll"><ol class="journey-tree" aria-label="Paths, one column per step">
           ${roots.map((r) => html`<${Box} node=${r} steps=${answer.steps} onPick=${setEntryPage} />`)}
         </ol></div>
         <p class="muted small">${fmtInt(Number(answer.total_visits))} visit${answer.total_visits === '1' ? '' : 's'} with a pageview in this range;
-          a reload is not a step. Click a page to start journeys there.${props ? ' Custom property filters do not apply here.' : ''}</p>`}
+          a reload is not a step. Click a page to start journeys there.</p>`}
   </section>`;
 }
