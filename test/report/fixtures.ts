@@ -2,9 +2,9 @@
 // `GET /v1/aggregations` request that must answer the same rows.
 
 import assert from 'node:assert/strict';
-import type { DemoHit } from '../../src/cli/demo-traffic.js';
+import { demoTraffic, type DemoHit } from '../../src/cli/demo-traffic.js';
 import { ADMIN_TOKEN, OWNER_TOKEN, type TestApp } from '../helpers/app.js';
-import { aggregationsOf, type Filter, type OracleQuery, type Prepared } from './oracle.js';
+import { aggregationsOf, prepare, type Filter, type OracleQuery, type Prepared } from './oracle.js';
 
 export const AGENTS = {
   chromeWin: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
@@ -65,6 +65,20 @@ export async function importLines(t: TestApp, lines: readonly DemoHit[]): Promis
 
 /** Replaces the placeholder site id of generated lines with the real one. */
 export const forSite = (lines: readonly DemoHit[], siteId: string): DemoHit[] => lines.map((l) => ({ ...l, site_id: siteId }));
+
+/**
+ * A new site in `timezone` with `days` of the demo's traffic from `from` (`YYYY-MM-DD`, UTC midnight) imported, and
+ * the oracle's view of the same lines.
+ */
+export async function demoSite(
+  t: TestApp,
+  o: { name: string; timezone: string; from: string; days: number; visitsPerDay: number; seed: number },
+): Promise<{ siteId: string; data: Prepared }> {
+  const siteId = await createSite(t, { name: o.name, timezone: o.timezone });
+  const lines = forSite([...demoTraffic({ siteId: 'X', start: new Date(`${o.from}T00:00:00Z`), days: o.days, visitsPerDay: o.visitsPerDay, seed: o.seed })], siteId);
+  await importLines(t, lines);
+  return { siteId, data: await prepare(lines, { id: siteId, timezone: o.timezone }) };
+}
 
 /** The request for an oracle query; `timezone` is sent only when it differs from the site's (or when forced). */
 export function requestUrl(siteId: string, siteZone: string, q: OracleQuery, options: { sendTimezone?: boolean } = {}): string {

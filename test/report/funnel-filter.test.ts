@@ -5,12 +5,11 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { demoTraffic } from '../../src/cli/demo-traffic.js';
 import { OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 import { Browser, givePassword, logIn, newLogin } from '../dashboard/helpers.js';
 import { funnelOracle, type OracleStep } from './funnel-oracle.js';
-import { createSite, f, forSite, importLines } from './fixtures.js';
-import { aggregationsOf, prepare, type Filter, type OracleQuery, type OracleVisit, type Prepared } from './oracle.js';
+import { demoSite, f } from './fixtures.js';
+import { aggregationsOf, type Filter, type OracleQuery, type OracleVisit, type Prepared } from './oracle.js';
 
 const ZONE = 'Europe/Berlin';
 const FROM = '2026-01-12';
@@ -37,10 +36,7 @@ describe('the funnel filter of the dashboard report API', () => {
     await givePassword(t.meta, 1);
     owner = new Browser(t.app);
     csrf = await logIn(owner);
-    siteId = await createSite(t, { name: 'Funnel filter', timezone: ZONE });
-    const lines = forSite([...demoTraffic({ siteId: 'X', start: new Date(`${FROM}T00:00:00Z`), days: 2, visitsPerDay: 150, seed: 47 })], siteId);
-    await importLines(t, lines);
-    data = await prepare(lines, { id: siteId, timezone: ZONE });
+    ({ siteId, data } = await demoSite(t, { name: 'Funnel filter', timezone: ZONE, from: FROM, days: 2, visitsPerDay: 150, seed: 47 }));
   });
   after(() => t.close());
 

@@ -6,13 +6,12 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { demoTraffic } from '../../src/cli/demo-traffic.js';
 import { OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 import { Browser, givePassword, logIn } from '../dashboard/helpers.js';
 import { funnelOracle, type OracleStep } from './funnel-oracle.js';
 import { journeysOf } from './journey-oracle.js';
-import { createSite, forSite, importLines } from './fixtures.js';
-import { localToUtc, prepare, type OracleVisit, type Prepared } from './oracle.js';
+import { demoSite } from './fixtures.js';
+import { localToUtc, type OracleVisit, type Prepared } from './oracle.js';
 
 const ZONE = 'Europe/Berlin';
 const FROM = '2026-01-12';
@@ -33,10 +32,7 @@ describe("the report page's journeys and funnel report with custom property and 
     await givePassword(t.meta, 1);
     owner = new Browser(t.app);
     csrf = await logIn(owner);
-    siteId = await createSite(t, { name: 'Dashboard filters', timezone: ZONE });
-    const lines = forSite([...demoTraffic({ siteId: 'X', start: new Date(`${FROM}T00:00:00Z`), days: 2, visitsPerDay: 150, seed: 52 })], siteId);
-    await importLines(t, lines);
-    data = await prepare(lines, { id: siteId, timezone: ZONE });
+    ({ siteId, data } = await demoSite(t, { name: 'Dashboard filters', timezone: ZONE, from: FROM, days: 2, visitsPerDay: 150, seed: 52 }));
     const created = await t.call(OWNER_TOKEN, 'POST', `/v1/sites/${siteId}/funnels`, { name: 'Signup', steps: STEPS });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     funnelId = created.body.id as string;
