@@ -24,7 +24,7 @@ import { ReportCompiler } from './report/compiler.js';
 import { ClickHouseDialect } from './report/clickhouse-dialect.js';
 import { SqlDialect } from './report/dialect.js';
 import { DoneImports } from './report/done-imports.js';
-import { ReportEngine } from './report/engine.js';
+import { MAX_CURRENT_ROWS, ReportEngine } from './report/engine.js';
 import { QueryGate, type QueryGateOptions } from './report/query-gate.js';
 import { claimDataDir } from './data-dir.js';
 import type { OpenTransport } from './store/clickhouse/transport.js';
@@ -231,10 +231,14 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
     buffer: o.buffer,
     log: (err, message) => logError(err, message),
   });
-  // Current visitors count a hit as soon as it is answered: the visits in progress come from the ingest thread's
-  // memory, laid over the stored rows until its record file is loaded. Scale-out keeps them in Redis, and its
-  // batches reach ClickHouse every second.
-  if (!o.scaleOut) reports.useLiveVisits((siteId, sinceMs) => ingest.liveVisits(siteId, sinceMs));
+  // Current visitors count a hit as soon as it is answered: the visits in progress are laid over the stored rows
+  // until these are written. Embedded, they come from the ingest thread's memory (until its record file is loaded);
+  // scale-out, from Redis, where every process's visits are (until its batch reaches ClickHouse, about a second).
+  const liveVisits = stores.sharedVisits
+    ? new (await import('./store/redis/live-visits.js')).RedisLiveVisits(stores.sharedVisits.url, stores.sharedVisits.prefix)
+    : undefined;
+  if (liveVisits) reports.useLiveVisits((siteId, sinceMs) => liveVisits.since(siteId, sinceMs, MAX_CURRENT_ROWS));
+  else reports.useLiveVisits((siteId, sinceMs) => ingest.liveVisits(siteId, sinceMs));
   // Imports: this process as an owner (a scale-out node's stable id, so that its next start knows the imports this
   // run leaves as its own; else an id of this start), undoing dead processes' imports before requests are taken.
   const importOwner = new ImportOwner(o.importOwner ?? stores.node ?? randomBytes(8).toString('hex'), { ...IMPORT_TIMING, ...o.importTiming });
@@ -304,6 +308,7 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
       await auth.close();
       await usage.close();
       await limits.close();
+      await liveVisits?.close();
       mailer.close();
       await events.close();
       await meta.close();

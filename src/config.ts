@@ -2,6 +2,7 @@
 
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { redisClusterMode } from './store/redis/cluster-url.js';
 
 export interface Config {
   port: number;
@@ -23,6 +24,8 @@ export interface Config {
   /** Scale-out (all three set): metadata and salts in PostgreSQL, hits in ClickHouse, limits and visits in Redis. */
   databaseUrl: string | undefined;
   clickhouseUrl: string | undefined;
+  /** CLICKHOUSE_CLUSTER: a cluster of ClickHouse's remote_servers to spread the event tables over; one server when unset. */
+  clickhouseCluster: string | undefined;
   /** Shared rate-limit state (and, in scale-out, visit state); without it, limits are kept in process memory. */
   redisUrl: string | undefined;
   /** Key prefix in Redis, so several Plumb installations can share one Redis. */
@@ -91,7 +94,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   const databaseUrl = url('DATABASE_URL', ['postgres', 'postgresql']);
   const clickhouseUrl = url('CLICKHOUSE_URL', ['http', 'https']);
+  // Named in SQL as it is (ON CLUSTER, Distributed(...)): a name ClickHouse reads unquoted. Whether the server
+  // defines it is checked when the store opens (an unknown name fails the start there, naming the known ones).
+  const clickhouseCluster = text('CLICKHOUSE_CLUSTER');
+  if (clickhouseCluster !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(clickhouseCluster)) {
+    problems.push(`CLICKHOUSE_CLUSTER must be a cluster name of ClickHouse's remote_servers: letters, digits and underscores (got "${clickhouseCluster}")`);
+  }
+  if (clickhouseCluster !== undefined && clickhouseUrl === undefined) problems.push('CLICKHOUSE_CLUSTER is set but CLICKHOUSE_URL is not: set CLICKHOUSE_URL to a node of the cluster');
   const redisUrl = url('REDIS_URL', ['redis', 'rediss']);
+  let redisParsed: URL | undefined;
+  try {
+    redisParsed = redisUrl === undefined ? undefined : new URL(redisUrl);
+  } catch {
+    // said above: not a URL
+  }
+  if (redisUrl !== undefined && redisParsed) {
+    const cluster = redisClusterMode(redisUrl);
+    if (cluster === undefined) problems.push(`REDIS_URL's cluster parameter must be on or off (got "${redisParsed.searchParams.get('cluster')}")`);
+    // ioredis would quietly drop the database number for a cluster, which has database 0 only.
+    const db = redisParsed.pathname.replace(/^\//, '');
+    if (cluster === true && db !== '' && db !== '0') problems.push(`REDIS_URL names database ${db}, but a Redis Cluster has only database 0: remove /${db}`);
+  }
   // Scale-out needs all three: hits in ClickHouse without shared metadata, or shared metadata with hits in one
   // process's embedded file, or several processes without shared visit state would each be wrong in its own way.
   const scaleOut = { DATABASE_URL: databaseUrl, CLICKHOUSE_URL: clickhouseUrl, REDIS_URL: redisUrl };
@@ -171,6 +194,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push(`PLUMB_SINGLE_THREADED_GC must be on or off, or unset to decide by the number of cores (got "${singleThreadedGc}")`);
   }
 
+  // Plumb puts a hash tag in every key (a site, a limit's key) so that each script's keys share a Redis Cluster slot;
+  // a brace in the prefix would take the tag's place and put every key of the installation in one slot.
+  const redisPrefix = text('PLUMB_REDIS_PREFIX') ?? 'plumb:';
+  if (/[{}]/.test(redisPrefix)) problems.push(`PLUMB_REDIS_PREFIX must not contain { or } (got "${redisPrefix}"): they would make every key hash to one Redis Cluster slot`);
+
   const config: Config = {
     port,
     host: text('HOST') ?? '0.0.0.0',
@@ -184,8 +212,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     localAdminKey: localKeyText !== 'off',
     databaseUrl,
     clickhouseUrl,
+    clickhouseCluster,
     redisUrl,
-    redisPrefix: text('PLUMB_REDIS_PREFIX') ?? 'plumb:',
+    redisPrefix,
     mail: smtpUrl !== undefined && mailFrom !== undefined ? { smtpUrl, from: mailFrom } : undefined,
     publicUrl,
     duckdbMemoryLimit: memoryLimit,

@@ -36,6 +36,10 @@ const MESSAGES = [
   /the database system is (starting up|shutting down|in recovery mode)/i,
   /timeout exceeded when trying to connect/i,
   /\bECONNREFUSED\b|\bECONNRESET\b/,
+  // A Redis Cluster losing a master: what ioredis says when redirections or the cluster's state outrun its retries.
+  /Too many Cluster redirections/,
+  /^CLUSTERDOWN\b/,
+  /Cluster isn't ready/,
 ];
 
 /** Whether `err` (or an error it was caused by, a few levels down) is a lost or refused service connection. */

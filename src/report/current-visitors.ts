@@ -1,7 +1,7 @@
-// Current visitors counted from visit rows, for the embedded store: the stored rows of the last five minutes with
-// the ingest thread's visits in progress laid over them (docs/reports.md, "Current visitors"), so that a hit counts
-// as soon as it is answered instead of once its record file is loaded. Counted and ordered exactly as the SQL of
-// compiler.currentVisitors does over the same rows.
+// Current visitors counted from visit rows: the stored rows of the last five minutes with the visits in progress
+// laid over them (the ingest thread's, embedded; every process's in Redis, scale-out; docs/reports.md, "Current
+// visitors"), so that a hit counts as soon as it is answered instead of once its row is written. Counted and
+// ordered exactly as the SQL of compiler.currentVisitors does over the same rows.
 
 import type { LiveVisit } from '../domain/hits.js';
 import type { CurrentVisitors } from './engine.js';
@@ -12,13 +12,16 @@ export const CURRENT_TOP = 150;
 /** A stored visit row as compiler.currentVisitRows selects it. */
 export type StoredVisitRow = Record<string, unknown>;
 
+/** A stored time: DuckDB's TIMESTAMP comes as a Date, ClickHouse's Int64 of milliseconds as its number or text. */
+const msOf = (value: unknown): number => (value instanceof Date ? value.getTime() : Number(value));
+
 /** The visits of both: by visit id, the live state where there is one (it is never older than the stored row). */
 export function mergeCurrentVisits(stored: readonly StoredVisitRow[], live: readonly LiveVisit[]): LiveVisit[] {
   const byId = new Map<string, LiveVisit>();
   for (const r of stored) {
     const visitId = String(r.visit_id);
     byId.set(visitId, {
-      visitId, lastSeenMs: (r.last_seen_at as Date).getTime(), pageviews: Number(r.pageviews),
+      visitId, lastSeenMs: msOf(r.last_seen_at), pageviews: Number(r.pageviews),
       exitHostname: String(r.exit_hostname), exitPage: String(r.exit_page),
       referrerHostname: String(r.referrer_hostname), referrerPathname: String(r.referrer_pathname),
     });

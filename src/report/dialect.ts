@@ -158,6 +158,11 @@ export class SqlDialect {
     return `JOIN ${this.table('visits', alias)}`;
   }
 
+  /** joinVisits() with its condition: the visit of `left`, a left-side `visit_id` column. */
+  joinVisitsOn(alias: string, scope: JoinScope, left: string): string {
+    return `${this.joinVisits(alias, scope)} ON ${alias}.visit_id = ${left}`;
+  }
+
   /**
    * `SELECT v.visit_id` of the site's visits meeting `where` (conditions on alias `v`), for an IN. The compiler
    * asks only for few visits (those at the edges of the range or of a bucket), which a dialect may use.

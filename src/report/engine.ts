@@ -26,9 +26,13 @@ const CURRENT_WINDOW_MS = 5 * 60 * 1000;
  * Current visits read as rows and laid over the live ones at most; a site with more (no site this server carries)
  * is counted by SQL over the stored rows alone.
  */
-const MAX_CURRENT_ROWS = 200_000;
+export const MAX_CURRENT_ROWS = 200_000;
 
-/** The visits in progress not yet stored (embedded: the ingest thread's memory); null where there are none to ask. */
+/**
+ * The visits in progress not yet stored (embedded: the ingest thread's memory; scale-out: Redis, at most
+ * MAX_CURRENT_ROWS); null where there are none to ask, or too many to lay over the rows. A source that cannot be
+ * reached rejects, and the request is answered as that outage is (src/http/service-outage.ts).
+ */
 export type LiveVisitSource = (siteId: string, sinceMs: number) => Promise<LiveVisit[] | null>;
 /** Regular expressions the database accepted, remembered so a dashboard's repeated filter costs no second query. */
 const KNOWN_GOOD_PATTERNS = 1000;

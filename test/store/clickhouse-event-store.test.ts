@@ -13,6 +13,7 @@ import { parseClickHouseUrl } from '../../src/store/clickhouse/client.js';
 import { ClickHouseEventStore } from '../../src/store/clickhouse/event-store.js';
 import { identifier, sqlLiteral } from '../../src/store/clickhouse/literal.js';
 import { MIGRATIONS } from '../../src/store/clickhouse/migrations.js';
+import { NewerSchemaError } from '../../src/store/newer-schema.js';
 import { httpTransport, type OpenTransport } from '../../src/store/clickhouse/transport.js';
 import { testConnection, testEngine } from '../helpers/clickhouse.js';
 import { storedHit } from '../helpers/stored-hits.js';
@@ -85,11 +86,28 @@ describe('ClickHouseEventStore', () => {
     const stores = await Promise.all([open(database), open(database), open(database), open(database)]);
     const rows = await stores[0]!.query('SELECT version, count() AS n FROM schema_migrations GROUP BY version ORDER BY version', []);
     assert.deepEqual(rows.map((r) => Number(r.version)), MIGRATIONS.map((m) => m.version));
-    const tables = await stores[0]!.query(`SELECT name FROM system.tables WHERE database = '${database}' ORDER BY name`, []);
+    // On a cluster (CLICKHOUSE_CLUSTER) each table also has its node-local `<name>_local` under the Distributed one.
+    const tables = await stores[0]!.query(`SELECT name FROM system.tables WHERE database = '${database}' AND NOT endsWith(name, '_local') ORDER BY name`, []);
     assert.deepEqual(tables.map((t) => t.name), ['hit_log_marks', 'hits', 'imported_daily', 'schema_migrations', 'visits']);
     // A later open finds nothing to do and still works.
     const again = await open(database);
     assert.deepEqual(await again.listHits('X'), []);
+  });
+
+  it('refuses a database a newer release migrated, before changing anything', async () => {
+    const database = freshName();
+    const first = await open(database);
+    const known = MIGRATIONS.at(-1)!.version;
+    const conn = testConnection(database);
+    await conn.exec(`INSERT INTO schema_migrations VALUES (${known + 1}, 'from the future', now())`);
+    await conn.close();
+    await assert.rejects(open(database), (err: unknown) => {
+      assert.ok(err instanceof NewerSchemaError, String(err));
+      assert.match(err.message, new RegExp(`^ClickHouse \\(CLICKHOUSE_URL, database ${database}\\): the database has schema version ${known + 1}, written by a newer release of Plumb; this release knows versions up to ${known}\\.`));
+      return true;
+    });
+    const versions = await first.query('SELECT DISTINCT version FROM schema_migrations ORDER BY version', []);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [...MIGRATIONS.map((m) => m.version), known + 1], 'left as it was');
   });
 
   it('keeps the highest version of a visit whichever order processes wrote them in', async () => {

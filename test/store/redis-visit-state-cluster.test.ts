@@ -33,7 +33,8 @@ describe('shared visit state on Redis Cluster', { skip: installed ? false : 'red
   before(async () => {
     const port = await freePort();
     url = `redis://127.0.0.1:${port}`;
-    server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    // The cluster bus listens on the port + 10000 unless told otherwise: a free port above 55535 would leave it none.
+    server = spawn('redis-server', ['--port', String(port), '--cluster-port', String(await freePort()), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
     const admin = new Redis(url, { lazyConnect: true, retryStrategy: () => 50 });
     admin.on('error', () => undefined); // refused until the server listens: retried below
     for (let i = 0; i < 100; i++) {

@@ -42,7 +42,7 @@ export function typedHits(ctx: PlanContext, q: ReportQuery, b: Binder, type: 'pa
     ...funnelConditions(d, q, b),
   ];
   const join = visitLevel
-    ? ` ${d.joinVisits('v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] })} ON v.visit_id = h.visit_id`
+    ? ` ${d.joinVisitsOn('v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] }, 'h.visit_id')}`
     : '';
   const keyColumn = (k: { alias: string }, source: string) =>
     k.alias === TIMESTAMP_ALIAS ? `${d.formatBucket(`${source}.${k.alias}`)} AS ${k.alias}` : `${source}.${k.alias} AS ${k.alias}`;

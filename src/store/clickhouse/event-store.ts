@@ -1,6 +1,7 @@
 // EventStore on ClickHouse (scale-out): hits in a MergeTree, visits in a ReplacingMergeTree read with FINAL,
 // batched VALUES inserts built by the one literal function (insert-text.ts, also used on the ingest thread), and the
-// hit-log watermark kept per node in the hits.
+// hit-log watermark kept per node in the hits. On a cluster (CLICKHOUSE_CLUSTER) the same SQL reads and writes
+// Distributed tables over node-local ones, and mutations go to the local tables of every node (cluster.ts).
 // Written for 18.16 (Debian's package) and later releases: no query parameters, DateTime64, LowCardinality or
 // CTEs are used. Tested on 18.16.1 (HTTP) and 26.7 (chdb, in process); version() is read once on open.
 
@@ -9,6 +10,7 @@ import { hitFromRow, visitFromRow } from '../event-rows.js';
 import { ImportedSites } from '../imported-sites.js';
 import type { EventStore, ImportedDay, InsertStatements, QueryParam } from '../types.js';
 import { ClickHouseConnection, parseClickHouseUrl, type ClickHouseTarget, type OpenTransport, type QuerySettings, type Row } from './client.js';
+import { ClickHouseCluster, CLUSTER_SETTINGS } from './cluster.js';
 import { atLeast, featuresOf, type ClickHouseFeatures } from './features.js';
 import { batchInserts } from './insert-text.js';
 import { identifier, sqlLiteral } from './literal.js';
@@ -23,6 +25,11 @@ export interface ClickHouseEventStoreOptions {
   node: string;
   /** How to reach ClickHouse: HTTP unless a test or benchmark plugs in another engine (test/helpers/chdb.ts). */
   transport?: OpenTransport;
+  /**
+   * CLICKHOUSE_CLUSTER: a cluster of ClickHouse's remote_servers to spread the tables over (src/store/clickhouse/
+   * cluster.ts); undefined: the process's CLICKHOUSE_CLUSTER (checked by loadConfig at start), if any.
+   */
+  cluster?: string;
 }
 
 /** Imported-day rows per INSERT. */
@@ -57,24 +64,32 @@ export class ClickHouseEventStore implements EventStore {
     private readonly openTransport: OpenTransport | undefined,
     /** The server's release and what it can do, read once on open (the dialect is built from it). */
     readonly features: ClickHouseFeatures,
+    /** The cluster the tables are spread over; undefined: one server. */
+    readonly cluster: ClickHouseCluster | undefined,
   ) {}
 
   /** Connects, creates the database if missing and applies migrations (safe when several processes start at once). */
   static async open(o: ClickHouseEventStoreOptions): Promise<ClickHouseEventStore> {
-    const target = parseClickHouseUrl(o.url, o.database);
+    const clusterName = o.cluster ?? (process.env.CLICKHOUSE_CLUSTER?.trim() || undefined);
+    const parsed = parseClickHouseUrl(o.url, o.database);
+    // On a cluster every request runs under the cluster's settings (cluster.ts), inserts included.
+    const target = clusterName === undefined ? parsed : { ...parsed, settings: CLUSTER_SETTINGS };
     const transport = o.transport;
     const admin = ClickHouseConnection.open(target, { useDatabase: false, ...(transport ? { transport } : {}) });
+    let cluster: ClickHouseCluster | undefined;
     try {
-      await ensureDatabase(admin, target.database);
+      if (clusterName !== undefined) cluster = await ClickHouseCluster.read(admin, clusterName, target, transport);
+      await ensureDatabase(admin, target.database, cluster);
     } finally {
       await admin.close();
     }
     const conn = ClickHouseConnection.open(target, transport ? { transport } : {});
     try {
       const [row] = await conn.rows('SELECT version() AS version');
-      const features = featuresOf(String(row?.version ?? ''));
-      await migrate(conn, features);
-      return new ClickHouseEventStore(conn, target, o.node, transport, features);
+      const release = featuresOf(String(row?.version ?? ''));
+      const features = cluster ? { ...release, cluster: true } : release;
+      await migrate(conn, features, cluster);
+      return new ClickHouseEventStore(conn, target, o.node, transport, features, cluster);
     } catch (err) {
       await conn.close();
       throw err;
@@ -143,7 +158,7 @@ export class ClickHouseEventStore implements EventStore {
     const beyond = `log_node = ${node} AND log_seq > ${sqlLiteral(watermark)}`;
     const [orphans] = await this.conn.rows(`SELECT count() AS n FROM hits WHERE ${beyond}`);
     if (Number(orphans?.n ?? 0) > 0) {
-      await this.conn.exec(`ALTER TABLE hits DELETE WHERE ${beyond}`);
+      await this.mutate('hits', `DELETE WHERE ${beyond}`);
       await this.mutationsDone('removing the hits of an unfinished batch');
     }
     return watermark;
@@ -164,15 +179,13 @@ export class ClickHouseEventStore implements EventStore {
   /** Deletes by mutation and waits until the mutations are done, so nothing of the site is read afterwards. */
   async deleteSite(siteId: string): Promise<void> {
     this.importedSites.forget(siteId);
-    for (const table of ['hits', 'visits', 'imported_daily']) await this.conn.exec(`ALTER TABLE ${table} DELETE WHERE site_id = ${sqlLiteral(siteId)}`);
+    for (const table of ['hits', 'visits', 'imported_daily'] as const) await this.mutate(table, `DELETE WHERE site_id = ${sqlLiteral(siteId)}`);
     await this.mutationsDone(`deleting site ${siteId}`);
   }
 
   async deleteVisitRange(siteId: string, from: bigint, to: bigint): Promise<void> {
-    for (const table of ['hits', 'visits']) {
-      await this.conn.exec(
-        `ALTER TABLE ${table} DELETE WHERE site_id = ${sqlLiteral(siteId)} AND visit_id BETWEEN ${sqlLiteral(from)} AND ${sqlLiteral(to)}`,
-      );
+    for (const table of ['hits', 'visits'] as const) {
+      await this.mutate(table, `DELETE WHERE site_id = ${sqlLiteral(siteId)} AND visit_id BETWEEN ${sqlLiteral(from)} AND ${sqlLiteral(to)}`);
     }
     await this.mutationsDone(`deleting visits of site ${siteId}`);
   }
@@ -198,17 +211,21 @@ export class ClickHouseEventStore implements EventStore {
 
   async deleteImportedDays(siteId: string, importId: string): Promise<void> {
     this.importedSites.forget(siteId);
-    await this.conn.exec(`ALTER TABLE imported_daily DELETE WHERE site_id = ${sqlLiteral(siteId)} AND import_id = ${sqlLiteral(importId)}`);
+    await this.mutate('imported_daily', `DELETE WHERE site_id = ${sqlLiteral(siteId)} AND import_id = ${sqlLiteral(importId)}`);
     await this.mutationsDone(`deleting import ${importId}`);
   }
 
   /** Waits until every mutation of hits, visits and imported days has finished (ALTER ... DELETE runs in the background). */
   private async mutationsDone(what: string): Promise<void> {
     const deadline = Date.now() + MUTATION_TIMEOUT_MS;
+    // On a cluster, the node-local tables' mutations on every node (each replica applies them itself).
+    const c = this.cluster;
+    const mutations = c ? c.everyNode('mutations') : 'system.mutations';
+    const tables = c ? "('hits_local', 'visits_local', 'imported_daily_local')" : "('hits', 'visits', 'imported_daily')";
     for (;;) {
       const [row] = await this.conn.rows(
-        `SELECT count() AS pending FROM system.mutations WHERE database = ${sqlLiteral(this.target.database)} ` +
-          `AND table IN ('hits', 'visits', 'imported_daily') AND is_done = 0`,
+        `SELECT count() AS pending FROM ${mutations} WHERE database = ${sqlLiteral(this.target.database)} ` +
+          `AND table IN ${tables} AND is_done = 0`,
       );
       if (Number(row?.pending ?? 0) === 0) return;
       if (Date.now() > deadline) throw new Error(`${what}: ClickHouse mutations still running after ${MUTATION_TIMEOUT_MS} ms`);
@@ -216,11 +233,23 @@ export class ClickHouseEventStore implements EventStore {
     }
   }
 
-  /** Drops the database (tests). */
+  /**
+   * `ALTER TABLE <table> <change>` (a DELETE mutation). On a cluster the node-local tables are altered, on every
+   * shard: a Distributed table takes no mutation.
+   */
+  private async mutate(table: 'hits' | 'visits' | 'imported_daily', change: string): Promise<void> {
+    const c = this.cluster;
+    if (!c) return this.conn.exec(`ALTER TABLE ${table} ${change}`);
+    await c.run(this.conn, `ALTER TABLE ${c.local(table)}${c.onCluster} ${change}`);
+  }
+
+  /** Drops the database (tests), on every node of a cluster. */
   async dropDatabase(): Promise<void> {
     const admin = ClickHouseConnection.open(this.target, { useDatabase: false, ...(this.openTransport ? { transport: this.openTransport } : {}) });
     try {
-      await admin.exec(`DROP DATABASE IF EXISTS ${identifier(this.target.database)}`);
+      const sql = `DROP DATABASE IF EXISTS ${identifier(this.target.database)}`;
+      if (this.cluster) await this.cluster.run(admin, `${sql}${this.cluster.onCluster}`);
+      else await admin.exec(sql);
     } finally {
       await admin.close();
     }

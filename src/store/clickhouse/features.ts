@@ -6,6 +6,11 @@ export interface ClickHouseFeatures {
   version: string;
   /** [major, minor] of the release. */
   release: readonly [number, number];
+  /**
+   * Whether the tables are Distributed over a cluster (CLICKHOUSE_CLUSTER, src/store/clickhouse/cluster.ts): set by
+   * the event store, absent for one server. 18.16 needs some SQL written otherwise there (the dialect's joins).
+   */
+  cluster?: boolean;
 }
 
 /** Parses version(); an unreadable one is treated as the oldest release supported (18.16): its SQL runs everywhere. */

@@ -3,8 +3,10 @@
 // and schema_migrations (deduplicated by version) records it.
 
 import type { ClickHouseConnection } from './client.js';
+import { SHARDING_KEYS, type ClickHouseCluster } from './cluster.js';
 import { atLeast, type ClickHouseFeatures } from './features.js';
 import { identifier, sqlLiteral } from './literal.js';
+import { NewerSchemaError } from '../newer-schema.js';
 
 interface Migration {
   version: number;
@@ -124,22 +126,138 @@ async function idempotent(conn: ClickHouseConnection, sql: string): Promise<void
   }
 }
 
-/** Creates the database unless it exists (through a connection to the server's default database). */
-export async function ensureDatabase(admin: ClickHouseConnection, database: string): Promise<void> {
+/**
+ * idempotent() of a statement on every node of a cluster. ON CLUSTER reports a node's error inside its own
+ * (`There was an error on [host:port]: Code: 44, ...`), so the node's code is looked for in the message too.
+ */
+async function idempotentOnCluster(cluster: ClickHouseCluster, conn: ClickHouseConnection, sql: string): Promise<void> {
+  await cluster.run(conn, sql, async (node, statement) => {
+    try {
+      await idempotent(node, statement);
+    } catch (err) {
+      const nodeCode = /error on \[[^\]]*\]: Code: (\d+)/.exec(String((err as Error).message))?.[1];
+      if (nodeCode !== undefined && (ALREADY_EXISTS.has(nodeCode) || (nodeCode === '44' && /already exists/.test(String((err as Error).message))))) return;
+      throw err;
+    }
+  });
+}
+
+/** A statement of MIGRATIONS as the cluster runs it on its node-local table (clusterStatement). */
+interface LocalStatement {
+  table: string;
+  /** A CREATE (else an ALTER's change, `ADD COLUMN ...`, to be joined with the same table's next ones). */
+  create: boolean;
+  sql: string;
+}
+
+/**
+ * A single-server statement of MIGRATIONS on the cluster's node-local table `<name>_local`: a CREATE TABLE with its
+ * engine replicated when a ZooKeeper serves the cluster (its data at a path of this database, table and shard),
+ * an ALTER TABLE's change as it is. The Distributed table over it is made by distributedTable().
+ */
+function clusterStatement(sql: string, cluster: ClickHouseCluster, database: string): LocalStatement {
+  const db = identifier(database);
+  const create = /^CREATE TABLE IF NOT EXISTS (\w+) \(([\s\S]*)\)\s*ENGINE = (\w+)(?:\(([^)]*)\))?([\s\S]*)$/.exec(sql);
+  if (create) {
+    const [, table, columns, engine, args, rest] = create as unknown as [string, string, string, string, string | undefined, string];
+    const replicated = cluster.replicated
+      ? `Replicated${engine}(${[sqlLiteral(`/clickhouse/tables/{shard}/${db}/${table}`), "'{replica}'", ...(args ? [args] : [])].join(', ')})`
+      : `${engine}${args === undefined ? '' : `(${args})`}`;
+    return { table, create: true, sql: `CREATE TABLE IF NOT EXISTS ${cluster.local(table)}${cluster.onCluster} (${columns}) ENGINE = ${replicated}${rest}` };
+  }
+  const alter = /^ALTER TABLE (\w+) ([\s\S]*)$/.exec(sql);
+  if (alter) return { table: alter[1]!, create: false, sql: alter[2]! };
+  throw new Error(`a migration statement the cluster cannot run: ${sql.slice(0, 80)}`);
+}
+
+/** The Distributed table `<name>` over every node's `<name>_local`, sharded by SHARDING_KEYS. */
+function distributedTable(table: string, cluster: ClickHouseCluster, database: string): string {
+  const key = SHARDING_KEYS[table];
+  if (key === undefined) throw new Error(`no sharding key for ClickHouse table ${table}`);
+  const db = identifier(database);
+  return `CREATE TABLE IF NOT EXISTS ${db}.${table}${cluster.onCluster} AS ${cluster.local(table)} ENGINE = Distributed(${cluster.name}, ${db}, ${table}_local, ${key})`;
+}
+
+/**
+ * The migrations still to apply, on a cluster: each on the node-local tables (a migration's changes of one table
+ * as one ALTER: on a cluster each statement is a round of ClickHouse's DDL queue, a fraction of a second), then
+ * each Distributed table made (again) over its altered local table once, then the versions recorded. The
+ * Distributed tables are made again rather than altered: 18.16 refuses ALTER ... ON CLUSTER of a table that is
+ * not replicated on a cluster whose shards are. They hold no rows (inserts are synchronous, cluster.ts), so
+ * nothing is lost; a report in that instant fails and may be retried. A crash before the versions are recorded
+ * leaves them to the next start, which finds the tables and columns there (idempotent()).
+ */
+async function migrateCluster(conn: ClickHouseConnection, features: ClickHouseFeatures, cluster: ClickHouseCluster, pending: Migration[]): Promise<void> {
+  const created = new Set<string>();
+  const altered = new Set<string>();
+  for (const m of pending) {
+    const statements = m.statements.map((sql) => clusterStatement(typeof sql === 'string' ? sql : sql(features), cluster, conn.database));
+    for (let i = 0; i < statements.length; ) {
+      const s = statements[i]!;
+      if (s.create) {
+        await idempotentOnCluster(cluster, conn, s.sql);
+        created.add(s.table);
+        i++;
+        continue;
+      }
+      const changes: string[] = [];
+      for (; i < statements.length && !statements[i]!.create && statements[i]!.table === s.table; i++) changes.push(statements[i]!.sql);
+      await idempotentOnCluster(cluster, conn, `ALTER TABLE ${cluster.local(s.table)}${cluster.onCluster} ${changes.join(', ')}`);
+      altered.add(s.table);
+    }
+  }
+  const db = identifier(conn.database);
+  for (const table of [...new Set([...created, ...altered])]) {
+    if (altered.has(table)) await idempotentOnCluster(cluster, conn, `DROP TABLE IF EXISTS ${db}.${table}${cluster.onCluster}`);
+    await idempotentOnCluster(cluster, conn, distributedTable(table, cluster, conn.database));
+  }
+  for (const m of pending) await conn.exec(`INSERT INTO schema_migrations VALUES (${sqlLiteral(m.version)}, ${sqlLiteral(m.name)}, now())`);
+}
+
+/** Creates the database unless it exists (through a connection to the server's default database); on every node of `cluster`. */
+export async function ensureDatabase(admin: ClickHouseConnection, database: string, cluster?: ClickHouseCluster): Promise<void> {
+  if (cluster) return idempotentOnCluster(cluster, admin, `CREATE DATABASE IF NOT EXISTS ${identifier(database)}${cluster.onCluster}`);
   await idempotent(admin, `CREATE DATABASE IF NOT EXISTS ${identifier(database)}`);
 }
 
-/** Brings the schema up to the newest version; returns the versions this call applied. */
-export async function migrate(conn: ClickHouseConnection, features: ClickHouseFeatures): Promise<number[]> {
-  await idempotent(
-    conn,
-    `CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, applied_at DateTime)
-     ENGINE = ReplacingMergeTree ORDER BY version`,
-  );
+/**
+ * Brings the schema up to the newest version; returns the versions this call applied, or refuses (NewerSchemaError)
+ * a database a newer release migrated. On a cluster every statement
+ * runs on every node (migrateCluster) and schema_migrations is itself a Distributed table, so the cluster is
+ * migrated once, whichever node a process connects to.
+ */
+export async function migrate(conn: ClickHouseConnection, features: ClickHouseFeatures, cluster?: ClickHouseCluster): Promise<number[]> {
+  const schemaMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, applied_at DateTime)
+     ENGINE = ReplacingMergeTree ORDER BY version`;
+  if (cluster) {
+    // A database made for one server has its tables under the names the Distributed tables take: refused, not
+    // taken over (nothing here moves its rows onto the shards).
+    const [single] = await conn.rows(
+      `SELECT name, engine FROM system.tables WHERE database = ${sqlLiteral(conn.database)} AND name IN ('schema_migrations', 'hits') AND engine != 'Distributed'`,
+    );
+    if (single) {
+      throw new Error(
+        `CLICKHOUSE_CLUSTER is set, but database ${conn.database} was made for one ClickHouse server (its ${String(single.name)} is a ` +
+          `${String(single.engine)} table): use a new database for the cluster, or unset CLICKHOUSE_CLUSTER`,
+      );
+    }
+    await idempotentOnCluster(cluster, conn, clusterStatement(schemaMigrations, cluster, conn.database).sql);
+    await idempotentOnCluster(cluster, conn, distributedTable('schema_migrations', cluster, conn.database));
+  } else {
+    await idempotent(conn, schemaMigrations);
+  }
   const applied = new Set((await conn.rows('SELECT DISTINCT version FROM schema_migrations')).map((r) => Number(r.version)));
+  // Written by a newer release: refused before anything changes, as the other stores refuse it (newer-schema.ts).
+  const known = MIGRATIONS.at(-1)!.version;
+  const found = Math.max(0, ...applied);
+  if (found > known) throw new NewerSchemaError(found, known, `ClickHouse (CLICKHOUSE_URL, database ${conn.database})`);
+  const pending = MIGRATIONS.filter((m) => !applied.has(m.version));
+  if (cluster) {
+    await migrateCluster(conn, features, cluster, pending);
+    return pending.map((m) => m.version);
+  }
   const ran: number[] = [];
-  for (const m of MIGRATIONS) {
-    if (applied.has(m.version)) continue;
+  for (const m of pending) {
     for (const sql of m.statements) await idempotent(conn, typeof sql === 'string' ? sql : sql(features));
     await conn.exec(`INSERT INTO schema_migrations VALUES (${sqlLiteral(m.version)}, ${sqlLiteral(m.name)}, now())`);
     ran.push(m.version);

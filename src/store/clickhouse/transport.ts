@@ -27,6 +27,11 @@ export interface ClickHouseTarget {
   username: string;
   password: string;
   database: string;
+  /**
+   * Settings of every request, sent beside the SQL (18.16 has no SETTINGS clause on INSERT): only a cluster's
+   * (src/store/clickhouse/cluster.ts), which every statement must run under. The HTTP transport alone has them.
+   */
+  settings?: Readonly<Record<string, string | number>>;
 }
 
 /** Opens a transport to `target`, on `target.database` unless `useDatabase` is false (the server's default). */
@@ -44,6 +49,7 @@ class HttpTransport implements ClickHouseTransport {
       username: target.username,
       password: target.password,
       ...(useDatabase ? { database: target.database } : {}),
+      ...(target.settings ? { clickhouse_settings: { ...target.settings } } : {}),
       // The client's default request timeout (30 s): no report or batch comes near it, and a longer one makes the
       // client ask for progress headers, one more thing old servers and proxies handle differently.
       keep_alive: { enabled: true },

@@ -1,10 +1,11 @@
 // VisitStateStore on Redis: visitor keys are strings holding a visit id, visits are hashes {ver, doc}; every
 // read and every compare-and-set (of a batch's visits of one site) is one atomic Lua script, so processes never see half a change. Every key of a
 // site carries the site as its hash tag (`plumb:{SITE}:visit:...`), so each script touches one slot and runs on
-// Redis Cluster as on a single Redis.
+// Redis Cluster as on a single Redis. The commit also keeps each site's visits written in the last minutes in a
+// sorted set (`plumb:{SITE}:live`), which current visitors read (src/store/redis/live-visits.ts).
 
-import { Redis } from 'ioredis';
 import type { VisitCommit, VisitStateStore } from '../types.js';
+import { deleteMatching, redisClient, type RedisClient } from './connect.js';
 
 // KEYS: visitor keys of one site. ARGV[1]: that site's visit key prefix. Returns [visitId1, doc1, visitId2, doc2,
 // ...] (false: none). The visit keys are only known inside the script; they carry the same hash tag as KEYS, so
@@ -19,15 +20,18 @@ end
 return out
 `;
 
-// Compare-and-set of several visits of one site, each applied or refused on its own, in order. For each visit,
-// KEYS: the visit, then the visitor keys to point at it; ARGV: the number of those keys, the visit id, the expected
-// version, the new version, the doc, then the expected value of each visitor key ('' for none). ARGV[1] is the ttl,
-// ARGV[2] the number of visits. A visit is applied only if its version and its keys' pointers are as read (or the
-// keys already point at it). Returns 1 (applied) or 0 (a conflict: read again) per visit.
+// Compare-and-set of several visits of one site, each applied or refused on its own, in order. KEYS[1]: the site's
+// live set; then for each visit, KEYS: the visit, then the visitor keys to point at it; ARGV: the number of those
+// keys, the visit id, the expected version, the new version, the doc, then the expected value of each visitor key
+// ('' for none). ARGV[1] is the ttl, ARGV[2] the number of visits, ARGV[3] the writer's clock (ms), ARGV[4] the
+// oldest score the live set keeps and ARGV[5] its ttl. A visit is applied only if its version and its keys'
+// pointers are as read (or the keys already point at it); an applied visit is scored in the live set with the
+// writer's clock, at or just after its last hit, and the set loses what is older than it keeps on every commit, so
+// it holds the site's visits of the last minutes only. Returns 1 (applied) or 0 (a conflict: read again) per visit.
 const COMMIT = `
 local ttl = ARGV[1]
 local out = {}
-local a, k = 3, 1
+local a, k = 6, 2
 for v = 1, tonumber(ARGV[2]) do
   local n = tonumber(ARGV[a])
   local id = ARGV[a + 1]
@@ -45,6 +49,7 @@ for v = 1, tonumber(ARGV[2]) do
     redis.call('HSET', KEYS[k], 'ver', ARGV[a + 3], 'doc', ARGV[a + 4])
     redis.call('PEXPIRE', KEYS[k], ttl)
     for i = 1, n do redis.call('SET', KEYS[k + i], id, 'PX', ttl) end
+    redis.call('ZADD', KEYS[1], ARGV[3], id)
     out[v] = 1
   else
     out[v] = 0
@@ -52,10 +57,18 @@ for v = 1, tonumber(ARGV[2]) do
   a = a + 5 + n
   k = k + 1 + n
 end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return out
 `;
 
-type Scripted = Redis & {
+/**
+ * How long the live set keeps a visit after its last write: the 5 minutes current visitors count (src/report/engine.ts),
+ * and a minute for the clocks of the processes that write and read it to differ by.
+ */
+export const LIVE_KEEP_MS = 6 * 60_000;
+
+type Scripted = RedisClient & {
   plumbVisitLookup(...args: (string | number)[]): Promise<(string | null)[]>;
   plumbVisitCommit(...args: (string | number)[]): Promise<number[]>;
 };
@@ -64,10 +77,10 @@ export class RedisVisitStateStore implements VisitStateStore {
   private readonly redis: Scripted;
 
   constructor(url: string, private readonly prefix = 'plumb:') {
-    // Auto-pipelining sends the lookups of concurrent hits in one round trip. While Redis is away a hit waits at
-    // most two seconds for its visit and is then refused (503, src/http/service-outage.ts), not held for as long
-    // as ioredis' reconnection attempts take.
-    const redis = new Redis(url, { maxRetriesPerRequest: 2, enableAutoPipelining: true, commandTimeout: 2000 });
+    // Auto-pipelining sends the lookups of concurrent hits in one round trip (one Redis; src/store/redis/connect.ts
+    // says why not on a cluster). While Redis is away a hit waits at most two seconds for its visit and is then
+    // refused (503, src/http/service-outage.ts), not held for as long as ioredis' reconnection attempts take.
+    const redis = redisClient(url, { maxRetriesPerRequest: 2, enableAutoPipelining: true, commandTimeout: 2000 });
     // Unheard, a lost connection's 'error' is printed on every reconnection attempt; failed commands say it instead.
     redis.on('error', () => undefined);
     redis.defineCommand('plumbVisitLookup', { lua: LOOKUP });
@@ -105,8 +118,9 @@ export class RedisVisitStateStore implements VisitStateStore {
     const out = commits.map(() => false);
     await Promise.all(
       [...bySite].map(async ([site, indexes]) => {
-        const keys: string[] = [];
-        const args: (string | number)[] = [commits[indexes[0]!]!.ttlMs, indexes.length];
+        const keys: string[] = [liveKeyOf(this.prefix, site)];
+        const now = Date.now();
+        const args: (string | number)[] = [commits[indexes[0]!]!.ttlMs, indexes.length, now, now - LIVE_KEEP_MS, LIVE_KEEP_MS];
         for (const i of indexes) {
           const c = commits[i]!;
           keys.push(this.visitKey(site, c.visitId), ...c.pointers.map((p) => this.visitorKey(p.key)));
@@ -123,12 +137,9 @@ export class RedisVisitStateStore implements VisitStateStore {
     await this.redis.quit();
   }
 
-  /** Deletes every visit key under this store's prefix (tests use a prefix of their own). */
+  /** Deletes every key of a site under this store's prefix, on every master of a cluster (tests use a prefix of their own). */
   async clear(): Promise<void> {
-    for (const pattern of [`${this.prefix}{*}:visitor:*`, `${this.prefix}{*}:visit:*`]) {
-      // One key per DEL: on a cluster the keys of different sites live in different slots.
-      for (const key of await this.redis.keys(pattern)) await this.redis.del(key);
-    }
+    await deleteMatching(this.redis, `${this.prefix}{*}:*`);
   }
 
   /** `prefix{SITE}:visitor:REST` for the visitor key `SITE:REST` (src/ingest/visits.ts, visitorKey). */
@@ -138,9 +149,15 @@ export class RedisVisitStateStore implements VisitStateStore {
   }
 
   private visitKey(site: string, visitId: string): string {
-    return `${this.prefix}{${site}}:visit:${visitId}`;
+    return visitKeyOf(this.prefix, site, visitId);
   }
 }
+
+/** A visit's hash: `prefix{SITE}:visit:ID`. */
+export const visitKeyOf = (prefix: string, site: string, visitId: string) => `${prefix}{${site}}:visit:${visitId}`;
+
+/** The site's live set (COMMIT): the ids of its visits written in the last LIVE_KEEP_MS, scored by when (ms). */
+export const liveKeyOf = (prefix: string, site: string) => `${prefix}{${site}}:live`;
 
 /**
  * The site of a visitor key (`SITE:...`, src/ingest/visits.ts), its keys' hash tag: the keys one script touches
