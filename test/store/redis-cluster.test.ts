@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -24,19 +23,12 @@ import { RedisVisitStateStore } from '../../src/store/redis/visit-state.js';
 import { eventually } from '../helpers/eventually.js';
 import { startServer, type ServerProcess } from '../helpers/process.js';
 import { CLICKHOUSE_URL, freshScaleOut, scaleOutServerEnv, type ScaleOutFixture } from '../helpers/scale-out.js';
+import { freePort } from '../helpers/free-port.js';
 
 const installed = spawnSync('redis-server', ['--version']).status === 0;
 const execFileAsync = promisify(execFile);
 // With an '@', which the URL must carry percent-encoded: both clients have to decode it.
 const PASSWORD = 'plumb@cluster-test';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Polls `check` every 50 ms, at most `tries` times. */
 async function until(what: string, tries: number, check: () => Promise<boolean>): Promise<void> {

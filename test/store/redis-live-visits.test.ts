@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -17,6 +16,7 @@ import { SharedVisitTracker, type VisitHit } from '../../src/ingest/visits.js';
 import { RedisLiveVisits } from '../../src/store/redis/live-visits.js';
 import { RedisVisitStateStore } from '../../src/store/redis/visit-state.js';
 import { REDIS_URL } from '../helpers/redis.js';
+import { freePort } from '../helpers/free-port.js';
 
 const installed = spawnSync('redis-server', ['--version']).status === 0;
 
@@ -66,14 +66,6 @@ describe('visits in progress read from Redis', () => {
     }
   });
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function until(what: string, check: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 200; i++) {

@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -13,16 +12,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { SharedVisitTracker, type VisitHit } from '../../src/ingest/visits.js';
 import { RedisVisitStateStore } from '../../src/store/redis/visit-state.js';
+import { freePort } from '../helpers/free-port.js';
 
 const installed = spawnSync('redis-server', ['--version']).status === 0;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('shared visit state on Redis Cluster', { skip: installed ? false : 'redis-server is not installed' }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'plumb-redis-cluster-'));
