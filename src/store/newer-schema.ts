@@ -15,3 +15,12 @@ export class NewerSchemaError extends Error {
     );
   }
 }
+
+/**
+ * Refuses (NewerSchemaError) a database whose applied versions go past `known`, this code's newest: called by every
+ * store's migrations before they change anything.
+ */
+export function refuseNewerSchema(applied: Iterable<number>, known: number, database?: string): void {
+  const found = Math.max(0, ...applied);
+  if (found > known) throw new NewerSchemaError(found, known, database);
+}

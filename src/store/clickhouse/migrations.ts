@@ -6,7 +6,7 @@ import type { ClickHouseConnection } from './client.js';
 import { SHARDING_KEYS, type ClickHouseCluster } from './cluster.js';
 import { atLeast, type ClickHouseFeatures } from './features.js';
 import { identifier, sqlLiteral } from './literal.js';
-import { NewerSchemaError } from '../newer-schema.js';
+import { refuseNewerSchema } from '../newer-schema.js';
 
 interface Migration {
   version: number;
@@ -248,9 +248,7 @@ export async function migrate(conn: ClickHouseConnection, features: ClickHouseFe
   }
   const applied = new Set((await conn.rows('SELECT DISTINCT version FROM schema_migrations')).map((r) => Number(r.version)));
   // Written by a newer release: refused before anything changes, as the other stores refuse it (newer-schema.ts).
-  const known = MIGRATIONS.at(-1)!.version;
-  const found = Math.max(0, ...applied);
-  if (found > known) throw new NewerSchemaError(found, known, `ClickHouse (CLICKHOUSE_URL, database ${conn.database})`);
+  refuseNewerSchema(applied, MIGRATIONS.at(-1)!.version, `ClickHouse (CLICKHOUSE_URL, database ${conn.database})`);
   const pending = MIGRATIONS.filter((m) => !applied.has(m.version));
   if (cluster) {
     await migrateCluster(conn, features, cluster, pending);

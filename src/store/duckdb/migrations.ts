@@ -1,7 +1,7 @@
 // Versioned schema migrations for the embedded store, applied in order on start, each in its own transaction.
 
 import type { DuckDatabase } from './database.js';
-import { NewerSchemaError } from '../newer-schema.js';
+import { NewerSchemaError, refuseNewerSchema } from '../newer-schema.js';
 
 interface Migration {
   version: number;
@@ -639,9 +639,7 @@ export async function migrate(db: DuckDatabase, upTo = Infinity): Promise<number
   const applied = new Set(
     (await db.serial((q) => q.rows<{ version: number }>('SELECT version FROM schema_migrations'))).map((r) => r.version),
   );
-  const known = MIGRATIONS.at(-1)!.version;
-  const found = Math.max(0, ...applied);
-  if (found > known) throw new NewerSchemaError(found, known);
+  refuseNewerSchema(applied, MIGRATIONS.at(-1)!.version);
   const ran: number[] = [];
   for (const m of MIGRATIONS) {
     if (applied.has(m.version) || m.version > upTo) continue;

@@ -2,7 +2,7 @@
 // once: an advisory lock lets one migrate while the others wait, then find nothing left to do.
 
 import type { PgDatabase } from './database.js';
-import { NewerSchemaError } from '../newer-schema.js';
+import { refuseNewerSchema } from '../newer-schema.js';
 
 interface Migration {
   version: number;
@@ -355,9 +355,7 @@ export async function migratePostgres(db: PgDatabase): Promise<number[]> {
       'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)',
     );
     const done = new Set((await q.rows<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version));
-    const known = PG_MIGRATIONS.at(-1)!.version;
-    const found = Math.max(0, ...done);
-    if (found > known) throw new NewerSchemaError(found, known, 'PostgreSQL (DATABASE_URL)');
+    refuseNewerSchema(done, PG_MIGRATIONS.at(-1)!.version, 'PostgreSQL (DATABASE_URL)');
     const ran: number[] = [];
     for (const m of PG_MIGRATIONS) {
       if (done.has(m.version)) continue;
