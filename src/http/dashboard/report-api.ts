@@ -21,10 +21,11 @@ import type { MetaStore, Site } from '../../store/types.js';
 import { installAccessControl, principalOf, readableSite, type AccessDeps } from '../v1/access.js';
 import { funnelReport } from '../v1/funnels.js';
 import { parseJourneyOptions, presentJourneys } from '../v1/journeys.js';
+import { rangeQuery } from '../v1/range-query.js';
 import { aggregateEveryGoal, aggregateEveryPageGoal, siteGoals } from './report-combined.js';
 
-/** The parameters of a report's scope that journeys and funnels read (besides `filters` in either form). */
-const REPORT_SCOPE = ['entity_id', 'date_from', 'date_to', 'timezone', 'props', 'funnel', 'funnel_step', 'funnel_outcome'];
+/** What journeys and funnels read besides the range and filters: the site, and the page's own filters. */
+const REPORT_SCOPE = ['entity_id', 'props', 'funnel', 'funnel_step', 'funnel_outcome'];
 
 export interface DashboardReportDeps extends AccessDeps {
   meta: MetaStore;
@@ -151,11 +152,7 @@ export async function dashboardReportApi(app: FastifyInstance, deps: DashboardRe
 
   /** The range, filters, custom property filters and funnel filter of `query`: what journeys and funnels read. */
   const rangeOf = (request: FastifyRequest, query: Record<string, unknown>) => {
-    const forwarded: Record<string, unknown> = { entity: 'pageview', aggregates: 'visits' };
-    for (const key of Object.keys(query)) {
-      if (REPORT_SCOPE.includes(key) || key.startsWith('filters')) forwarded[key] = query[key];
-    }
-    return reportOf(request, forwarded);
+    return reportOf(request, rangeQuery(query, { entity: 'pageview', aggregates: 'visits' }, REPORT_SCOPE));
   };
 
   // Journeys and a funnel's report with the page's custom property filters (and, for journeys, its funnel filter),

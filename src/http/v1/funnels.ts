@@ -7,7 +7,6 @@ import { badRequest, FieldErrorCollector, notFound, ValidationError } from '../.
 import { isUuid } from '../../domain/ids.js';
 import { pageGoalPathProblem } from '../../domain/page-goal-paths.js';
 import { formatTimestamp } from '../../domain/time.js';
-import { zoneOffsetMs } from '../../domain/zoned-time.js';
 import type { ReportEngine } from '../../report/engine.js';
 import { MAX_FUNNEL_STEPS, MIN_FUNNEL_STEPS } from '../../report/funnels.js';
 import { parseReportRequest, type ReportRequest } from '../../report/parse.js';
@@ -15,6 +14,7 @@ import type { Funnel, FunnelPatch, FunnelStep, MetaStore, SegmentFilter, Site } 
 import { siteOf } from './access.js';
 import { pageRequest } from './pagination.js';
 import { presentDeleted, presentList } from './present.js';
+import { localText, orderedFilters, rangeQuery } from './range-query.js';
 import { deletedObject, paginationQuery, siteIdParams, type PaginationQuery } from './schemas.js';
 
 /** A site keeps at most this many funnels (as pageview goals). */
@@ -249,11 +249,6 @@ function parseBody(body: Body, create: boolean): FunnelPatch {
   return patch;
 }
 
-/** The parameters /v1/aggregations reads for a range and filters, handed to its parser unchanged. */
-const RANGE_PARAMETERS = ['date_from', 'date_to', 'timezone', 'filters'];
-
-/** A UTC instant as local `YYYY-MM-DD HH:MM:SS` in `zone`. */
-const localText = (at: number, zone: string) => formatTimestamp(new Date(at + zoneOffsetMs(zone, at)));
 
 export function funnelRoutes(app: FastifyInstance, meta: MetaStore, engine: ReportEngine): void {
   const findFunnel = async (request: FastifyRequest<{ Params: FunnelParams }>): Promise<Funnel> => {
@@ -325,15 +320,7 @@ export function funnelRoutes(app: FastifyInstance, meta: MetaStore, engine: Repo
       const site = siteOf(request);
       const funnel = await findFunnel(request);
       const query = request.query as Body;
-      const forwarded: Body = { entity: 'pageview', entity_id: site.id, aggregates: 'visits' };
-      for (const key of Object.keys(query)) {
-        if (RANGE_PARAMETERS.includes(key) || key.startsWith('filters')) forwarded[key] = query[key];
-      }
-      // The raw query string keeps the order of the filters[][…] form.
-      const url = request.raw.url ?? '';
-      const at = url.indexOf('?');
-      const ordered = [...new URLSearchParams(at < 0 ? '' : url.slice(at + 1))].filter(([k]) => k.startsWith('filters'));
-      const report = parseReportRequest(forwarded, ordered);
+      const report = parseReportRequest(rangeQuery(query, { entity: 'pageview', entity_id: site.id, aggregates: 'visits' }), orderedFilters(request.raw.url));
       return funnelReport(engine, site, funnel, report);
     },
   });

@@ -3,19 +3,15 @@
 
 import type { FastifyInstance } from 'fastify';
 import { FieldErrorCollector, ValidationError, type FieldErrors } from '../../domain/errors.js';
-import { formatTimestamp } from '../../domain/time.js';
-import { zoneOffsetMs } from '../../domain/zoned-time.js';
 import type { Journeys, ReportEngine } from '../../report/engine.js';
 import { DEFAULT_JOURNEY_LIMIT, DEFAULT_STEPS, MAX_JOURNEY_LIMIT, MAX_STEPS, MIN_STEPS, type JourneyOptions } from '../../report/journeys.js';
 import { parseReportRequest } from '../../report/parse.js';
 import { siteOf } from './access.js';
+import { localText, orderedFilters, rangeQuery } from './range-query.js';
 import { journeysAnswer, journeysQuerySchema, siteIdParams } from './schemas.js';
 
 /** A pathname is at most 2,000 characters (docs/collection.md), so a longer entry page can never match. */
 export const MAX_ENTRY_PAGE_LENGTH = 2000;
-
-/** The parameters /v1/aggregations reads for a range and filters, handed to its parser unchanged. */
-const RANGE_PARAMETERS = ['date_from', 'date_to', 'timezone', 'filters'];
 
 type Query = Record<string, unknown>;
 
@@ -52,8 +48,6 @@ export function parseJourneyOptions(query: Query): JourneyOptions {
   return { steps, limit, ...(entryPage ? { entryPage } : {}) };
 }
 
-/** A UTC instant as local `YYYY-MM-DD HH:MM:SS` in `zone`. */
-const localText = (at: number, zone: string) => formatTimestamp(new Date(at + zoneOffsetMs(zone, at)));
 
 export function journeyRoutes(app: FastifyInstance, engine: ReportEngine): void {
   app.get('/sites/:site_id/journeys', {
@@ -75,13 +69,8 @@ export function journeyRoutes(app: FastifyInstance, engine: ReportEngine): void 
       const query = request.query as Query;
       // The range and filters exactly as /v1/aggregations reads them (its entity and aggregate fixed here); the
       // raw query string keeps the order of the filters[][…] form.
-      const forwarded: Query = { entity: 'pageview', entity_id: site.id, aggregates: 'visits' };
-      for (const key of Object.keys(query)) {
-        if (RANGE_PARAMETERS.includes(key) || key.startsWith('filters')) forwarded[key] = query[key];
-      }
-      const url = request.raw.url ?? '';
-      const at = url.indexOf('?');
-      const ordered = [...new URLSearchParams(at < 0 ? '' : url.slice(at + 1))].filter(([k]) => k.startsWith('filters'));
+      const forwarded = rangeQuery(query, { entity: 'pageview', entity_id: site.id, aggregates: 'visits' });
+      const ordered = orderedFilters(request.raw.url);
       // Both parsers' faults in one answer.
       const faults: FieldErrors = {};
       const parsed = <T>(parse: () => T): T | undefined => {
