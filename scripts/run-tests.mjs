@@ -77,9 +77,14 @@ function missing(what) {
   console.warn(`\nWARNING: ${what}; its tests are skipped.\n`);
 }
 
+let passes = 0;
 function run(files, env) {
   if (files.length === 0) return 0;
-  const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${CONCURRENCY}`, '--test-reporter=spec', ...files], {
+  // PLUMB_TEST_TIMES=path also writes each file's wall time there, slowest first (scripts/test-file-times.mjs).
+  const times = process.env.PLUMB_TEST_TIMES
+    ? ['--test-reporter-destination=stdout', '--test-reporter=./scripts/test-file-times.mjs', `--test-reporter-destination=${process.env.PLUMB_TEST_TIMES}.${++passes}`]
+    : [];
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${CONCURRENCY}`, '--test-reporter=spec', ...times, ...files], {
     stdio: 'inherit',
     env: { ...process.env, ...env },
   });

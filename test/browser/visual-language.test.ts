@@ -270,6 +270,9 @@ describe('the dashboard\'s visual language', { skip }, () => {
     assert.ok(current.total >= 1);
     assert.equal((await page.locator('[data-live]').textContent())?.trim(), `${fmtInt(current.total)} online`);
     assert.match((await page.locator('[data-live] .pulse').getAttribute('class'))!, /\bactive\b/);
+    // It pulses three times for the count shown, then rests (an endless pulse kept a fifth of a core busy per page).
+    const pulse = await page.locator('[data-live] .pulse').evaluate((e) => [getComputedStyle(e).animationName, getComputedStyle(e).animationIterationCount]);
+    assert.deepEqual(pulse, ['pulse', '3']);
     const view = await openRealtime(page);
     assert.equal(await view.locator('[data-realtime-total]').getAttribute('data-realtime-total'), String(current.total));
     assert.deepEqual(await view.locator('[data-live-pages] [data-live-item]').evaluateAll((els) => els.map((e: El) => e.getAttribute('data-live-item'))),

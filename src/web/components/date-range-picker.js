@@ -8,7 +8,7 @@
 
 import { Icon } from '../icons.js';
 import { addDays } from '../range.js';
-import { html, useEffect, useRef, useState } from '../ui.js';
+import { html, useEffect, useLayoutEffect, useRef, useState } from '../ui.js';
 import { useId } from '../forms.js';
 
 /** A real calendar date written `YYYY-MM-DD` (not 2026-02-30). */
@@ -61,11 +61,15 @@ export function DateRangePicker({ ranges, range, from, to, onRange, onCustom, de
     setOpen(false);
     if (refocus) button.current?.focus();
   };
+  // Focus moves into the panel in the render that draws it, not a frame later: a key pressed right after the one
+  // that opened it already goes to the chosen range.
+  useLayoutEffect(() => {
+    if (open) panel.current?.querySelector('[aria-pressed=true]')?.focus();
+  }, [open]);
   useEffect(() => {
     if (!open) return undefined;
     setDraft({ from, to });
     setProblem('');
-    panel.current?.querySelector('[aria-pressed=true]')?.focus();
     const outside = (e) => {
       if (!panel.current?.contains(e.target) && !button.current?.contains(e.target)) setOpen(false);
     };

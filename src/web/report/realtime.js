@@ -1,7 +1,7 @@
-// The live count: a compact "N online" in the toolbar (its dot pulses only while someone is there) that opens the
-// realtime view, a dialog with the visitors now, their pages and referrers. Both read /v1/current_visitors
-// (detailed), refreshed every 10 seconds while the page is visible and at once when it becomes visible again,
-// without reloading.
+// The live count: a compact "N online" in the toolbar (its dot green while someone is there, pulsing when the count
+// changes) that opens the realtime view, a dialog with the visitors now, their pages and referrers. Both read
+// /v1/current_visitors (detailed), refreshed every 10 seconds while the page is visible and at once when it becomes
+// visible again, without reloading.
 
 import { api, query } from '../api.js';
 import { Dialog } from '../components/dialog.js';
@@ -82,7 +82,7 @@ export function Realtime() {
   const words = failed && !live ? 'Live: unavailable' : `${total === null ? '…' : fmtInt(total)} online`;
   return html`<button type="button" class="live-button" data-live data-total=${total === null ? undefined : String(total)}
       aria-haspopup="dialog" title="Visitors with a hit in the last 5 minutes: open the realtime view" onClick=${() => setOpen(true)}>
-      <span class=${`pulse${total ? ' active' : ''}`} aria-hidden="true"></span><span role="status" aria-live="polite">${words}</span>
+      <span key=${total ?? ''} class=${`pulse${total ? ' active' : ''}`} aria-hidden="true"></span><span role="status" aria-live="polite">${words}</span>
       <${Icon} name="users" size=${14} />
     </button>
     ${open ? html`<${RealtimeView} live=${live} failed=${failed} onClose=${() => setOpen(false)} />` : null}`;
