@@ -11,12 +11,10 @@
 // with a warning, unless PLUMB_REQUIRE_CLICKHOUSE=1 (CI) makes that a failure.
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
 import { build, isStale } from './build-state.mjs';
+import { isBehaviour, testFiles } from './test-files.mjs';
 
-/** The behaviour suite: what users observe through HTTP. Runs on both configurations from the same files. */
-const BEHAVIOUR = ['test/http/', 'test/report/', 'test/security/', 'test/dashboard/', 'test/scale-out/'];
 /** Files that only make sense with ClickHouse (they run in the embedded pass but talk to ClickHouse directly). */
 const NEEDS_CLICKHOUSE = /clickhouse|event-store-contract|test\/scale-out\//;
 /** The ClickHouse suites: store contract and store, dialect, reports against DuckDB (run on each engine directly). */
@@ -31,14 +29,6 @@ const CLICKHOUSE_URL = process.env.PLUMB_TEST_CLICKHOUSE_URL ?? 'http://127.0.0.
  * time, to tell a slow file from a busy machine).
  */
 const CONCURRENCY = Number(process.env.PLUMB_TEST_CONCURRENCY ?? 2);
-
-function find(dir) {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return find(path);
-    return name.endsWith('.test.ts') ? [path] : [];
-  });
-}
 
 async function serverVersion() {
   try {
@@ -77,6 +67,23 @@ function missing(what) {
   console.warn(`\nWARNING: ${what}; its tests are skipped.\n`);
 }
 
+/**
+ * The browser files spread among the others, largest first (their size stands for their time, so the longest does
+ * not start last): in name order they ran side by side for the first half of the pass, two Chromiums contending
+ * for the two cores, while the second half mostly waited on servers and timers.
+ */
+function interleaveBrowserFiles(files) {
+  const browser = files.filter((f) => f.startsWith('test/browser/')).sort((a, b) => statSync(b).size - statSync(a).size);
+  const rest = files.filter((f) => !f.startsWith('test/browser/'));
+  const every = Math.max(1, Math.floor(rest.length / Math.max(1, browser.length)));
+  const out = [];
+  for (let i = 0; i < rest.length || browser.length > 0; i++) {
+    if (i % every === 0 && browser.length > 0) out.push(browser.shift());
+    if (i < rest.length) out.push(rest[i]);
+  }
+  return out;
+}
+
 let passes = 0;
 function run(files, env) {
   if (files.length === 0) return 0;
@@ -100,15 +107,12 @@ const only = args.includes('--embedded')
       ? 'clickhouse'
       : undefined;
 const filters = args.filter((a) => !a.startsWith('--'));
-const all = find('test')
-  .map((f) => f.split('\\').join('/'))
-  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
-  .sort();
+const all = testFiles().filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
 if (all.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-const behaviour = all.filter((f) => BEHAVIOUR.some((dir) => f.startsWith(dir)) && !/clickhouse/.test(f));
+const behaviour = all.filter(isBehaviour);
 const clickhouseSuites = all.filter((f) => CLICKHOUSE_SUITES.test(f));
 const reportSuites = all.filter((f) => REPORT_SUITES.test(f));
 
@@ -132,7 +136,7 @@ if (all.some((f) => f.startsWith('test/cli/')) && isStale() && !build()) process
 let status = 0;
 const ran = [];
 if (only === undefined || only === 'embedded') {
-  const files = all.filter((f) => !f.startsWith('test/scale-out/') && (server || !NEEDS_CLICKHOUSE.test(f)));
+  const files = interleaveBrowserFiles(all.filter((f) => !f.startsWith('test/scale-out/') && (server || !NEEDS_CLICKHOUSE.test(f))));
   status ||= run(files, { PLUMB_TEST_STORE: 'embedded' });
   if (server && files.some((f) => NEEDS_CLICKHOUSE.test(f))) ran.push(`ClickHouse ${server} (server, HTTP)`);
 }
