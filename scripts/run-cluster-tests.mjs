@@ -1,10 +1,10 @@
-// Runs the ClickHouse store suites and the behaviour suite (the report oracles among it) against ClickHouse clusters
-// (CLICKHOUSE_CLUSTER):
+// Runs the ClickHouse store suites and the report oracle suites (with --behaviour: the whole behaviour suite) against
+// ClickHouse clusters (CLICKHOUSE_CLUSTER):
 // for each layout, starts the cluster with scripts/clickhouse/cluster.mjs, points the tests at one node with the
 // cluster named, runs them, and stops the cluster (also when a suite fails or the run is interrupted). Prints each
 // layout's wall time. PostgreSQL and Redis are the ones the scale-out suite uses (test/helpers/).
 //
-// Usage: node scripts/run-cluster-tests.mjs [2x1] [1x2] [path-filter ...]   (default: both layouts, every suite)
+// Usage: node scripts/run-cluster-tests.mjs [2x1] [1x2] [--behaviour] [path-filter ...]   (default: both layouts)
 
 import { spawn } from 'node:child_process';
 import { describe, LAYOUTS, startCluster } from './clickhouse/cluster.mjs';
@@ -12,13 +12,20 @@ import { isBehaviour, testFiles } from './test-files.mjs';
 
 /** Store suites: the ClickHouse event store and the event store contract, on the store directly. */
 const STORE_SUITES = testFiles('test/store').filter((f) => /^test\/store\/(clickhouse|event-store-contract)/.test(f));
-/** The behaviour suite in scale-out mode (apps on PostgreSQL + the cluster + Redis), the report oracles among it. */
+/** The report oracle and injection suites, in scale-out mode (an app on PostgreSQL + the cluster + Redis). */
+const REPORT_SUITES = ['aggregations', 'attribution', 'injection', 'engagement', 'journeys', 'funnels', 'journeys-funnels-dashboard'].map((n) => `test/report/${n}.test.ts`);
+/**
+ * With --behaviour, the whole behaviour suite instead (the report suites among it). Not yet green on a cluster:
+ * the two-process tests of test/http/limits.test.ts start servers without CLICKHOUSE_URL, and a server of
+ * test/scale-out/service-outages.test.ts exits on an uncaught ECONNRESET (issue 46).
+ */
 const BEHAVIOUR_SUITE = testFiles().filter(isBehaviour);
 const CONCURRENCY = Number(process.env.PLUMB_TEST_CONCURRENCY ?? 2);
 
 const args = process.argv.slice(2);
 const layouts = args.filter((a) => a in LAYOUTS);
-const filters = args.filter((a) => !(a in LAYOUTS));
+const behaviour = args.includes('--behaviour');
+const filters = args.filter((a) => !(a in LAYOUTS) && a !== '--behaviour');
 const pick = (files) => files.filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
 
 let current;
@@ -60,7 +67,7 @@ for (const name of layouts.length > 0 ? layouts : Object.keys(LAYOUTS)) {
       PLUMB_TEST_CLUSTER_NODES: JSON.stringify(current.nodes.map((n) => ({ name: n.name, url: n.url, shard: n.shard }))),
     };
     status = (await run(pick(STORE_SUITES), { ...env, PLUMB_TEST_STORE: 'embedded' })) || status;
-    status = (await run(pick(BEHAVIOUR_SUITE), { ...env, PLUMB_TEST_STORE: 'scale-out' })) || status;
+    status = (await run(pick(behaviour ? BEHAVIOUR_SUITE : REPORT_SUITES), { ...env, PLUMB_TEST_STORE: 'scale-out' })) || status;
   } finally {
     const done = Date.now();
     await current.stop();
