@@ -87,7 +87,7 @@ function interleaveBrowserFiles(files) {
 let passes = 0;
 function run(files, env) {
   if (files.length === 0) return 0;
-  // PLUMB_TEST_TIMES=path also writes each file's wall time there, slowest first (scripts/test-file-times.mjs).
+  // PLUMB_TEST_TIMES=path also writes each file's time to path.<pass>, slowest first (scripts/test-file-times.mjs).
   const times = process.env.PLUMB_TEST_TIMES
     ? ['--test-reporter-destination=stdout', '--test-reporter=./scripts/test-file-times.mjs', `--test-reporter-destination=${process.env.PLUMB_TEST_TIMES}.${++passes}`]
     : [];
