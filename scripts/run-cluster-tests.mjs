@@ -16,8 +16,7 @@ const STORE_SUITES = testFiles('test/store').filter((f) => /^test\/store\/(click
 const REPORT_SUITES = ['aggregations', 'attribution', 'injection', 'engagement', 'journeys', 'funnels', 'journeys-funnels-dashboard'].map((n) => `test/report/${n}.test.ts`);
 /**
  * With --behaviour, the whole behaviour suite instead (the report suites among it). Not yet green on a cluster:
- * the two-process tests of test/http/limits.test.ts start servers without CLICKHOUSE_URL, and a server of
- * test/scale-out/service-outages.test.ts exits on an uncaught ECONNRESET (issue 46).
+ * test/scale-out/service-outages.test.ts, whose server reaches ClickHouse through a proxy (README, issue 46).
  */
 const BEHAVIOUR_SUITE = testFiles().filter(isBehaviour);
 const CONCURRENCY = Number(process.env.PLUMB_TEST_CONCURRENCY ?? 2);

@@ -26,6 +26,8 @@ const through = (url: string, proxy: CuttableProxy) => {
   return u.toString();
 };
 const portOf = (url: string, fallback: number) => Number(new URL(url).port || fallback);
+/** The service's host: on a test cluster (`npm run test:cluster`) ClickHouse's node listens on another loopback address. */
+const hostOf = (url: string) => new URL(url).hostname.replace(/^\[|\]$/g, '') || '127.0.0.1';
 
 describe('service outages in scale-out', () => {
   let fixture: ScaleOutFixture;
@@ -56,9 +58,9 @@ describe('service outages in scale-out', () => {
   before(async () => {
     fixture = await freshScaleOut();
     const o = fixture.options;
-    pg = await cuttableProxy('127.0.0.1', portOf(o.databaseUrl, 5432));
-    clickhouse = await cuttableProxy('127.0.0.1', portOf(o.clickhouseUrl, 8123));
-    redis = await cuttableProxy('127.0.0.1', portOf(o.redisUrl, 6379));
+    pg = await cuttableProxy(hostOf(o.databaseUrl), portOf(o.databaseUrl, 5432));
+    clickhouse = await cuttableProxy(hostOf(o.clickhouseUrl), portOf(o.clickhouseUrl, 8123));
+    redis = await cuttableProxy(hostOf(o.redisUrl), portOf(o.redisUrl, 6379));
     dir = mkdtempSync(join(tmpdir(), 'plumb-outage-'));
     const env = scaleOutServerEnv(fixture, dir);
     server = await startServer({
