@@ -13,6 +13,16 @@ export interface ServerProcess {
 }
 
 /**
+ * The test process's environment for a server started with `env`. A server given no CLICKHOUSE_URL is an embedded
+ * one: the cluster `npm run test:cluster` names for the tests' ClickHouse (CLICKHOUSE_CLUSTER) is not its setting,
+ * and would stop its start.
+ */
+function inheritedEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const { CLICKHOUSE_CLUSTER: cluster, ...inherited } = process.env;
+  return env.CLICKHOUSE_URL !== undefined && cluster !== undefined ? { ...inherited, CLICKHOUSE_CLUSTER: cluster } : inherited;
+}
+
+/**
  * `compiled`: run the built server through scripts/start.mjs, exactly what `npm start` runs (for measuring memory:
  * the TypeScript loader of the default adds about 40 MiB that a user's server does not have).
  */
@@ -22,13 +32,9 @@ export function startServer(env: Record<string, string>, { compiled = false }: {
   // The flags `npm start` gives the server (PLUMB_SINGLE_THREADED_GC=off in the caller's environment leaves them out).
   const extra = [...(serverNodeFlags() as string[]), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')];
   const entry = compiled ? ['scripts/start.mjs'] : ['--import', 'tsx', 'src/main.ts'];
-  // A server given no CLICKHOUSE_URL is an embedded one: the cluster `npm run test:cluster` names for the tests'
-  // ClickHouse (CLICKHOUSE_CLUSTER) is not its setting, and would stop its start.
-  const { CLICKHOUSE_CLUSTER: cluster, ...inherited } = process.env;
-  const own = env.CLICKHOUSE_URL !== undefined && cluster !== undefined ? { CLICKHOUSE_CLUSTER: cluster } : {};
   const child = spawn(process.execPath, [...extra, ...entry], {
     // MALLOC_ARENA_MAX as `npm start` sets it (package.json), unless the caller's environment has its own.
-    env: { ...inherited, ...own, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX || '2', PORT: '0', HOST: '127.0.0.1', PLUMB_LOG_LEVEL: 'info', ...env },
+    env: { ...inheritedEnv(env), MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX || '2', PORT: '0', HOST: '127.0.0.1', PLUMB_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -63,7 +69,7 @@ export function startServer(env: Record<string, string>, { compiled = false }: {
 /** Runs the server expecting it to refuse to start; resolves with its exit code and output. */
 export function runServerExpectingExit(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
+    env: { ...inheritedEnv(env), PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

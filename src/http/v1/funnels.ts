@@ -249,7 +249,6 @@ function parseBody(body: Body, create: boolean): FunnelPatch {
   return patch;
 }
 
-
 export function funnelRoutes(app: FastifyInstance, meta: MetaStore, engine: ReportEngine): void {
   const findFunnel = async (request: FastifyRequest<{ Params: FunnelParams }>): Promise<Funnel> => {
     const id = request.params.funnel_id;

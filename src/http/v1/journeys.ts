@@ -48,7 +48,6 @@ export function parseJourneyOptions(query: Query): JourneyOptions {
   return { steps, limit, ...(entryPage ? { entryPage } : {}) };
 }
 
-
 export function journeyRoutes(app: FastifyInstance, engine: ReportEngine): void {
   app.get('/sites/:site_id/journeys', {
     config: { access: 'read-site', limit: 'minute' },
