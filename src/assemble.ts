@@ -27,6 +27,7 @@ import { DoneImports } from './report/done-imports.js';
 import { MAX_CURRENT_ROWS, ReportEngine } from './report/engine.js';
 import { QueryGate, type QueryGateOptions } from './report/query-gate.js';
 import { claimDataDir } from './data-dir.js';
+import { untilReachable } from './store/until-reachable.js';
 import type { OpenTransport } from './store/clickhouse/transport.js';
 import { DuckDatabase } from './store/duckdb/database.js';
 import { DuckEventStore } from './store/duckdb/event-store.js';
@@ -173,15 +174,17 @@ async function scaleOutStores(s: ScaleOutOptions, redisPrefix: string | undefine
     ...(s.databaseSchema === undefined ? {} : { schema: s.databaseSchema }),
     onIdleError: (err) => log(err, 'an idle PostgreSQL connection ended; the next query connects anew'),
   });
+  // Services may start in any order: the first contact with each waits for it (until-reachable.ts).
+  const waiting = (message: string) => console.error(message);
   try {
-    await migratePostgres(pg);
-    const events = await ClickHouseEventStore.open({
+    await untilReachable('PostgreSQL', s.databaseUrl, () => migratePostgres(pg), waiting);
+    const events = await untilReachable('ClickHouse', s.clickhouseUrl, () => ClickHouseEventStore.open({
       url: s.clickhouseUrl,
       ...(s.clickhouseDatabase === undefined ? {} : { database: s.clickhouseDatabase }),
       ...(s.clickhouseTransport === undefined ? {} : { transport: s.clickhouseTransport }),
       // Without a data dir there is no hit log, so no watermark to keep apart from other processes'.
       node: claimed?.node ?? 'memory',
-    });
+    }), waiting);
     return {
       meta: new SqlMetaStore(pg),
       team: new SqlTeamStore(pg),

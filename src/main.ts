@@ -6,6 +6,7 @@ import { bootstrap, firstStartBanner, openableAddress } from './bootstrap.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { GeoLookup } from './ingest/enrich/geo.js';
 import { NewerSchemaError } from './store/newer-schema.js';
+import { ServiceStartError } from './store/until-reachable.js';
 import { LOCAL_ADMIN_KEY_FILE, localServerUrl, newLocalAdminKey, removeLocalServerUrl, saveLocalServerUrl } from './local-admin-key.js';
 
 function configOrExit(): Config {
@@ -30,6 +31,10 @@ async function assembleOrExit(config: Config, options: Parameters<typeof assembl
     // loading the rest of Plumb's modules (README, start to ready).
     return await (await import('./assemble.js')).assemble(options);
   } catch (err) {
+    if (err instanceof ServiceStartError) {
+      console.error(`Plumb cannot start: ${err.message}.`);
+      process.exit(1);
+    }
     if (err instanceof NewerSchemaError) {
       // The embedded file is named here (its path is the configuration's); the other stores name themselves.
       console.error(`Plumb cannot start: ${err.database ? '' : `${join(config.dataDir, 'plumb.duckdb')}: `}${err.message}.`);

@@ -47,3 +47,17 @@ export async function cuttableProxy(targetHost: string, targetPort: number): Pro
     close: () => (server.listening ? stop() : Promise.resolve()),
   };
 }
+
+/** A proxy in front of the service `url` names: its host (on a test cluster, another loopback address) and port. */
+export function proxyFor(url: string, defaultPort: number): Promise<CuttableProxy> {
+  const u = new URL(url);
+  return cuttableProxy(u.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1', Number(u.port || defaultPort));
+}
+
+/** `url` with its host and port replaced by the proxy's. */
+export function through(url: string, proxy: CuttableProxy): string {
+  const u = new URL(url);
+  u.hostname = '127.0.0.1';
+  u.port = String(proxy.port);
+  return u.toString();
+}

@@ -24,9 +24,13 @@ function inheritedEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 
 /**
  * `compiled`: run the built server through scripts/start.mjs, exactly what `npm start` runs (for measuring memory:
- * the TypeScript loader of the default adds about 40 MiB that a user's server does not have).
+ * the TypeScript loader of the default adds about 40 MiB that a user's server does not have). `onOutput`: each
+ * piece of its output as it comes, before it listens too.
  */
-export function startServer(env: Record<string, string>, { compiled = false }: { compiled?: boolean } = {}): Promise<ServerProcess> {
+export function startServer(
+  env: Record<string, string>,
+  { compiled = false, onOutput }: { compiled?: boolean; onOutput?: (text: string) => void } = {},
+): Promise<ServerProcess> {
   // BENCH_SERVER_NODE_ARGS: extra Node.js flags for the server (`--cpu-prof --cpu-prof-dir=/tmp/p` to profile a
   // benchmark's server: Node refuses --cpu-prof in NODE_OPTIONS).
   // The flags `npm start` gives the server (PLUMB_SINGLE_THREADED_GC=off in the caller's environment leaves them out).
@@ -41,6 +45,7 @@ export function startServer(env: Record<string, string>, { compiled = false }: {
   // Keep the start of the output (bootstrap lines) and not megabytes of request logs from load tests.
   const keep = (d: Buffer) => {
     if (out.length < 1_000_000) out += d.toString();
+    onOutput?.(d.toString());
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);

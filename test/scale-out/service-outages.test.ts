@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startServer, type ServerProcess } from '../helpers/process.js';
-import { cuttableProxy, type CuttableProxy } from '../helpers/cuttable-proxy.js';
+import { proxyFor, through, type CuttableProxy } from '../helpers/cuttable-proxy.js';
 import { freshScaleOut, scaleOutServerEnv, type ScaleOutFixture } from '../helpers/scale-out.js';
 import { eventually } from '../helpers/eventually.js';
 
@@ -18,16 +18,6 @@ const ADMIN = 'outage-admin-token-0123456789abcdef';
 const OWNER = 'outage-owner-token-0123456789abcdef';
 const AGENT = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
 
-/** `url` with its host and port replaced by the proxy's. */
-const through = (url: string, proxy: CuttableProxy) => {
-  const u = new URL(url);
-  u.hostname = '127.0.0.1';
-  u.port = String(proxy.port);
-  return u.toString();
-};
-const portOf = (url: string, fallback: number) => Number(new URL(url).port || fallback);
-/** The service's host: on a test cluster (`npm run test:cluster`) ClickHouse's node listens on another loopback address. */
-const hostOf = (url: string) => new URL(url).hostname.replace(/^\[|\]$/g, '') || '127.0.0.1';
 
 describe('service outages in scale-out', () => {
   let fixture: ScaleOutFixture;
@@ -58,9 +48,9 @@ describe('service outages in scale-out', () => {
   before(async () => {
     fixture = await freshScaleOut();
     const o = fixture.options;
-    pg = await cuttableProxy(hostOf(o.databaseUrl), portOf(o.databaseUrl, 5432));
-    clickhouse = await cuttableProxy(hostOf(o.clickhouseUrl), portOf(o.clickhouseUrl, 8123));
-    redis = await cuttableProxy(hostOf(o.redisUrl), portOf(o.redisUrl, 6379));
+    pg = await proxyFor(o.databaseUrl, 5432);
+    clickhouse = await proxyFor(o.clickhouseUrl, 8123);
+    redis = await proxyFor(o.redisUrl, 6379);
     dir = mkdtempSync(join(tmpdir(), 'plumb-outage-'));
     const env = scaleOutServerEnv(fixture, dir);
     server = await startServer({
