@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Secret, TOTP } from 'otpauth';
 import QRCode from 'qrcode';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Route } from 'playwright-core';
 import { lastCompletePeriod } from '../../src/domain/report-periods.js';
 import { formatTimestamp } from '../../src/domain/time.js';
 import { projectRoot } from '../../src/project-root.js';
@@ -198,8 +198,21 @@ describe('people and account security in Chromium', { skip }, () => {
 
   it('subscribes to the weekly report and receives it', async () => {
     await owner.goto('/account');
-    await owner.getByLabel('Weekly report of Shop').check();
+    const box = owner.getByLabel('Weekly report of Shop');
+    await box.waitFor();
+    // The list read again after the change comes a second late: meanwhile the box shows the state asked for.
+    const late = async (route: Route) => {
+      if (route.request().method() === 'GET') await new Promise((resolve) => setTimeout(resolve, 1000));
+      await route.continue();
+    };
+    await owner.route('**/dashboard/api/subscriptions', late);
+    const reread = owner.waitForResponse((r) => r.url().endsWith('/dashboard/api/subscriptions') && r.request().method() === 'GET');
+    await box.check();
     await owner.getByRole('status').filter({ hasText: 'You will get the weekly report of Shop by email.' }).waitFor();
+    assert.equal(await box.isChecked(), true, 'checked while the list is read again');
+    await reread;
+    await owner.unroute('**/dashboard/api/subscriptions', late);
+    assert.equal(await box.isChecked(), true, 'checked once it is read again');
     await shot(owner, 'account');
     const runAt = new Date(Date.now() + 7 * 86_400_000);
     assert.equal(await t.reportEmails!.runOnce(runAt), 1);

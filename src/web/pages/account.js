@@ -54,6 +54,9 @@ function Reports() {
     load().catch((err) => setStatus(failed(explain(err))));
   }, []);
   const toggle = async (row, frequency, subscribed) => {
+    // The box shows its new state at once: rendered again with the old one while the change is saved (the status
+    // line below does that), the controlled box would flick back until the list is read again.
+    setList((l) => l && { ...l, data: l.data.map((r) => (r.site_id === row.site_id ? { ...r, [frequency]: subscribed } : r)) });
     try {
       await api('PUT', '/dashboard/api/subscriptions', { site_id: row.site_id, frequency, subscribed });
       setStatus(ok(subscribed ? `You will get the ${frequency} report of ${row.site_name} by email.` : `No more ${frequency} reports of ${row.site_name}.`));

@@ -86,7 +86,10 @@ function MemberRow({ member, me, names, soleOwner, onChanged, setStatus }) {
   // both): the page offers only what the server allows.
   const mayTouch = (member.role !== 'owner' || me.account.role === 'owner') && !soleOwner;
   const roles = me.account.role === 'owner' ? ['owner', 'admin', 'viewer'] : ['admin', 'viewer'];
+  // The role asked for, shown while it is saved (as the two-factor box below does).
+  const [asked, setAsked] = useState(null);
   const change = async (role) => {
+    setAsked(role);
     try {
       await api('POST', `/dashboard/api/members/${member.user_id}`, { role, site_ids: role === 'viewer' ? member.site_ids : null });
       setStatus(ok(`${member.email} is now ${role === 'admin' ? 'an admin' : `a ${role}`}.`));
@@ -94,6 +97,7 @@ function MemberRow({ member, me, names, soleOwner, onChanged, setStatus }) {
       setStatus(failed(explain(err, { labels: LABELS })));
     }
     await onChanged();
+    setAsked(null);
   };
   const remove = async () => {
     try {
@@ -107,7 +111,7 @@ function MemberRow({ member, me, names, soleOwner, onChanged, setStatus }) {
   return html`<tr data-member=${member.email}>
     <td>${member.email}${member.you ? html` <span class="muted">(you)</span>` : null}</td>
     <td>${mayTouch
-      ? html`<select aria-label=${`Role of ${member.email}`} value=${member.role} onChange=${(e) => change(e.currentTarget.value)}>
+      ? html`<select aria-label=${`Role of ${member.email}`} value=${asked ?? member.role} onChange=${(e) => change(e.currentTarget.value)}>
           ${roles.map((r) => html`<option value=${r}>${r}</option>`)}
         </select>`
       : html`${member.role}${soleOwner ? html` <span class="muted" data-sole-owner="">(the only owner: make someone else owner to change this)</span>` : null}`}</td>
@@ -120,7 +124,11 @@ function MemberRow({ member, me, names, soleOwner, onChanged, setStatus }) {
 
 function RequireTwoFactor({ me, onChanged }) {
   const [status, setStatus] = useState(null);
+  // The state asked for, shown while it is saved: rendered again with the old one meanwhile (the status line does
+  // that), the controlled box would flick back until the account is read again. The role select does the same.
+  const [asked, setAsked] = useState(null);
   const toggle = async (required) => {
+    setAsked(required);
     try {
       await api('POST', '/dashboard/api/account/require-two-factor', { required });
       setStatus(ok(required ? 'Every member now needs two-factor authentication to use this account.' : 'Two-factor authentication is optional again.'));
@@ -128,11 +136,12 @@ function RequireTwoFactor({ me, onChanged }) {
       setStatus(failed(explain(err)));
     }
     await onChanged();
+    setAsked(null);
   };
   return html`<section class="card stack" aria-labelledby="require-2fa-h">
     <h2 id="require-2fa-h">Two-factor authentication</h2>
     <div class="check">
-      <input type="checkbox" id="require-2fa" checked=${me.account.require_two_factor} onChange=${(e) => toggle(e.currentTarget.checked)} />
+      <input type="checkbox" id="require-2fa" checked=${asked ?? me.account.require_two_factor} onChange=${(e) => toggle(e.currentTarget.checked)} />
       <label for="require-2fa">Require two-factor authentication of every member</label>
     </div>
     <p class="muted">Members without it can only open their account page, to turn it on, until they do.</p>
