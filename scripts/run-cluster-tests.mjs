@@ -8,6 +8,7 @@
 
 import { spawn } from 'node:child_process';
 import { describe, LAYOUTS, startCluster } from './clickhouse/cluster.mjs';
+import { compileForTests, compiledTest } from './compile-tests.mjs';
 import { isBehaviour, testFiles } from './test-files.mjs';
 
 /** Store suites: the ClickHouse event store and the event store contract, on the store directly. */
@@ -27,6 +28,8 @@ const behaviour = args.includes('--behaviour');
 const filters = args.filter((a) => !(a in LAYOUTS) && a !== '--behaviour');
 const pick = (files) => files.filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
 
+if (!compileForTests()) process.exit(1);
+
 let current;
 let child;
 // Interrupted: stop the tests, then the cluster, so no server or ZooKeeper outlives the run.
@@ -41,7 +44,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 function run(files, env) {
   if (files.length === 0) return Promise.resolve(0);
   return new Promise((resolve) => {
-    child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${CONCURRENCY}`, '--test-reporter=spec', ...files], {
+    child = spawn(process.execPath, ['--enable-source-maps', '--test', `--test-concurrency=${CONCURRENCY}`, '--test-reporter=spec', ...files.map(compiledTest)], {
       stdio: 'inherit',
       env: { ...process.env, ...env },
     });

@@ -1,4 +1,5 @@
-// Runs every test file under test/ with node:test, TypeScript loaded through tsx: first everything on the embedded
+// Runs every test file under test/ with node:test, compiled first (type-checked, into .test-build/: compile-tests.mjs):
+// first everything on the embedded
 // store, then the behaviour suite again in scale-out mode (PostgreSQL + ClickHouse + Redis, PLUMB_TEST_STORE), then
 // the ClickHouse suites again on ClickHouse 26 in process (chdb, PLUMB_TEST_CLICKHOUSE=chdb).
 //
@@ -13,6 +14,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { build, isStale } from './build-state.mjs';
+import { compileForTests, compiledTest } from './compile-tests.mjs';
 import { isBehaviour, testFiles } from './test-files.mjs';
 
 /** Files that only make sense with ClickHouse (they run in the embedded pass but talk to ClickHouse directly). */
@@ -91,7 +93,8 @@ function run(files, env) {
   const times = process.env.PLUMB_TEST_TIMES
     ? ['--test-reporter-destination=stdout', '--test-reporter=./scripts/test-file-times.mjs', `--test-reporter-destination=${process.env.PLUMB_TEST_TIMES}.${++passes}`]
     : [];
-  const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${CONCURRENCY}`, '--test-reporter=spec', ...times, ...files], {
+  const args = ['--enable-source-maps', '--test', `--test-concurrency=${CONCURRENCY}`, '--test-reporter=spec', ...times, ...files.map(compiledTest)];
+  const result = spawnSync(process.execPath, args, {
     stdio: 'inherit',
     env: { ...process.env, ...env },
   });
@@ -128,6 +131,8 @@ const server = needsServer ? await clickhouseServer() : undefined;
 if (needsServer && !server) missing(`ClickHouse is not reachable at ${CLICKHOUSE_URL} (apt-get install -y clickhouse-server)`);
 const chdb = needsChdb ? chdbEngine() : undefined;
 if (needsChdb && !chdb) missing('chdb (ClickHouse in process) could not be installed by scripts/chdb/install.sh');
+
+if (!compileForTests()) process.exit(1);
 
 // The CLI tests run the compiled server and build it when the sources are newer: built here once instead, so two
 // of them running at once never build into dist/ together.

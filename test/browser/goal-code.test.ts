@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Browser } from 'playwright-core';
 import { OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 import { browserSkipReason, closePage, desktopChromeUserAgent, launchBrowser, openPage } from './browser.js';
+import { rootFileUrl } from '../helpers/root.js';
 
 interface GoalExample {
   tracker: string;
@@ -19,7 +20,7 @@ interface GoalExample {
   code: string;
 }
 // The dashboard's modules are plain browser JavaScript: imported by URL, typed here.
-const { goalCode } = (await import(new URL('../../src/web/pages/goal-code.js', import.meta.url).href)) as { goalCode: (name: string) => GoalExample[] };
+const { goalCode } = (await import(rootFileUrl('src/web/pages/goal-code.js'))) as { goalCode: (name: string) => GoalExample[] };
 
 const skip = browserSkipReason();
 const UMAMI_ID = '5c0e8a1b-2d3f-4a5b-8c6d-7e8f9a0b1c2d';

@@ -9,7 +9,6 @@
 import assert from 'node:assert/strict';
 import { createServer, get as httpGet, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
@@ -18,8 +17,8 @@ import type { Browser, Page } from 'playwright-core';
 import { buildScript, buildTrackerScript } from '../../src/http/tracker-script.js';
 import { OWNER_TOKEN, startTestApp, type TestApp } from '../helpers/app.js';
 import { browserSkipReason, closePage, desktopChromeUserAgent, launchBrowser, openPage } from './browser.js';
+import { ROOT } from '../helpers/root.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 const EXTERNAL_REFERRER = 'https://www.google.com/';
 

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 // @ts-expect-error: a plain ES module of the build scripts, without type declarations
 import { serverNodeFlags } from '../../scripts/server-node-flags.mjs';
+import { sourceEntry } from './root.js';
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -35,7 +36,7 @@ export function startServer(
   // benchmark's server: Node refuses --cpu-prof in NODE_OPTIONS).
   // The flags `npm start` gives the server (PLUMB_SINGLE_THREADED_GC=off in the caller's environment leaves them out).
   const extra = [...(serverNodeFlags() as string[]), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')];
-  const entry = compiled ? ['scripts/start.mjs'] : ['--import', 'tsx', 'src/main.ts'];
+  const entry = compiled ? ['scripts/start.mjs'] : sourceEntry('src/main.ts');
   const child = spawn(process.execPath, [...extra, ...entry], {
     // MALLOC_ARENA_MAX as `npm start` sets it (package.json), unless the caller's environment has its own.
     env: { ...inheritedEnv(env), MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX || '2', PORT: '0', HOST: '127.0.0.1', PLUMB_LOG_LEVEL: 'info', ...env },
@@ -73,7 +74,7 @@ export function startServer(
 
 /** Runs the server expecting it to refuse to start; resolves with its exit code and output. */
 export function runServerExpectingExit(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, sourceEntry('src/main.ts'), {
     env: { ...inheritedEnv(env), PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

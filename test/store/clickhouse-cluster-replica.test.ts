@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ClickHouseEventStore } from '../../src/store/clickhouse/event-store.js';
 import { storedHit } from '../helpers/stored-hits.js';
+import { rootFileUrl } from '../helpers/root.js';
 
 interface Node {
   name: string;
@@ -37,8 +38,8 @@ describe('a ClickHouse replica stopped mid-ingest', { skip: RUN ? false : 'run b
   let store: ClickHouseEventStore;
   const database = `plumb_test_replica_${process.pid}`;
   before(async () => {
-    // A path held in a variable: the harness is plain JavaScript outside the TypeScript project.
-    const harness = '../../scripts/clickhouse/cluster.mjs';
+    // A URL held in a variable: the harness is plain JavaScript outside the TypeScript project.
+    const harness = rootFileUrl('scripts/clickhouse/cluster.mjs');
     const { startCluster, LAYOUTS } = (await import(harness)) as { startCluster(o: unknown): Promise<Cluster>; LAYOUTS: Record<string, unknown> };
     cluster = await startCluster(LAYOUTS['1x2']);
     // Opened as a restarted process would open it: on a busy machine 18.16 has been seen to drop the HTTP connection

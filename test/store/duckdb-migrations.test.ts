@@ -14,6 +14,7 @@ import { MIGRATIONS, migrate } from '../../src/store/duckdb/migrations.js';
 import { SqlMetaStore } from '../../src/store/sql-meta-store.js';
 import { SqlTeamStore } from '../../src/store/sql-team-store.js';
 import { storedHit } from '../helpers/stored-hits.js';
+import { LOADER, sourceModuleUrl } from '../helpers/root.js';
 
 describe('DuckDB migration 7: attribution belongs to the visit', () => {
   it("rewrites recorded hits and visits with their visit's first hit's attribution", async () => {
@@ -164,8 +165,8 @@ describe('DuckDB migrations after a crash', () => {
         const path = join(dir, `v${m.version}.duckdb`);
         // A child process applies the migrations before m as migrate() does, then m without a checkpoint, and dies.
         const script = `
-          const { DuckDatabase } = await import(${JSON.stringify(new URL('../../src/store/duckdb/database.ts', import.meta.url).href)});
-          const { MIGRATIONS, migrate } = await import(${JSON.stringify(new URL('../../src/store/duckdb/migrations.ts', import.meta.url).href)});
+          const { DuckDatabase } = await import(${JSON.stringify(sourceModuleUrl('src/store/duckdb/database.ts'))});
+          const { MIGRATIONS, migrate } = await import(${JSON.stringify(sourceModuleUrl('src/store/duckdb/migrations.ts'))});
           const db = await DuckDatabase.open(${JSON.stringify(path)});
           await migrate(db, ${m.version - 1});
           const m = MIGRATIONS.find((x) => x.version === ${m.version});
@@ -174,7 +175,7 @@ describe('DuckDB migrations after a crash', () => {
             await q.exec('INSERT INTO schema_migrations VALUES (?, ?, ?)', [m.version, m.name, new Date()]);
           });
           process.kill(process.pid, 'SIGKILL');`;
-        const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+        const child = spawnSync(process.execPath, [...LOADER, '--input-type=module', '-e', script], { encoding: 'utf8' });
         assert.equal(child.signal, 'SIGKILL', `migration ${m.version}: ${child.stderr}`);
         const db = await DuckDatabase.open(path);
         const versions = (await db.serial((q) => q.rows<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version'))).map((r) => r.version);

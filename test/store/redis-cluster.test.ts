@@ -8,8 +8,7 @@ import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -24,6 +23,7 @@ import { eventually } from '../helpers/eventually.js';
 import { startServer, type ServerProcess } from '../helpers/process.js';
 import { CLICKHOUSE_URL, freshScaleOut, scaleOutServerEnv, type ScaleOutFixture } from '../helpers/scale-out.js';
 import { freePort } from '../helpers/free-port.js';
+import { LOADER, sourceModuleUrl } from '../helpers/root.js';
 
 const installed = spawnSync('redis-server', ['--version']).status === 0;
 const execFileAsync = promisify(execFile);
@@ -263,7 +263,7 @@ describe('Plumb on a Redis Cluster of three masters', { skip: installed ? false 
     const tlsUrl = `rediss://:${encodeURIComponent(PASSWORD)}@127.0.0.1:${tlsPorts[0]}`;
     const keys = await onEachMaster((i) => `${i + 1}:tls`, (k) => k);
     const script = `
-      const { RedisLimitStore } = await import(${JSON.stringify(pathToFileURL(resolve('src/store/redis/limit-store.ts')).href)});
+      const { RedisLimitStore } = await import(${JSON.stringify(sourceModuleUrl('src/store/redis/limit-store.ts'))});
       const [cluster, one] = [new RedisLimitStore(process.env.URL + '?cluster=on', 'plumb-cluster-tls:'), new RedisLimitStore(process.env.URL, 'plumb-cluster-tls-one:')];
       const out = [];
       for (const key of ${JSON.stringify(keys)}) out.push((await cluster.hitWindow(key, 60000, 1, 1)).allowed, (await cluster.hitWindow(key, 60000, 1, 2)).allowed);
@@ -271,7 +271,7 @@ describe('Plumb on a Redis Cluster of three masters', { skip: installed ? false 
       await one.ping();
       await Promise.all([cluster.close(), one.close()]);
       console.log(JSON.stringify(out));`;
-    const { stdout } = await execFileAsync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    const { stdout } = await execFileAsync(process.execPath, [...LOADER, '--input-type=module', '-e', script], {
       env: { ...process.env, URL: tlsUrl, NODE_EXTRA_CA_CERTS: cert },
       timeout: 20_000,
     });

@@ -12,8 +12,9 @@ import { after, before, describe, it } from 'node:test';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
 import { MIGRATIONS } from '../../src/store/duckdb/migrations.js';
 import { runServerExpectingExit, startServer, type ServerProcess } from '../helpers/process.js';
+import { ROOT } from '../helpers/root.js';
 
-const FIXTURE = join(import.meta.dirname, '../fixtures/upgrade');
+const FIXTURE = join(ROOT, 'test/fixtures/upgrade');
 /** The tokens the earlier release was started with (make-fixture.mjs). */
 const OWNER_TOKEN = 'upgrade-owner-token-0123456789abcdef';
 const ADMIN_TOKEN = 'upgrade-admin-token-0123456789abcdef';

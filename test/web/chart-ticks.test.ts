@@ -3,10 +3,11 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { rootFileUrl } from '../helpers/root.js';
 
 type BucketTicks = (starts: readonly number[], widthPx: number) => number[];
 // A dashboard module (plain JavaScript for the browser): imported by URL, as the type checker has no declarations for it.
-const { bucketTicks, LABEL_ROOM_PX } = (await import(new URL('../../src/web/report/ticks.js', import.meta.url).href)) as {
+const { bucketTicks, LABEL_ROOM_PX } = (await import(rootFileUrl('src/web/report/ticks.js'))) as {
   bucketTicks: BucketTicks;
   LABEL_ROOM_PX: number;
 };

@@ -3,10 +3,11 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { rootFileUrl } from '../helpers/root.js';
 
 type TabsShown = (widths: readonly number[], room: number, selected: number) => number[];
 // A dashboard module (plain JavaScript for the browser): imported by URL, as the type checker has no declarations for it.
-const { tabsShown } = (await import(new URL('../../src/web/components/tabs.js', import.meta.url).href)) as { tabsShown: TabsShown };
+const { tabsShown } = (await import(rootFileUrl('src/web/components/tabs.js'))) as { tabsShown: TabsShown };
 
 // Seven tabs of 100 px; the "More" button is kept 96 px.
 const SEVEN = [100, 100, 100, 100, 100, 100, 100];

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { getEnvironmentData, Worker, type WorkerOptions } from 'node:worker_threads';
 import { GeoLookup, unmapIpv4 } from '../../../src/ingest/enrich/geo.js';
+import { COMPILED, sourceModuleUrl } from '../../helpers/root.js';
 
 const nowhere = { countryCode: '', region: '', state: '', city: '' };
 
@@ -83,12 +84,13 @@ describe('GeoLookup.share', () => {
     await GeoLookup.share();
     const shared = getEnvironmentData('plumb:geo-databases') as { v4: unknown; v6: unknown };
     assert.ok(shared.v4 instanceof SharedArrayBuffer && shared.v6 instanceof SharedArrayBuffer);
-    const geoModule = JSON.stringify(new URL('../../../src/ingest/enrich/geo.ts', import.meta.url).href);
-    const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
+    const geoModule = JSON.stringify(sourceModuleUrl('src/ingest/enrich/geo.ts'));
+    // Under tsx the worker registers it to load the TypeScript; the compiled run's modules need nothing.
+    const register = COMPILED ? '' : `(await import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})).register();`;
     // The worker reports whether it was handed the very memory of this thread (a write it makes shows here).
     const worker = new Worker(
       `const { parentPort, getEnvironmentData } = await import('node:worker_threads');
-       (await import(${tsx})).register();
+       ${register}
        const { GeoLookup } = await import(${geoModule});
        const geo = await GeoLookup.open();
        parentPort.postMessage({ place: geo.lookup('81.2.69.142'), sab: getEnvironmentData('plumb:geo-databases').v4 });`,

@@ -1,0 +1,35 @@
+// Where the project is and how its modules run, whether the tests run compiled (.test-build/, npm test) or as
+// TypeScript through tsx (`node --import tsx --test test/...`).
+
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** The project's root: the first folder above this file with a package.json (.test-build/ has none). */
+export const ROOT = (() => {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
+  return dir;
+})();
+
+/** Whether this run is the compiled one: then the server and other child processes run compiled too. */
+export const COMPILED = import.meta.url.endsWith('.js');
+
+/** The compiled build's folder under ROOT (scripts/compile-tests.mjs). */
+const BUILD = '.test-build';
+
+/** Node's arguments to run `src/<path>.ts` in a child process: its compiled module, or the source through tsx. */
+export function sourceEntry(path: string): string[] {
+  return COMPILED ? [join(ROOT, BUILD, path.replace(/\.ts$/, '.js'))] : ['--import', 'tsx', join(ROOT, path)];
+}
+
+/** The URL to import `src/<path>.ts` from in a child process's script, in this run's form (see sourceEntry). */
+export function sourceModuleUrl(path: string): string {
+  return pathToFileURL(COMPILED ? join(ROOT, BUILD, path.replace(/\.ts$/, '.js')) : join(ROOT, path)).href;
+}
+
+/** A file under ROOT (the dashboard's JavaScript, fixtures), as a URL to import. */
+export const rootFileUrl = (path: string) => pathToFileURL(join(ROOT, path)).href;
+
+/** Node's arguments that load TypeScript in a child process of a tsx run; none in the compiled run. */
+export const LOADER: string[] = COMPILED ? [] : ['--import', 'tsx'];
