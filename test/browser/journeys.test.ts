@@ -133,7 +133,7 @@ describe('journeys panel in Chromium', { skip }, () => {
 
   it('shows the top paths the API answers: first pages, their continuations, visits and the share that ended', async () => {
     await page.goto(`/sites/${site}?range=7d`);
-    await page.getByRole('heading', { name: 'Journeys' }).waitFor();
+    await page.getByRole('heading', { name: 'Journeys', exact: true }).waitFor();
     const api = await answer({ steps: '3' });
     assert.equal(api.total_visits, String(VISITS.length));
     const expected = expectedBoxes(api, 5);
@@ -175,7 +175,7 @@ describe('journeys panel in Chromium', { skip }, () => {
   it('narrows to the visits with a custom property when the report is filtered by one', async () => {
     const props = [{ key: 'plan', operator: 'is', value: 'pro' }];
     await page.goto(`/sites/${site}?range=7d&filters=${encodeURIComponent(JSON.stringify([{ property: 'prop', ...props[0] }]))}`);
-    await page.getByRole('heading', { name: 'Journeys' }).waitFor();
+    await page.getByRole('heading', { name: 'Journeys', exact: true }).waitFor();
     const filtered = (await page.evaluate(`(async () => {
       const csrf = document.querySelector('meta[name="plumb-csrf"]').getAttribute('content');
       const res = await fetch('/dashboard/api/report/journeys?${new URLSearchParams({ entity: 'pageview', entity_id: site, date_from: `${sixDaysAgo} 00:00:00`, date_to: `${today} 23:59:59`, props: JSON.stringify(props), steps: '3', limit: '100' })}', { headers: { 'x-plumb-csrf': csrf } });

@@ -4,6 +4,8 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export interface CuttableProxy {
+  /** The loopback address it listens on: 127.0.0.1, or one of its own (`at`). */
+  readonly host: string;
   readonly port: number;
   /** Resets every connection through the proxy and stops listening: connecting is refused, as to a stopped server. */
   cut(): Promise<void>;
@@ -12,7 +14,9 @@ export interface CuttableProxy {
   close(): Promise<void>;
 }
 
-export async function cuttableProxy(targetHost: string, targetPort: number): Promise<CuttableProxy> {
+/** `at`: listen there (a loopback address and port) instead of on a free port of 127.0.0.1. */
+export async function cuttableProxy(targetHost: string, targetPort: number, at?: { host: string; port: number }): Promise<CuttableProxy> {
+  const host = at?.host ?? '127.0.0.1';
   const sockets = new Set<Socket>();
   const forward = (client: Socket) => {
     const upstream = connect(targetPort, targetHost);
@@ -29,15 +33,16 @@ export async function cuttableProxy(targetHost: string, targetPort: number): Pro
   let server: Server = createServer(forward);
   const listen = (port: number) =>
     new Promise<number>((resolve, reject) => {
-      server.once('error', reject).listen(port, '127.0.0.1', () => resolve((server.address() as { port: number }).port));
+      server.once('error', reject).listen(port, host, () => resolve((server.address() as { port: number }).port));
     });
-  const port = await listen(0);
+  const port = await listen(at?.port ?? 0);
   const stop = () => new Promise<void>((resolve) => {
     for (const s of sockets) s.destroy();
     sockets.clear();
     server.close(() => resolve());
   });
   return {
+    host,
     port,
     cut: stop,
     async restore() {
@@ -48,16 +53,26 @@ export async function cuttableProxy(targetHost: string, targetPort: number): Pro
   };
 }
 
-/** A proxy in front of the service `url` names: its host (on a test cluster, another loopback address) and port. */
-export function proxyFor(url: string, defaultPort: number): Promise<CuttableProxy> {
+let ownAddresses = 0;
+
+/**
+ * A proxy in front of the service `url` names: its host (on a test cluster, another loopback address) and port.
+ * `samePort`: on a loopback address of its own with the service's port, for a client that derives other servers'
+ * addresses from it (Plumb on a ClickHouse cluster without ZooKeeper reaches every node at CLICKHOUSE_URL's port).
+ */
+export function proxyFor(url: string, defaultPort: number, { samePort = false }: { samePort?: boolean } = {}): Promise<CuttableProxy> {
   const u = new URL(url);
-  return cuttableProxy(u.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1', Number(u.port || defaultPort));
+  const port = Number(u.port || defaultPort);
+  // 127.77.x.y: apart from the test cluster's 127.0.0.x, and from other test processes' (their pids differ).
+  const n = (process.pid * 16 + ownAddresses++) % (254 * 256);
+  const at = samePort ? { host: `127.77.${Math.floor(n / 254)}.${(n % 254) + 1}`, port } : undefined;
+  return cuttableProxy(u.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1', port, at);
 }
 
 /** `url` with its host and port replaced by the proxy's. */
 export function through(url: string, proxy: CuttableProxy): string {
   const u = new URL(url);
-  u.hostname = '127.0.0.1';
+  u.hostname = proxy.host;
   u.port = String(proxy.port);
   return u.toString();
 }

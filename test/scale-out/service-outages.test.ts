@@ -16,6 +16,11 @@ import { eventually } from '../helpers/eventually.js';
 
 const ADMIN = 'outage-admin-token-0123456789abcdef';
 const OWNER = 'outage-owner-token-0123456789abcdef';
+/**
+ * On a test cluster (`npm run test:cluster`) ClickHouse's proxy keeps the node's port: without ZooKeeper Plumb reaches
+ * the other nodes at CLICKHOUSE_URL's port (README, Running at scale).
+ */
+const ON_CLUSTER = process.env.CLICKHOUSE_CLUSTER !== undefined;
 const AGENT = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
 
 
@@ -49,7 +54,7 @@ describe('service outages in scale-out', () => {
     fixture = await freshScaleOut();
     const o = fixture.options;
     pg = await proxyFor(o.databaseUrl, 5432);
-    clickhouse = await proxyFor(o.clickhouseUrl, 8123);
+    clickhouse = await proxyFor(o.clickhouseUrl, 8123, { samePort: ON_CLUSTER });
     redis = await proxyFor(o.redisUrl, 6379);
     dir = mkdtempSync(join(tmpdir(), 'plumb-outage-'));
     const env = scaleOutServerEnv(fixture, dir);

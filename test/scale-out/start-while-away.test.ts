@@ -14,9 +14,15 @@ import { freshScaleOut, scaleOutServerEnv, type ScaleOutFixture } from '../helpe
 import { eventually } from '../helpers/eventually.js';
 
 const OWNER = 'away-owner-token-0123456789abcdef';
+/**
+ * On a test cluster (`npm run test:cluster`) ClickHouse's proxy keeps the node's port: without ZooKeeper Plumb reaches
+ * the other nodes at CLICKHOUSE_URL's port (README, Running at scale).
+ */
+const ON_CLUSTER = process.env.CLICKHOUSE_CLUSTER !== undefined;
 const AGENT = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
 /** A stack trace's frame line: what an operator should not have to read to learn that a service is away. */
 const STACK_FRAME = /^\s+at /m;
+const escaped = (text: string) => text.replace(/\./g, '\\.');
 
 describe('a scale-out server started while its services are away', () => {
   let fixture: ScaleOutFixture;
@@ -29,7 +35,7 @@ describe('a scale-out server started while its services are away', () => {
   before(async () => {
     fixture = await freshScaleOut();
     pg = await proxyFor(fixture.options.databaseUrl, 5432);
-    clickhouse = await proxyFor(fixture.options.clickhouseUrl, 8123);
+    clickhouse = await proxyFor(fixture.options.clickhouseUrl, 8123, { samePort: ON_CLUSTER });
     dir = mkdtempSync(join(tmpdir(), 'plumb-away-'));
     env = { ...scaleOutServerEnv(fixture, dir), PLUMB_BOOTSTRAP_TOKEN: OWNER, PLUMB_LOG_LEVEL: 'warn' };
   });
@@ -52,9 +58,9 @@ describe('a scale-out server started while its services are away', () => {
     starting.catch(() => undefined); // awaited below; a refusal meanwhile must not go unhandled
     const said = (pattern: RegExp, what: string) => eventually(async () => (pattern.test(output) ? true : undefined), what, 30_000);
     // Twice each: it goes on waiting, with the service's address and what the connection met (no credentials).
-    await said(new RegExp(`(waiting for PostgreSQL at postgres://127\\.0\\.0\\.1:${pg.port} \\(.*ECONNREFUSED.*\\)[^]*){2}`), 'two waits for PostgreSQL');
+    await said(new RegExp(`(waiting for PostgreSQL at postgres://${escaped(pg.host)}:${pg.port} \\(.*ECONNREFUSED.*\\)[^]*){2}`), 'two waits for PostgreSQL');
     await pg.restore();
-    await said(new RegExp(`(waiting for ClickHouse at http://127\\.0\\.0\\.1:${clickhouse.port} \\(.*ECONNREFUSED.*\\)[^]*){2}`), 'two waits for ClickHouse');
+    await said(new RegExp(`(waiting for ClickHouse at http://${escaped(clickhouse.host)}:${clickhouse.port} \\(.*ECONNREFUSED.*\\)[^]*){2}`), 'two waits for ClickHouse');
     assert.doesNotMatch(output, /Plumb listening/, 'not listening before ClickHouse answers');
     await clickhouse.restore();
     server = await starting;
@@ -83,7 +89,7 @@ describe('a scale-out server started while its services are away', () => {
     url.password = 'secret-password';
     const { code, output } = await runServerExpectingExit({ ...env, PLUMB_DATA_DIR: mkdtempSync(join(dir, 'ch-')), CLICKHOUSE_URL: url.toString() });
     assert.equal(code, 1, output);
-    assert.match(output, new RegExp(`^Plumb cannot start: ClickHouse at http://${url.host.replace(/\./g, '\\.')}: .*no_such_plumb_user`, 'm'));
+    assert.match(output, new RegExp(`^Plumb cannot start: ClickHouse at http://${escaped(url.host)}: .*no_such_plumb_user`, 'm'));
     assert.doesNotMatch(output, STACK_FRAME);
     assert.doesNotMatch(output, /secret-password/);
   });

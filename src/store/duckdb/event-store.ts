@@ -129,8 +129,8 @@ const columnList = (columns: readonly CsvColumn[]) => columns.map((c) => c.name)
  * Records in the same transaction that the hit log is confirmed up to `seq` (never lowering it). The row is replaced,
  * deleted and inserted, not updated: DuckDB cannot checkpoint while a transaction that began before a committed
  * UPDATE is still running, so with an update in every load the row-group checkpoints failed for as long as reports
- * overlapped one another, and the rows waiting for them piled up in memory (docs/benchmarks.md, "Memory in session
- * 20"). Deletes and inserts do not hold a checkpoint back.
+ * overlapped one another, and the rows waiting for them piled up in memory (docs/benchmarks.md, "Memory: measurements
+ * behind the code"). Deletes and inserts do not hold a checkpoint back.
  */
 async function confirmLog(q: Querier, seq: number): Promise<void> {
   await q.exec('DELETE FROM hit_log_state WHERE id = 1 AND confirmed_seq < ?', [seq]);
