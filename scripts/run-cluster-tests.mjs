@@ -1,10 +1,10 @@
-// Runs the ClickHouse store suites and the report oracle suites (with --behaviour: the whole behaviour suite) against
-// ClickHouse clusters (CLICKHOUSE_CLUSTER):
+// Runs the ClickHouse store suites and the whole behaviour suite (with --reports: only the report oracle suites)
+// against ClickHouse clusters (CLICKHOUSE_CLUSTER):
 // for each layout, starts the cluster with scripts/clickhouse/cluster.mjs, points the tests at one node with the
 // cluster named, runs them, and stops the cluster (also when a suite fails or the run is interrupted). Prints each
 // layout's wall time. PostgreSQL and Redis are the ones the scale-out suite uses (test/helpers/).
 //
-// Usage: node scripts/run-cluster-tests.mjs [2x1] [1x2] [--behaviour] [path-filter ...]   (default: both layouts)
+// Usage: node scripts/run-cluster-tests.mjs [2x1] [1x2] [--reports] [path-filter ...]   (default: both layouts)
 
 import { spawn } from 'node:child_process';
 import { describe, LAYOUTS, startCluster } from './clickhouse/cluster.mjs';
@@ -15,17 +15,14 @@ import { isBehaviour, testFiles } from './test-files.mjs';
 const STORE_SUITES = testFiles('test/store').filter((f) => /^test\/store\/(clickhouse|event-store-contract)/.test(f));
 /** The report oracle and injection suites, in scale-out mode (an app on PostgreSQL + the cluster + Redis). */
 const REPORT_SUITES = ['aggregations', 'attribution', 'injection', 'engagement', 'journeys', 'funnels', 'journeys-funnels-dashboard'].map((n) => `test/report/${n}.test.ts`);
-/**
- * With --behaviour, the whole behaviour suite instead (the report suites among it). Not yet green on a cluster:
- * test/scale-out/service-outages.test.ts, whose server reaches ClickHouse through a proxy (README, issue 46).
- */
+/** By default the whole behaviour suite, in scale-out mode, the report suites among it. */
 const BEHAVIOUR_SUITE = testFiles().filter(isBehaviour);
 const CONCURRENCY = Number(process.env.PLUMB_TEST_CONCURRENCY ?? 2);
 
 const args = process.argv.slice(2);
 const layouts = args.filter((a) => a in LAYOUTS);
-const behaviour = args.includes('--behaviour');
-const filters = args.filter((a) => !(a in LAYOUTS) && a !== '--behaviour');
+const reportsOnly = args.includes('--reports');
+const filters = args.filter((a) => !(a in LAYOUTS) && a !== '--reports');
 const pick = (files) => files.filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
 
 if (!compileForTests()) process.exit(1);
@@ -69,7 +66,7 @@ for (const name of layouts.length > 0 ? layouts : Object.keys(LAYOUTS)) {
       PLUMB_TEST_CLUSTER_NODES: JSON.stringify(current.nodes.map((n) => ({ name: n.name, url: n.url, shard: n.shard }))),
     };
     status = (await run(pick(STORE_SUITES), { ...env, PLUMB_TEST_STORE: 'embedded' })) || status;
-    status = (await run(pick(behaviour ? BEHAVIOUR_SUITE : REPORT_SUITES), { ...env, PLUMB_TEST_STORE: 'scale-out' })) || status;
+    status = (await run(pick(reportsOnly ? REPORT_SUITES : BEHAVIOUR_SUITE), { ...env, PLUMB_TEST_STORE: 'scale-out' })) || status;
   } finally {
     const done = Date.now();
     await current.stop();

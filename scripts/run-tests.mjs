@@ -1,7 +1,7 @@
-// Runs every test file under test/ with node:test, compiled first (type-checked, into .test-build/: compile-tests.mjs):
-// first everything on the embedded
-// store, then the behaviour suite again in scale-out mode (PostgreSQL + ClickHouse + Redis, PLUMB_TEST_STORE), then
-// the ClickHouse suites again on ClickHouse 26 in process (chdb, PLUMB_TEST_CLICKHOUSE=chdb).
+// Runs every test file under test/ with node:test, compiled first (type-checked into .test-build/: compile-tests.mjs):
+// first everything on the embedded store, then the behaviour suite again in scale-out mode (PostgreSQL + ClickHouse +
+// Redis, PLUMB_TEST_STORE), then the ClickHouse suites again on ClickHouse 26 in process (chdb,
+// PLUMB_TEST_CLICKHOUSE=chdb).
 //
 // Usage: node scripts/run-tests.mjs [--embedded | --scale-out | --clickhouse] [path-filter ...]
 //   --embedded    only the first pass;   --scale-out   only the second (`npm run test:scale-out`);

@@ -125,7 +125,7 @@ function MemberRow({ member, me, names, soleOwner, onChanged, setStatus }) {
 function RequireTwoFactor({ me, onChanged }) {
   const [status, setStatus] = useState(null);
   // The state asked for, shown while it is saved: rendered again with the old one meanwhile (the status line does
-  // that), the controlled box would flick back until the account is read again. The role select does the same.
+  // that), the controlled box would flick back until the account is read again.
   const [asked, setAsked] = useState(null);
   const toggle = async (required) => {
     setAsked(required);
