@@ -8,7 +8,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 /** The project's root: the first folder above this file with a package.json (.test-build/ has none). */
 export const ROOT = (() => {
   let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
+  while (!existsSync(join(dir, 'package.json'))) {
+    if (dirname(dir) === dir) throw new Error('cannot find the project root (no package.json above test/helpers)');
+    dir = dirname(dir);
+  }
   return dir;
 })();
 

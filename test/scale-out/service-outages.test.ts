@@ -23,7 +23,6 @@ const OWNER = 'outage-owner-token-0123456789abcdef';
 const ON_CLUSTER = process.env.CLICKHOUSE_CLUSTER !== undefined;
 const AGENT = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
 
-
 describe('service outages in scale-out', () => {
   let fixture: ScaleOutFixture;
   let dir: string;
