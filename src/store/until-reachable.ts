@@ -29,10 +29,10 @@ export function serviceAddress(url: string): string {
 }
 
 function messageOf(err: unknown): string {
-  const e = err as { message?: unknown; code?: unknown; errors?: unknown } | undefined;
+  const e = err as { message?: unknown; code?: unknown } | undefined;
+  // Node's connect to several addresses (localhost: ::1 and 127.0.0.1) fails with an AggregateError of no message
+  // but the code of its connections' failure.
   const message = typeof e?.message === 'string' && e.message !== '' ? e.message : typeof e?.code === 'string' ? e.code : String(err);
-  // Node's connect to several addresses (localhost: ::1 and 127.0.0.1) fails with an AggregateError of no message.
-  if (message === '' && Array.isArray(e?.errors) && e.errors.length > 0) return messageOf(e.errors[0]);
   return message.split('\n')[0]!.slice(0, 300);
 }
 

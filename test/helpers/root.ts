@@ -4,6 +4,8 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+// @ts-expect-error: a plain ES module of the build scripts, without type declarations
+import { TEST_BUILD } from '../../scripts/compile-tests.mjs';
 
 /** The project's root: the first folder above this file with a package.json (.test-build/ has none). */
 export const ROOT = (() => {
@@ -18,18 +20,16 @@ export const ROOT = (() => {
 /** Whether this run is the compiled one: then the server and other child processes run compiled too. */
 export const COMPILED = import.meta.url.endsWith('.js');
 
-/** The compiled build's folder under ROOT (scripts/compile-tests.mjs). */
-const BUILD = '.test-build';
+/** `src/<path>.ts`'s module in this run: its compiled JavaScript, or the TypeScript itself under tsx. */
+const modulePath = (path: string) => (COMPILED ? join(ROOT, TEST_BUILD as string, path.replace(/\.ts$/, '.js')) : join(ROOT, path));
 
 /** Node's arguments to run `src/<path>.ts` in a child process: its compiled module, or the source through tsx. */
 export function sourceEntry(path: string): string[] {
-  return COMPILED ? [join(ROOT, BUILD, path.replace(/\.ts$/, '.js'))] : ['--import', 'tsx', join(ROOT, path)];
+  return [...LOADER, modulePath(path)];
 }
 
 /** The URL to import `src/<path>.ts` from in a child process's script, in this run's form (see sourceEntry). */
-export function sourceModuleUrl(path: string): string {
-  return pathToFileURL(COMPILED ? join(ROOT, BUILD, path.replace(/\.ts$/, '.js')) : join(ROOT, path)).href;
-}
+export const sourceModuleUrl = (path: string) => pathToFileURL(modulePath(path)).href;
 
 /** A file under ROOT (the dashboard's JavaScript, fixtures), as a URL to import. */
 export const rootFileUrl = (path: string) => pathToFileURL(join(ROOT, path)).href;
