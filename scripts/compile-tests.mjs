@@ -27,5 +27,5 @@ export function compileForTests() {
   return true;
 }
 
-/** A test file's compiled module: `test/a/b.test.ts` → `.test-build/test/a/b.test.js`. */
+/** A file's compiled module: `test/a/b.test.ts` → `.test-build/test/a/b.test.js` (src/ alike). */
 export const compiledTest = (file) => `${TEST_BUILD}/${file.replace(/\.ts$/, '.js')}`;

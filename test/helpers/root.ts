@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 // @ts-expect-error: a plain ES module of the build scripts, without type declarations
-import { TEST_BUILD } from '../../scripts/compile-tests.mjs';
+import { compiledTest } from '../../scripts/compile-tests.mjs';
 
 /** The project's root: the first folder above this file with a package.json (.test-build/ has none). */
 export const ROOT = (() => {
@@ -21,7 +21,7 @@ export const ROOT = (() => {
 export const COMPILED = import.meta.url.endsWith('.js');
 
 /** `src/<path>.ts`'s module in this run: its compiled JavaScript, or the TypeScript itself under tsx. */
-const modulePath = (path: string) => (COMPILED ? join(ROOT, TEST_BUILD as string, path.replace(/\.ts$/, '.js')) : join(ROOT, path));
+const modulePath = (path: string) => join(ROOT, COMPILED ? (compiledTest(path) as string) : path);
 
 /** Node's arguments to run `src/<path>.ts` in a child process: its compiled module, or the source through tsx. */
 export function sourceEntry(path: string): string[] {
