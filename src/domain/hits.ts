@@ -148,7 +148,19 @@ export interface VisitRecord extends Attribution {
   events: number;
   /** True while every pageview's `firstView` flag is known to be right (see VisitTracker). */
   pathsExact: boolean;
+  /**
+   * The visit's journey (docs/reports.md, "Journeys"): its pages in time order, a page repeated right after itself
+   * counted once. How many, capped at JOURNEY_PAGES + 1 (enough to tell whether a journey of JOURNEY_PAGES steps
+   * ended at each of them); 0 while not known: no pageview yet, or a pageview that arrived out of time order (or at
+   * the same millisecond as another page), after which reports read the visit's pages from its hits.
+   */
+  journeyLength: number;
+  /** The journey's pages after the entry page (its 2nd to JOURNEY_PAGES-th), as many as it has; [] when not known. */
+  journeyPages: readonly string[];
 }
+
+/** Pages of a visit's journey its record holds (the deepest journey reports list: src/report/journeys.ts). */
+export const JOURNEY_PAGES = 5;
 
 /**
  * A visit as current visitors count it (docs/reports.md, "Current visitors"): what its stored row will say, read

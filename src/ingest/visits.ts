@@ -4,7 +4,7 @@
 // CompactVisitTracker in compact-visits.ts, a table, for the live ingest thread) or in a shared store
 // (SharedVisitTracker, scale-out mode).
 
-import { attributionOf, visitVersion, type Attribution, type HitType, type VisitRecord } from '../domain/hits.js';
+import { attributionOf, JOURNEY_PAGES, visitVersion, type Attribution, type HitType, type VisitRecord } from '../domain/hits.js';
 import type { VisitStateStore } from '../store/types.js';
 import type { SharedTexts } from './shared-texts.js';
 
@@ -24,7 +24,7 @@ export interface VisitHit extends Attribution {
  */
 export interface VisitFields
   extends Readonly<Pick<VisitRecord, 'siteId' | 'visitorId' | 'visitId'>>,
-    Pick<VisitRecord, 'entryPage' | 'exitPage' | 'exitHostname' | 'pageviews' | 'events' | 'pathsExact'> {
+    Pick<VisitRecord, 'entryPage' | 'exitPage' | 'exitHostname' | 'pageviews' | 'events' | 'pathsExact' | 'journeyLength' | 'journeyPages'> {
   startedMs: number;
   lastSeenMs: number;
   /** First and last pageview times (Infinity and -Infinity before the first). */
@@ -57,6 +57,8 @@ class ActiveVisit implements LiveVisit, VisitFields {
   pageviews = 0;
   events = 0;
   pathsExact = true;
+  journeyLength = 0;
+  journeyPages: readonly string[] = NO_JOURNEY_PAGES;
   referrerHostname = '';
   referrerPathname = '';
   referrerSource = '';
@@ -130,6 +132,8 @@ export function snapshotOf(v: VisitFields, firstView: boolean): RecordedVisit {
     pageviews: v.pageviews,
     events: v.events,
     pathsExact: v.pathsExact,
+    journeyLength: v.journeyLength,
+    journeyPages: v.journeyPages,
     referrerHostname: a.referrerHostname,
     referrerPathname: a.referrerPathname,
     referrerSource: a.referrerSource,
@@ -148,6 +152,9 @@ export function snapshotOf(v: VisitFields, firstView: boolean): RecordedVisit {
 export interface RecordedVisit extends VisitRecord {
   firstView: boolean;
 }
+
+/** A journey's pages after the entry page before its second: shared, never changed (a page added makes a new list). */
+export const NO_JOURNEY_PAGES: readonly string[] = Object.freeze([]);
 
 /** Distinct pages remembered per visit; a visit with more gives up exact first-view flags. */
 const MAX_PATHS_PER_VISIT = 1000;
@@ -215,8 +222,11 @@ function restored(r: RestoredFields, visitorId: bigint, visitId: bigint, started
  */
 export function resume(visit: VisitFields, record: VisitRecord, texts?: SharedTexts): void {
   restore(visit, record, record.lastSeenAt.getTime(), texts);
-  // The pages a resumed visit had viewed are not stored, so its later first-view flags cannot be trusted.
+  // The pages a resumed visit had viewed are not stored, so its later first-view flags cannot be trusted, nor its
+  // journey (the record's is the one the visit had; later pages would be added to it without their order known).
   visit.pathsExact = false;
+  visit.journeyLength = 0;
+  visit.journeyPages = NO_JOURNEY_PAGES;
   // Pageview times are not stored; the visit's bounds are the best stand-ins.
   if (record.pageviews > 0) {
     visit.firstPageviewAt = visit.startedMs;
@@ -537,7 +547,15 @@ export class SharedVisitTracker implements VisitState {
 
 /** A visit as stored in a VisitStateStore: JSON, with bigints and times as strings and numbers. */
 interface VisitDoc {
-  r: Omit<VisitRecord, 'visitId' | 'visitorId' | 'startedAt' | 'lastSeenAt'> & { visitId: string; visitorId: string; startedAt: number; lastSeenAt: number };
+  r: Omit<VisitRecord, 'visitId' | 'visitorId' | 'startedAt' | 'lastSeenAt' | 'journeyLength' | 'journeyPages'> & {
+    visitId: string;
+    visitorId: string;
+    startedAt: number;
+    lastSeenAt: number;
+    /** Absent in states written before journeys were recorded. */
+    journeyLength?: number;
+    journeyPages?: readonly string[];
+  };
   k: string[];
   /** First and last pageview times (null: none yet). */
   f: number | null;
@@ -563,6 +581,9 @@ function decode(text: string): { visit: ActiveVisit; keys: string[] } {
   const r = doc.r;
   const visit = restored(r, BigInt(r.visitorId), BigInt(r.visitId), r.startedAt, r.lastSeenAt);
   visit.pathsExact = r.pathsExact;
+  // States written before journeys were recorded have none: not known (0), as for a visit resumed after a restart.
+  visit.journeyLength = r.journeyLength ?? 0;
+  visit.journeyPages = r.journeyPages ?? NO_JOURNEY_PAGES;
   visit.firstPageviewAt = doc.f ?? Infinity;
   visit.lastPageviewAt = doc.l ?? -Infinity;
   // An empty list (written before visits made their Map at the second pageview) is no Map.
@@ -583,8 +604,9 @@ export function applyHit(visit: VisitFields, hit: VisitHit, at: number, texts?: 
     visit.events++;
     return false;
   }
-  visit.pageviews++;
   const pathname = texts?.of(hit.pathname) ?? hit.pathname;
+  followJourney(visit, pathname, at);
+  visit.pageviews++;
   const firstView = firstViewOf(visit, pathname, at);
   if (at < visit.firstPageviewAt) {
     visit.firstPageviewAt = at;
@@ -596,6 +618,28 @@ export function applyHit(visit: VisitFields, hit: VisitHit, at: number, texts?: 
     visit.exitHostname = texts?.of(hit.hostname) ?? hit.hostname;
   }
   return firstView;
+}
+
+/**
+ * Adds a pageview to the visit's journey (before the visit counts it): its first pageview starts the journey; a
+ * later one in time order adds its page unless it is the page viewed last. Reports order a visit's pageviews by
+ * time, then by page, so a pageview earlier than the last one, or at the same millisecond with another page, leaves
+ * the journey not known (length 0) for good: reports read that visit's pages from its hits.
+ */
+function followJourney(visit: VisitFields, pathname: string, at: number): void {
+  if (visit.pageviews === 0) {
+    visit.journeyLength = 1;
+    return;
+  }
+  if (visit.journeyLength === 0) return;
+  if (at < visit.lastPageviewAt || (at === visit.lastPageviewAt && pathname !== visit.exitPage)) {
+    visit.journeyLength = 0;
+    visit.journeyPages = NO_JOURNEY_PAGES;
+    return;
+  }
+  if (pathname === visit.exitPage || visit.journeyLength > JOURNEY_PAGES) return;
+  if (visit.journeyLength < JOURNEY_PAGES) visit.journeyPages = [...visit.journeyPages, pathname];
+  visit.journeyLength++;
 }
 
 /** The pages a visit without its Map has viewed: none, or its entry page, at its first pageview's time. */

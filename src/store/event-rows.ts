@@ -1,7 +1,7 @@
 // Hits and visits as table rows, for every EventStore: the column names, and rows read back into StoredHit and
 // VisitRecord (each database returns times and 64-bit ids its own way, so the caller says how to read a time).
 
-import { ATTRIBUTION_FIELDS, type StoredHit, type VisitRecord } from '../domain/hits.js';
+import { ATTRIBUTION_FIELDS, JOURNEY_PAGES, type Attribution, type StoredHit, type VisitRecord } from '../domain/hits.js';
 import { propsFromColumns } from '../domain/props.js';
 
 type Row = Record<string, unknown>;
@@ -18,6 +18,15 @@ export const HIT_TEXT_COLUMNS = [
  * (the visits table's first version had them), then the rest.
  */
 export const VISIT_ATTRIBUTION_COLUMNS = ATTRIBUTION_FIELDS;
+
+/** The visits table's columns of a journey's pages after the entry page (VisitRecord.journeyPages): journey_2 and on. */
+export const JOURNEY_PAGE_COLUMNS: readonly string[] = Array.from({ length: JOURNEY_PAGES - 1 }, (_, i) => `journey_${i + 2}`);
+
+/** A visit row's journey pages, as many as its length says (up to JOURNEY_PAGES - 1). */
+function journeyPagesOf(r: Row): string[] {
+  const pages = Math.min(Number(r.journey_length) - 1, JOURNEY_PAGE_COLUMNS.length);
+  return JOURNEY_PAGE_COLUMNS.slice(0, Math.max(0, pages)).map((c) => String(r[c] ?? ''));
+}
 
 /** A StoredHit field's column name. */
 export const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -45,6 +54,7 @@ export function hitFromRow(r: Row, time: (value: unknown) => Date): StoredHit {
 }
 
 export function visitFromRow(r: Row, time: (value: unknown) => Date): VisitRecord {
+  const journeyLength = Number(r.journey_length ?? 0);
   const visit = {
     siteId: r.site_id as string,
     visitId: BigInt(r.visit_id as bigint),
@@ -57,7 +67,10 @@ export function visitFromRow(r: Row, time: (value: unknown) => Date): VisitRecor
     pageviews: Number(r.pageviews),
     events: Number(r.events),
     pathsExact: Boolean(r.paths_exact),
-  } as VisitRecord;
+    // Rows written before journeys were recorded have none: not known.
+    journeyLength,
+    journeyPages: journeyLength === 0 ? [] : journeyPagesOf(r),
+  } as Omit<VisitRecord, keyof Attribution> as VisitRecord;
   for (const column of VISIT_ATTRIBUTION_COLUMNS) visit[column] = r[snake(column)] as string;
   return visit;
 }

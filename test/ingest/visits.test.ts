@@ -260,6 +260,50 @@ for (const [name, make] of TRACKERS) describe(name, () => {
       assert.equal((await t.record(SITE, A, undefined, page(T0 + 6 * MIN, '/b'))).pathsExact, false, 'stays given up');
     });
 
+    it('records the journey: pages in time order, a page repeated right after itself once, events left out', async () => {
+      const t = make();
+      const states = [
+        await t.record(SITE, A, undefined, { ...page(T0, '/e'), type: 'event' }),
+        await t.record(SITE, A, undefined, page(T0 + MIN, '/a')),
+        await t.record(SITE, A, undefined, page(T0 + 2 * MIN, '/a')),
+        await t.record(SITE, A, undefined, page(T0 + 3 * MIN, '/b')),
+        await t.record(SITE, A, undefined, { ...page(T0 + 4 * MIN, '/x'), type: 'event' }),
+        await t.record(SITE, A, undefined, page(T0 + 5 * MIN, '/a')),
+        await t.record(SITE, A, undefined, page(T0 + 5 * MIN, '/a')),
+      ];
+      assert.deepEqual(states.map((v) => v.journeyLength), [0, 1, 1, 2, 2, 3, 3]);
+      assert.deepEqual(states.map((v) => v.journeyPages), [[], [], [], ['/b'], ['/b'], ['/b', '/a'], ['/b', '/a']]);
+      // Up to five pages are kept; the length counts on to six (a seventh page changes nothing).
+      let last = states.at(-1)!;
+      for (const [i, path] of ['/c', '/d', '/e', '/f'].entries()) last = await t.record(SITE, A, undefined, page(T0 + (6 + i) * MIN, path));
+      assert.equal(last.journeyLength, 6);
+      assert.deepEqual(last.journeyPages, ['/b', '/a', '/c', '/d']);
+      assert.equal(last.entryPage, '/a');
+      // A new visit has a journey of its own.
+      const next = await t.record(SITE, A, undefined, page(T0 + 60 * MIN, '/z'));
+      assert.equal(next.journeyLength, 1);
+      assert.deepEqual(next.journeyPages, []);
+    });
+
+    it('leaves the journey not known after a pageview out of time order, or another page at the same millisecond', async () => {
+      for (const [at, path] of [[T0 + MIN, '/c'], [T0 + 2 * MIN, '/c']] as const) {
+        const t = make();
+        await t.record(SITE, A, undefined, page(T0, '/a'));
+        await t.record(SITE, A, undefined, page(T0 + 2 * MIN, '/b'));
+        const broken = await t.record(SITE, A, undefined, page(at, path));
+        assert.equal(broken.journeyLength, 0, `${path} at +${(at - T0) / MIN} min`);
+        assert.deepEqual(broken.journeyPages, []);
+        const later = await t.record(SITE, A, undefined, page(T0 + 5 * MIN, '/d'));
+        assert.equal(later.journeyLength, 0, 'stays not known');
+        assert.equal(later.pageviews, 4);
+      }
+      // The same page again at the same millisecond is a repeat: the journey is still known.
+      const t = make();
+      await t.record(SITE, A, undefined, page(T0, '/a'));
+      const repeat = await t.record(SITE, A, undefined, page(T0, '/a'));
+      assert.equal(repeat.journeyLength, 1);
+    });
+
     it('gives up exact flags for visits with too many pages', async () => {
       const t = make();
       let last = await t.record(SITE, A, undefined, page(T0, '/p0'));
@@ -288,7 +332,9 @@ for (const [name, make] of LOCAL_TRACKERS) describe(`${name}: memory only`, () =
     const resumed = make();
     const first = make().record(SITE, A, undefined, hit(T0, { pathname: '/a' }));
     resumed.seed([first]);
-    assert.equal(resumed.record(SITE, A, undefined, hit(T0 + MIN, { pathname: '/b' })).pathsExact, false);
+    const next = resumed.record(SITE, A, undefined, hit(T0 + MIN, { pathname: '/b' }));
+    assert.equal(next.pathsExact, false);
+    assert.equal(next.journeyLength, 0, 'nor its journey');
   });
 
   it('sweep() forgets idle visits and returns how many', async () => {
@@ -331,6 +377,8 @@ for (const [name, make] of LOCAL_TRACKERS) describe(`${name}: memory only`, () =
       pageviews: 2,
       events: 1,
       pathsExact: true,
+      journeyLength: 2,
+      journeyPages: ['/middle'],
       ...NO_ATTRIBUTION,
       referrerHostname: 'https://news.example',
       referrerPathname: '/item',
@@ -348,6 +396,9 @@ for (const [name, make] of LOCAL_TRACKERS) describe(`${name}: memory only`, () =
     assert.equal(next.referrerHostname, 'https://news.example');
     assert.equal(next.utmSource, 'hn');
     assert.equal(next.startedAt.getTime(), T0);
+    // Its journey before the restart is stored, but not the times of its pages: no longer known.
+    assert.equal(next.journeyLength, 0);
+    assert.deepEqual(next.journeyPages, []);
     // The seeded record itself is not changed.
     assert.equal(stored.pageviews, 2);
 
@@ -362,7 +413,7 @@ for (const [name, make] of LOCAL_TRACKERS) describe(`${name}: memory only`, () =
     const base: VisitRecord = {
       siteId: SITE, visitId: 1n, visitorId: A, startedAt: new Date(T0), lastSeenAt: new Date(T0),
       entryPage: '/', exitPage: '/', exitHostname: 'https://example.com', pageviews: 1, events: 0, pathsExact: true,
-      ...NO_ATTRIBUTION,
+      journeyLength: 1, journeyPages: [], ...NO_ATTRIBUTION,
     };
     const newer: VisitRecord = { ...base, visitId: 2n, startedAt: new Date(T0 + 40 * MIN), lastSeenAt: new Date(T0 + 45 * MIN) };
     const t = make();

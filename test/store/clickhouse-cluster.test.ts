@@ -94,7 +94,7 @@ describe('ClickHouseEventStore on a cluster', { skip: NODES.length === 0 || CLUS
     const store = await open(database);
     const visit = (id: bigint, pageviews: number): VisitRecord => ({
       siteId: 'S', visitId: id, visitorId: 7n, startedAt: new Date('2026-03-01T23:50:00Z'), lastSeenAt: new Date(Date.parse('2026-03-01T23:50:00Z') + pageviews * 60_000),
-      entryPage: '/', exitPage: `/p${pageviews}`, exitHostname: 'https://e.test', pageviews, events: 0, pathsExact: true, ...NO_ATTRIBUTION,
+      entryPage: '/', exitPage: `/p${pageviews}`, exitHostname: 'https://e.test', pageviews, events: 0, pathsExact: true, journeyLength: 0, journeyPages: [], ...NO_ATTRIBUTION,
     });
     for (let id = 1n; id <= 40n; id++) {
       // The hit after midnight carries the next day's visitor id, as the ingest writes it.

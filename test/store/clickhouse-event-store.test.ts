@@ -115,7 +115,7 @@ describe('ClickHouseEventStore', () => {
     const [a, b] = [await open(database, 'node-a'), await open(database, 'node-b')];
     const v = (pageviews: number, events: number, exitPage: string): VisitRecord => ({
       siteId: 'S', visitId: 5n, visitorId: 6n, startedAt: new Date(1000), lastSeenAt: new Date(1000 + pageviews), entryPage: '/',
-      exitPage, exitHostname: 'https://e.test', pageviews, events, pathsExact: true, ...NO_ATTRIBUTION,
+      exitPage, exitHostname: 'https://e.test', pageviews, events, pathsExact: true, journeyLength: 0, journeyPages: [], ...NO_ATTRIBUTION,
     });
     // Process b wrote the visit's third hit before process a's write of the second arrived.
     await b.write([], [v(2, 1, '/third')]);
@@ -216,7 +216,7 @@ describe('ClickHouseEventStore', () => {
       });
       const visit: VisitRecord = {
         siteId: 'S', visitId: hit.visitId, visitorId: 18_446_744_073_709_551_615n, startedAt: new Date(1000), lastSeenAt: new Date(2000 + i),
-        entryPage: '/p0', exitPage: hit.pathname, exitHostname: 'https://e.test', pageviews: i === 7 ? 1 : 1 + i, events: 0, pathsExact: i !== 5,
+        entryPage: '/p0', exitPage: hit.pathname, exitHostname: 'https://e.test', pageviews: i === 7 ? 1 : 1 + i, events: 0, pathsExact: i !== 5, journeyLength: i === 5 ? 0 : 2, journeyPages: i === 5 ? [] : [`/j${i}`],
         ...NO_ATTRIBUTION, utmSource: odd,
       };
       // The last three were imported (not logged): sequence 0.

@@ -61,7 +61,7 @@ describe('DuckDB bulk loads', () => {
       const other = storedHit('SITEVIST', '2026-03-01T10:06:00Z');
       const visitOf = (h: StoredHit, pageviews: number, lastSeenAt = h.timestamp): VisitRecord => ({
         siteId: h.siteId, visitId: h.visitId, visitorId: h.visitorId, startedAt: first.timestamp, lastSeenAt,
-        entryPage: h.pathname, exitPage: h.pathname, exitHostname: h.hostname, pageviews, events: 0, pathsExact: true,
+        entryPage: h.pathname, exitPage: h.pathname, exitHostname: h.hostname, pageviews, events: 0, pathsExact: true, journeyLength: 3, journeyPages: ['/b', '/c,"x"'],
         referrerHostname: '', referrerPathname: '', referrerSource: '', utmCampaign: '', utmContent: '', utmMedium: '',
         utmSource: '', utmTerm: '', ref: '', keyword: '',
       });
@@ -88,7 +88,7 @@ describe('DuckDB bulk loads', () => {
       const hit = storedHit('SITERECT', '2026-03-01T10:00:00Z');
       const visit = {
         siteId: hit.siteId, visitId: hit.visitId, visitorId: hit.visitorId, startedAt: hit.timestamp, lastSeenAt: hit.timestamp,
-        entryPage: hit.pathname, exitPage: hit.pathname, exitHostname: hit.hostname, pageviews: 1, events: 0, pathsExact: true,
+        entryPage: hit.pathname, exitPage: hit.pathname, exitHostname: hit.hostname, pageviews: 1, events: 0, pathsExact: true, journeyLength: 1, journeyPages: [],
         referrerHostname: '', referrerPathname: '', referrerSource: '', utmCampaign: '', utmContent: '', utmMedium: '',
         utmSource: '', utmTerm: '', ref: '', keyword: '',
       };

@@ -65,6 +65,8 @@ describe('DuckDB migration 7: attribution belongs to the visit', () => {
               VALUES (1, 'S', 9, TIMESTAMP '2026-01-01 10:00:00', TIMESTAMP '2026-01-01 10:05:00', '/a', '/b', 'https://e.test', 2, 0, '', '', true, 'hn')`),
     );
     assert.deepEqual(await migrate(db, 8), [8]);
+    // Written by this release's store, whose rows have the later versions' columns too.
+    await migrate(db);
     const store = await DuckEventStore.open(db);
     const [before] = await store.listVisits('S');
     assert.deepEqual([before?.visitId, before?.pageviews, before?.utmSource], [1n, 2, 'hn']);
@@ -74,6 +76,27 @@ describe('DuckDB migration 7: attribution belongs to the visit', () => {
     await store.write([], [{ ...later, pageviews: 4 }]);
     const after = await store.listVisits('S');
     assert.deepEqual(after.map((v) => [v.visitId, v.pageviews, v.startedAt.toISOString()]), [[1n, 4, '2026-01-01T09:59:00.000Z']]);
+    await store.close();
+    await db.close();
+  });
+});
+
+describe('DuckDB migration 27: journeys of visits', () => {
+  it('reads visits written before as journeys not known, and keeps the journeys of new ones', async () => {
+    const db = await DuckDatabase.open(':memory:');
+    await migrate(db, 26);
+    await db.serial((q) =>
+      q.exec(`INSERT INTO visits (visit_id, site_id, visitor_id, started_at, last_seen_at, entry_page, exit_page, exit_hostname, pageviews, events,
+                referrer_hostname, referrer_pathname, paths_exact)
+              VALUES (1, 'S', 9, TIMESTAMP '2026-01-01 10:00:00', TIMESTAMP '2026-01-01 10:05:00', '/a', '/b', 'https://e.test', 2, 0, '', '', true)`),
+    );
+    assert.deepEqual(await migrate(db, 27), [27]);
+    const store = await DuckEventStore.open(db);
+    const [before] = await store.listVisits('S');
+    assert.deepEqual([before?.journeyLength, before?.journeyPages], [0, []]);
+    await store.write([], [{ ...before!, visitId: 2n, journeyLength: 3, journeyPages: ['/b', '/a'] }]);
+    const visits = await store.listVisits('S');
+    assert.deepEqual(visits.map((v) => [v.visitId, v.journeyLength, v.journeyPages]), [[1n, 0, []], [2n, 3, ['/b', '/a']]]);
     await store.close();
     await db.close();
   });

@@ -42,6 +42,8 @@ function visitOf(hit: StoredHit, o: Partial<VisitRecord> = {}): VisitRecord {
     pageviews: 1,
     events: 0,
     pathsExact: true,
+    journeyLength: 4,
+    journeyPages: ['/two', '/three, "3"', '/four'],
     referrerHostname: hit.referrerHostname,
     referrerPathname: hit.referrerPathname,
     referrerSource: hit.referrerSource,

@@ -21,7 +21,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 const visitOf = (hit: StoredHit): VisitRecord => ({
   siteId: hit.siteId, visitId: hit.visitId, visitorId: hit.visitorId, startedAt: new Date('2026-03-01T09:00:00Z'),
   lastSeenAt: new Date('2026-03-01T10:00:00Z'), entryPage: '/entry', exitPage: '/exit', exitHostname: hit.hostname,
-  pageviews: 1, events: 0, pathsExact: true, referrerHostname: hit.referrerHostname, referrerPathname: hit.referrerPathname,
+  pageviews: 1, events: 0, pathsExact: true, journeyLength: 1, journeyPages: [], referrerHostname: hit.referrerHostname, referrerPathname: hit.referrerPathname,
   referrerSource: hit.referrerSource, utmCampaign: hit.utmCampaign, utmContent: hit.utmContent, utmMedium: hit.utmMedium,
   utmSource: hit.utmSource, utmTerm: hit.utmTerm, ref: hit.ref, keyword: hit.keyword,
 });
@@ -49,13 +49,14 @@ describe('engagement values in records and the embedded store', () => {
     const [view, full, partial] = visitHits('REC');
     for (const hit of [view!, full!, partial!]) assert.deepEqual(decodeRecord(encodeRecord(3, hit, visitOf(hit))), { seq: 3, hit, visit: visitOf(hit) });
     const values = JSON.parse(encodeRecord(4, full!, visitOf(full!))) as unknown[];
-    assert.deepEqual(values.slice(RECORD_FIELDS.indexOf('hit.scrollDepth')), [100, 1_800_000]);
-    // A record of the version before: its last two values missing.
-    const earlier = decodeRecord(JSON.stringify(values.slice(0, -2))).hit;
+    const depthAt = RECORD_FIELDS.indexOf('hit.scrollDepth');
+    assert.deepEqual(values.slice(depthAt, depthAt + 2), [100, 1_800_000]);
+    // A record of the version before: these two values and the journey's (which came later) missing.
+    const earlier = decodeRecord(JSON.stringify(values.slice(0, depthAt))).hit;
     assert.equal(earlier.scrollDepth, undefined);
     assert.equal(earlier.engagedMs, undefined);
     assert.equal(earlier.type, 'engagement');
-    assert.throws(() => decodeRecord(JSON.stringify(values.slice(0, -1))), /values/);
+    assert.throws(() => decodeRecord(JSON.stringify(values.slice(0, depthAt + 1))), /values/);
   });
 
   it('are stored alike by the appender and the record-file load, and read back as written', async () => {

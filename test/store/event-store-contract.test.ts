@@ -58,6 +58,8 @@ function visit(siteId: string, visitId: bigint, o: Partial<VisitRecord> = {}): V
     pageviews: 2,
     events: 0,
     pathsExact: true,
+    journeyLength: 5,
+    journeyPages: ['/2', '/3', '/4', '/5'],
     referrerHostname: 'https://t.co',
     referrerPathname: '/x',
     referrerSource: 'Twitter',

@@ -6,7 +6,7 @@
 import { ATTRIBUTION_FIELDS, attributionOf, NO_ATTRIBUTION, type Attribution, type LiveVisit, type VisitRecord } from '../../domain/hits.js';
 import { SharedTexts } from '../shared-texts.js';
 import {
-  applyHit, continues, randomVisitId, resume, snapshotOf, VISIT_TIMEOUT_MS,
+  applyHit, continues, NO_JOURNEY_PAGES, randomVisitId, resume, snapshotOf, VISIT_TIMEOUT_MS,
   type RecordedVisit, type VisitFields, type VisitHit, type VisitState,
 } from '../visits.js';
 
@@ -33,6 +33,7 @@ class VisitColumns {
   readonly pageviews: Uint32Array;
   readonly events: Uint32Array;
   readonly pathsExact: Uint8Array;
+  readonly journeyLength: Uint8Array;
   /** Index keys naming the row: 1, or 2 for a visit that crossed midnight (reachable under both days' hashes). */
   readonly keys: Uint8Array;
   readonly siteId: string[];
@@ -40,6 +41,8 @@ class VisitColumns {
   readonly exitPage: string[];
   readonly exitHostname: string[];
   readonly attribution: Readonly<Attribution>[];
+  /** VisitFields.journeyPages: NO_JOURNEY_PAGES (shared) for visits of one page. */
+  readonly journeyPages: (readonly string[])[];
 
   constructor(readonly capacity: number, from?: VisitColumns) {
     this.startedMs = grown(new Float64Array(capacity), from?.startedMs);
@@ -51,12 +54,14 @@ class VisitColumns {
     this.pageviews = grown(new Uint32Array(capacity), from?.pageviews);
     this.events = grown(new Uint32Array(capacity), from?.events);
     this.pathsExact = grown(new Uint8Array(capacity), from?.pathsExact);
+    this.journeyLength = grown(new Uint8Array(capacity), from?.journeyLength);
     this.keys = grown(new Uint8Array(capacity), from?.keys);
     this.siteId = texts(capacity, from?.siteId);
     this.entryPage = texts(capacity, from?.entryPage);
     this.exitPage = texts(capacity, from?.exitPage);
     this.exitHostname = texts(capacity, from?.exitHostname);
     this.attribution = Array.from({ length: capacity }, (_, i) => from?.attribution[i] ?? NO_ATTRIBUTION);
+    this.journeyPages = Array.from({ length: capacity }, (_, i) => from?.journeyPages[i] ?? NO_JOURNEY_PAGES);
   }
 
   /** Copies row `from` of `source` into this table's row `to` (a table made smaller keeps its visits). */
@@ -70,6 +75,8 @@ class VisitColumns {
     this.pageviews[to] = source.pageviews[from]!;
     this.events[to] = source.events[from]!;
     this.pathsExact[to] = source.pathsExact[from]!;
+    this.journeyLength[to] = source.journeyLength[from]!;
+    this.journeyPages[to] = source.journeyPages[from]!;
     this.keys[to] = source.keys[from]!;
     this.siteId[to] = source.siteId[from]!;
     this.entryPage[to] = source.entryPage[from]!;
@@ -151,6 +158,18 @@ class VisitRow implements VisitFields {
   }
   set pathsExact(v: boolean) {
     this.c.pathsExact[this.row] = v ? 1 : 0;
+  }
+  get journeyLength(): number {
+    return this.c.journeyLength[this.row]!;
+  }
+  set journeyLength(v: number) {
+    this.c.journeyLength[this.row] = v;
+  }
+  get journeyPages(): readonly string[] {
+    return this.c.journeyPages[this.row]!;
+  }
+  set journeyPages(v: readonly string[]) {
+    this.c.journeyPages[this.row] = v;
   }
   get firstPageviewAt(): number {
     return this.c.firstPageviewAt[this.row]!;
@@ -405,6 +424,7 @@ export class CompactVisitTracker implements VisitState {
     c.exitPage[row] = '';
     c.exitHostname[row] = '';
     c.attribution[row] = NO_ATTRIBUTION;
+    c.journeyPages[row] = NO_JOURNEY_PAGES;
     this.paths.delete(row);
     this.freeRows.push(row);
     this.visits--;
@@ -448,6 +468,8 @@ export class CompactVisitTracker implements VisitState {
     c.pageviews[row] = 0;
     c.events[row] = 0;
     c.pathsExact[row] = 1;
+    c.journeyLength[row] = 0;
+    c.journeyPages[row] = NO_JOURNEY_PAGES;
     c.keys[row] = 0;
     this.visits++;
     return row;

@@ -2,7 +2,7 @@
 // (src/store/duckdb/record-load.ts), so a live hit is encoded once. A record is an array of values in a fixed order
 // (RECORD_FIELDS). Times are epoch milliseconds, 64-bit ids decimal strings (JSON numbers lose precision past 2^53).
 
-import { ATTRIBUTION_FIELDS, attributionOf, type Attribution, type StoredHit, type VisitRecord } from '../../domain/hits.js';
+import { ATTRIBUTION_FIELDS, attributionOf, JOURNEY_PAGES, type Attribution, type StoredHit, type VisitRecord } from '../../domain/hits.js';
 import type { PropList } from '../../domain/props.js';
 import { HIT_TEXT_COLUMNS } from '../../store/event-rows.js';
 
@@ -35,17 +35,28 @@ export const RECORD_SHARED_FIELDS = ['siteId', 'visitId', 'visitorId', ...ATTRIB
  */
 export const RECORD_LATER_HIT_FIELDS = ['scrollDepth', 'engagedMs'] as const;
 
-/** Every position of a record: the sequence number, then the four lists above. */
+/**
+ * The visit's fields added later still: its journey's length and its pages 2 to JOURNEY_PAGES, each its own value
+ * (null past the journey's end) so that the store reads them without parsing JSON. Absent in records written
+ * before them: the journey is not known (length 0).
+ */
+export const RECORD_JOURNEY_FIELDS = ['journeyLength', ...Array.from({ length: JOURNEY_PAGES - 1 }, (_, i) => `journeyPage${i + 2}`)];
+
+/** Every position of a record: the sequence number, then the five lists above. */
 export const RECORD_FIELDS: readonly string[] = [
   'seq',
   ...RECORD_HIT_FIELDS.map((f) => `hit.${f}`),
   ...RECORD_VISIT_FIELDS.map((f) => `visit.${f}`),
   ...RECORD_SHARED_FIELDS.map((f) => `visit.${f}`),
   ...RECORD_LATER_HIT_FIELDS.map((f) => `hit.${f}`),
+  ...RECORD_JOURNEY_FIELDS.map((f) => `visit.${f}`),
 ];
 
-/** How many values records of versions before RECORD_LATER_HIT_FIELDS have. */
-const EARLIER_RECORD_LENGTH = RECORD_FIELDS.length - RECORD_LATER_HIT_FIELDS.length;
+/** How many values records of the versions before RECORD_LATER_HIT_FIELDS and before RECORD_JOURNEY_FIELDS have. */
+const EARLIER_RECORD_LENGTHS = [
+  RECORD_FIELDS.length - RECORD_JOURNEY_FIELDS.length - RECORD_LATER_HIT_FIELDS.length,
+  RECORD_FIELDS.length - RECORD_JOURNEY_FIELDS.length,
+];
 
 const NO_PROPS: PropList = [];
 
@@ -111,13 +122,20 @@ export const encodeRecord = (seq: number, hit: StoredHit, visit: VisitRecord): s
     shared(visit.keyword, hit.keyword),
     hit.scrollDepth ?? 0,
     hit.engagedMs ?? 0,
+    visit.journeyLength,
+    ...journeyPageValues(visit.journeyPages),
   ]) + '\n';
+
+/** The journey's pages 2 to JOURNEY_PAGES as JOURNEY_PAGES - 1 values, null past its end. */
+function journeyPageValues(pages: readonly string[]): (string | null)[] {
+  return Array.from({ length: JOURNEY_PAGES - 1 }, (_, i) => pages[i] ?? null);
+}
 
 /** A record line back as the hit and visit it was made of; also reads the object records of earlier versions. */
 export function decodeRecord(line: string): LogRecord {
   const parsed = JSON.parse(line) as unknown;
   if (!Array.isArray(parsed)) return decodeObjectRecord(parsed as ObjectRecord);
-  if (parsed.length !== RECORD_FIELDS.length && parsed.length !== EARLIER_RECORD_LENGTH) {
+  if (parsed.length !== RECORD_FIELDS.length && !EARLIER_RECORD_LENGTHS.includes(parsed.length)) {
     throw new Error(`a hit record has ${RECORD_FIELDS.length} values, not ${parsed.length}`);
   }
   const values = parsed as unknown[];
@@ -140,6 +158,10 @@ export function decodeRecord(line: string): LogRecord {
     const n = values[at++];
     if (typeof n === 'number' && n !== 0) hit[f] = n;
   }
+  const journeyLength = values[at++];
+  visit.journeyLength = typeof journeyLength === 'number' ? journeyLength : 0;
+  const pages = values.slice(at, at + JOURNEY_PAGES - 1).filter((p): p is string => typeof p === 'string');
+  visit.journeyPages = visit.journeyLength === 0 ? [] : pages;
   return { seq: values[0] as number, hit: hit as unknown as StoredHit, visit: visit as unknown as VisitRecord };
 }
 
@@ -160,8 +182,11 @@ function decodeObjectRecord({ s, h, v }: ObjectRecord): LogRecord {
       ...attributionOf(v as Partial<Attribution>),
       startedAt: new Date(v.startedAt as number),
       lastSeenAt: new Date(v.lastSeenAt as number),
+      // Nor journeys: not known.
+      journeyLength: 0,
+      journeyPages: [],
       visitorId: BigInt(v.visitorId as string),
       visitId: BigInt(v.visitId as string),
-    } as VisitRecord,
+    } as unknown as VisitRecord,
   };
 }

@@ -4,7 +4,7 @@
 
 import { visitVersion, type StoredHit, type VisitRecord } from '../../domain/hits.js';
 import { propColumns } from '../../domain/props.js';
-import { HIT_TEXT_COLUMNS, snake, VISIT_ATTRIBUTION_COLUMNS } from '../event-rows.js';
+import { HIT_TEXT_COLUMNS, JOURNEY_PAGE_COLUMNS, snake, VISIT_ATTRIBUTION_COLUMNS } from '../event-rows.js';
 import type { InsertStatements, QueryParam } from '../types.js';
 import { sqlLiteral, stringLiteral } from './literal.js';
 
@@ -19,7 +19,7 @@ const HIT_COLUMNS = [
 ];
 const VISIT_COLUMNS = [
   'visit_id', 'site_id', 'visitor_id', 'started_at', 'last_seen_at', 'entry_page', 'exit_page', 'exit_hostname',
-  'pageviews', 'events', 'paths_exact', 'version', ...VISIT_ATTRIBUTION_COLUMNS.map(snake),
+  'pageviews', 'events', 'paths_exact', 'version', ...VISIT_ATTRIBUTION_COLUMNS.map(snake), 'journey_length', ...JOURNEY_PAGE_COLUMNS,
 ];
 
 const tuple = (values: QueryParam[]) => `(${values.map(sqlLiteral).join(',')})`;
@@ -44,7 +44,8 @@ export function hitsInsert(rowStarts: readonly string[], node: string, seq: numb
 function visitRow(v: VisitRecord): string {
   return tuple([
     v.visitId, v.siteId, v.visitorId, v.startedAt, v.lastSeenAt, v.entryPage, v.exitPage, v.exitHostname, v.pageviews,
-    v.events, v.pathsExact, visitVersion(v), ...VISIT_ATTRIBUTION_COLUMNS.map((c) => v[c]),
+    v.events, v.pathsExact, visitVersion(v), ...VISIT_ATTRIBUTION_COLUMNS.map((c) => v[c]), v.journeyLength,
+    ...JOURNEY_PAGE_COLUMNS.map((_, i) => v.journeyPages[i] ?? ''),
   ]);
 }
 

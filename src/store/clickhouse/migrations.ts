@@ -6,6 +6,7 @@ import type { ClickHouseConnection } from './client.js';
 import { SHARDING_KEYS, type ClickHouseCluster } from './cluster.js';
 import { atLeast, type ClickHouseFeatures } from './features.js';
 import { identifier, sqlLiteral } from './literal.js';
+import { JOURNEY_PAGE_COLUMNS } from '../event-rows.js';
 import { refuseNewerSchema } from '../newer-schema.js';
 
 interface Migration {
@@ -107,6 +108,16 @@ export const MIGRATIONS: Migration[] = [
     statements: ['scroll_sum', 'scroll_pairs', 'engaged_ms_sum', 'engaged_pairs'].map(
       (c) => (f: ClickHouseFeatures) => `ALTER TABLE imported_daily ${addColumn(f)} ${c} UInt64 DEFAULT 0`,
     ),
+  },
+  {
+    version: 8,
+    name: 'journeys of visits',
+    // As DuckDB's migration 27: a visit's journey length (capped at 6; 0 on earlier rows: not known) and its 2nd
+    // to 5th pages.
+    statements: [
+      (f: ClickHouseFeatures) => `ALTER TABLE visits ${addColumn(f)} journey_length UInt8 DEFAULT 0`,
+      ...JOURNEY_PAGE_COLUMNS.map((c) => (f: ClickHouseFeatures) => `ALTER TABLE visits ${addColumn(f)} ${c} String DEFAULT ''`),
+    ],
   },
 ];
 

@@ -622,6 +622,25 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE imported_daily ADD COLUMN engaged_pairs BIGINT DEFAULT 0;
     `,
   },
+  {
+    version: 27,
+    name: 'journeys of visits',
+    sql: `
+      -- A visit's journey as its hits arrive (src/domain/hits.ts, VisitRecord.journeyLength): how many pages, capped
+      -- at 6, and its 2nd to 5th (the entry page is the 1st), so that journeys read one row a visit instead of
+      -- gathering and sorting every visit's pageviews. 0 on earlier rows: not known, read from the hits.
+      ALTER TABLE visits ADD COLUMN journey_length UTINYINT DEFAULT 0;
+      ALTER TABLE visits ALTER COLUMN journey_length SET NOT NULL;
+      ALTER TABLE visits ADD COLUMN journey_2 VARCHAR DEFAULT '';
+      ALTER TABLE visits ALTER COLUMN journey_2 SET NOT NULL;
+      ALTER TABLE visits ADD COLUMN journey_3 VARCHAR DEFAULT '';
+      ALTER TABLE visits ALTER COLUMN journey_3 SET NOT NULL;
+      ALTER TABLE visits ADD COLUMN journey_4 VARCHAR DEFAULT '';
+      ALTER TABLE visits ALTER COLUMN journey_4 SET NOT NULL;
+      ALTER TABLE visits ADD COLUMN journey_5 VARCHAR DEFAULT '';
+      ALTER TABLE visits ALTER COLUMN journey_5 SET NOT NULL;
+    `,
+  },
 ];
 
 export { NewerSchemaError };

@@ -4,7 +4,7 @@
 import { ATTRIBUTION_FIELDS } from '../../domain/hits.js';
 import { RECORD_FIELDS } from '../../ingest/live/hit-record.js';
 import { HIT_CSV_COLUMNS, VISIT_CSV_COLUMNS } from '../event-csv.js';
-import { HIT_TEXT_COLUMNS, snake } from '../event-rows.js';
+import { HIT_TEXT_COLUMNS, JOURNEY_PAGE_COLUMNS, snake } from '../event-rows.js';
 
 /** A record's value (a RECORD_FIELDS name) in SQL: the line's values are read as the text list `r`. */
 function value(field: string): string {
@@ -42,6 +42,8 @@ export const STAGE_RECORDS = `CREATE OR REPLACE TEMP TABLE record_batch AS SELEC
   ${value('visit.exitPage')} AS visit_exit_page, ${value('visit.exitHostname')} AS visit_exit_hostname,
   CAST(${value('visit.pageviews')} AS INTEGER) AS visit_pageviews, CAST(${value('visit.events')} AS INTEGER) AS visit_events,
   CAST(${value('visit.pathsExact')} AS BOOLEAN) AS visit_paths_exact,
+  coalesce(CAST(${value('visit.journeyLength')} AS UTINYINT), 0) AS visit_journey_length,
+  ${JOURNEY_PAGE_COLUMNS.map((c, i) => `coalesce(${value(`visit.journeyPage${i + 2}`)}, '') AS visit_${c}`).join(', ')},
   ${ATTRIBUTION_FIELDS.map((c) => `${shared(c)} AS visit_${snake(c)}`).join(', ')}
   FROM (
     -- Most hits have no custom properties: NULL (as write() stores them) without parsing JSON.

@@ -14,7 +14,7 @@ import { storedHit } from '../../helpers/stored-hits.js';
 
 const visitOf = (siteId: string, visitId: bigint, at: Date): VisitRecord => ({
   siteId, visitId, visitorId: 7n, startedAt: at, lastSeenAt: at, entryPage: '/a', exitPage: '/a', exitHostname: 'https://example.com',
-  pageviews: 1, events: 1, pathsExact: true, referrerHostname: '', referrerPathname: '', referrerSource: '', utmCampaign: '',
+  pageviews: 1, events: 1, pathsExact: true, journeyLength: 2, journeyPages: ['/next'], referrerHostname: '', referrerPathname: '', referrerSource: '', utmCampaign: '',
   utmContent: '', utmMedium: '', utmSource: '', utmTerm: '', ref: '', keyword: '',
 });
 

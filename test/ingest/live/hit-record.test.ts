@@ -20,6 +20,8 @@ const visitOf = (hit: StoredHit, overrides: Partial<VisitRecord> = {}): VisitRec
   pageviews: 3,
   events: 1,
   pathsExact: true,
+  journeyLength: 6,
+  journeyPages: ['/b', '/c, "quoted"', '/d\nline', '/e'],
   ...attributionOf(hit),
   ...overrides,
 });
@@ -59,6 +61,21 @@ describe('hit-log records', () => {
     assert.equal(at(line, 'visit.referrerHostname'), null);
   });
 
+  it('read array records written before journeys (and before engagement): the journey not known', () => {
+    const hit = storedHit('SITE', '2026-03-01T10:00:00Z');
+    const values = valuesOf(encodeRecord(1, hit, visitOf(hit)));
+    const journeyFields = RECORD_FIELDS.filter((f) => f.startsWith('visit.journey')).length;
+    assert.equal(journeyFields, 5);
+    for (const cut of [journeyFields, journeyFields + 2]) {
+      const decoded = decodeRecord(JSON.stringify(values.slice(0, -cut)));
+      assert.deepEqual(decoded.visit, visitOf(hit, { journeyLength: 0, journeyPages: [] }), `${cut} values fewer`);
+    }
+    // A journey shorter than five pages leaves the rest null.
+    const short = encodeRecord(1, hit, visitOf(hit, { journeyLength: 2, journeyPages: ['/b'] }));
+    assert.deepEqual(valuesOf(short).slice(-5), [2, '/b', null, null, null]);
+    assert.deepEqual(decodeRecord(short).visit.journeyPages, ['/b']);
+  });
+
   it('refuse a line with too few or too many values', () => {
     const hit = storedHit('SITE', '2026-03-01T10:00:00Z');
     const values = valuesOf(encodeRecord(1, hit, visitOf(hit)));
@@ -68,7 +85,8 @@ describe('hit-log records', () => {
 
   it('read the object records of earlier versions, and the oldest with only a referrer', () => {
     const hit = storedHit('SITE', '2026-03-01T10:00:00Z');
-    const visit = visitOf(hit, { referrerSource: 'Old', utmSource: '' });
+    // Journeys came after object records: not known.
+    const visit = visitOf(hit, { referrerSource: 'Old', utmSource: '', journeyLength: 0, journeyPages: [] });
     const h = { ...hit, timestamp: hit.timestamp.getTime(), visitorId: String(hit.visitorId), visitId: String(hit.visitId) };
     const v = {
       ...visit,

@@ -58,6 +58,8 @@ function visitOf(hit: StoredHit, overrides: Partial<VisitRecord> = {}): VisitRec
     pageviews: 1,
     events: 0,
     pathsExact: true,
+    journeyLength: 1,
+    journeyPages: [],
     ...NO_ATTRIBUTION,
     ...overrides,
   };
