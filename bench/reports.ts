@@ -43,7 +43,7 @@ export async function load(db: DuckDatabase, siteId: string, pageviews: number, 
       `INSERT INTO visits
        SELECT hash(i), ?, (i * 7919) % 1000003, ts, ts + to_milliseconds(CAST(dur AS BIGINT)),
               '/page-' || CAST(floor(pow(r1, 3) * 400) AS INTEGER), '/page-' || CAST(floor(pow(r2, 3) * 400) AS INTEGER),
-              'https://bench.example', pv, 0, '', '', true, '', '', '', '', '', '', '', ''
+              'https://bench.example', pv, 0, '', '', true, '', '', '', '', '', '', '', '', 0, '', '', '', ''
        FROM (SELECT i, to_timestamp(CAST(? AS DOUBLE) / 1000 + i * (30 * 86400.0 / ?)) :: TIMESTAMP AS ts, random() AS r1, random() AS r2,
                     pv, (pv - 1) * 60000 + floor(random() * 60000) AS dur
              FROM (SELECT i, CASE WHEN random() < 0.45 THEN 1 ELSE 2 + CAST(floor(random() * 3) AS INTEGER) END AS pv FROM range(?) t(i)))`,
@@ -71,6 +71,14 @@ export async function load(db: DuckDatabase, siteId: string, pageviews: number, 
        FROM visits v, range(v.pageviews) r(k)
        WHERE v.site_id = ?)
        ORDER BY ts -- stored in time order, as live hits arrive`,
+      [siteId],
+    );
+    // Each visit's journey as the pipeline records it (pages a minute apart: never two at one instant).
+    await q.exec(
+      `UPDATE visits SET journey_length = least(len(j.pages), 6), ${[2, 3, 4, 5].map((i) => `journey_${i} = coalesce(j.pages[${i}], '')`).join(', ')}
+       FROM (SELECT visit_id, list_filter(ps, (x, i) -> i = 1 OR x <> ps[i - 1]) AS pages
+             FROM (SELECT visit_id, list(pathname ORDER BY ts) AS ps FROM hits WHERE site_id = ? AND type = 'pageview' GROUP BY visit_id)) AS j
+       WHERE visits.visit_id = j.visit_id`,
       [siteId],
     );
   });
@@ -207,7 +215,8 @@ async function clickhouseRows(database: string, sql: string): Promise<string> {
 
 const TEXT_COLUMNS = ['hostname', 'pathname', 'referrer_hostname', 'referrer_pathname', 'referrer_source', 'utm_campaign', 'utm_content', 'utm_medium', 'utm_source', 'utm_term', 'ref', 'keyword', 'browser', 'operating_system', 'device_type', 'country_code', 'region', 'state', 'city'];
 const HIT_COLUMNS = ['site_id', 'type', 'ts', 'visitor_id', 'visit_id', ...TEXT_COLUMNS, 'event_name', 'value', 'first_view', 'log_node', 'log_seq'];
-const VISIT_COLUMNS = ['visit_id', 'site_id', 'visitor_id', 'started_at', 'last_seen_at', 'entry_page', 'exit_page', 'exit_hostname', 'pageviews', 'events', 'referrer_hostname', 'referrer_pathname', 'paths_exact', 'version'];
+const JOURNEY_COLUMNS = ['journey_length', 'journey_2', 'journey_3', 'journey_4', 'journey_5'];
+const VISIT_COLUMNS = ['visit_id', 'site_id', 'visitor_id', 'started_at', 'last_seen_at', 'entry_page', 'exit_page', 'exit_hostname', 'pageviews', 'events', 'referrer_hostname', 'referrer_pathname', 'paths_exact', 'version', ...JOURNEY_COLUMNS];
 
 /** The embedded store's rows as CSV files for ClickHouse (times as epoch milliseconds, under site id `to`). */
 async function exportForClickHouse(db: DuckDatabase, from: string, to: string, dir: string): Promise<{ hits: string; visits: string }> {
@@ -221,7 +230,8 @@ async function exportForClickHouse(db: DuckDatabase, from: string, to: string, d
     );
     await q.exec(
       `COPY (SELECT visit_id, '${to}', visitor_id, epoch_ms(started_at), epoch_ms(last_seen_at), entry_page, exit_page, exit_hostname,
-                    pageviews, events, referrer_hostname, referrer_pathname, CAST(paths_exact AS INTEGER), pageviews + events
+                    pageviews, events, referrer_hostname, referrer_pathname, CAST(paths_exact AS INTEGER), pageviews + events,
+                    ${JOURNEY_COLUMNS.join(', ')}
              FROM visits WHERE site_id = '${from}') TO '${visits}' (FORMAT CSV, HEADER false)`,
     );
   });
@@ -236,7 +246,7 @@ interface Engine {
 
 const STRUCTURE_TYPES: Record<string, string> = {
   ts: 'Int64', started_at: 'Int64', last_seen_at: 'Int64', value: 'Int64', visitor_id: 'UInt64', visit_id: 'UInt64', version: 'UInt64',
-  log_seq: 'UInt64', pageviews: 'UInt32', events: 'UInt32', first_view: 'UInt8', paths_exact: 'UInt8',
+  log_seq: 'UInt64', pageviews: 'UInt32', events: 'UInt32', first_view: 'UInt8', paths_exact: 'UInt8', journey_length: 'UInt8',
 };
 
 /**

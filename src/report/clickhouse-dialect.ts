@@ -216,6 +216,10 @@ export class ClickHouseDialect extends SqlDialect {
     return `arrayElement(${list}, ${index})`;
   }
 
+  override bigint(expr: string): string {
+    return `toInt64(${expr})`;
+  }
+
   override depthsUpTo(max: string, name: string): string {
     return `ARRAY JOIN range(toUInt8(${max} + 1)) AS ${name}`;
   }

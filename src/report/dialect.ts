@@ -212,6 +212,11 @@ export class SqlDialect {
     return `coalesce(${list}[${index}], '')`;
   }
 
+  /** An integer expression as a signed 64-bit integer: the branches of a UNION ALL name one type. */
+  bigint(expr: string): string {
+    return `CAST(${expr} AS BIGINT)`;
+  }
+
   /** A FROM clause's addition repeating each row once per `name` = 0..max (an integer column named `name`). */
   depthsUpTo(max: string, name: string): string {
     return `CROSS JOIN (SELECT unnest(range(0, CAST(${max} AS BIGINT) + 1)) AS ${name}) AS ${name}s`;

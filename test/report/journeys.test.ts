@@ -172,6 +172,31 @@ describe('GET /v1/sites/{site_id}/journeys', () => {
     assert.ok(afterMidnight.body.paths.some((p: { pages: string[] }) => p.pages.join() === '/pricing,/signup'));
   });
 
+  it('lists the top prefixes of a depth whose parents are not the top ones (only some heads are grouped in full)', async () => {
+    // A/B is the busiest pair but splits 6 and 4; P/Q/R alone has 8; E/F/G 3; thirty journeys of their own once each.
+    const shape = [
+      ...Array.from({ length: 6 }, () => ['/a', '/b', '/c']),
+      ...Array.from({ length: 4 }, () => ['/a', '/b', '/d']),
+      ...Array.from({ length: 8 }, () => ['/p', '/q', '/r']),
+      ...Array.from({ length: 3 }, () => ['/e', '/f', '/g']),
+      ...Array.from({ length: 30 }, (_, i) => [`/x${i}`, `/y${i}`, `/z${i}`]),
+    ];
+    const other = await createSite(t, { name: 'Pruned', timezone: 'UTC' });
+    const lines = shape.flatMap((pages, v) =>
+      pages.map((page, i) => line(other, new Date(Date.UTC(2026, 10, 3, 10, v, i * 10)).toISOString(), `${HOST}${page}`, { ip: `81.2.70.${v}` })),
+    );
+    await importLines(t, lines);
+    const prepared = await prepare(lines, { id: other, timezone: 'UTC' });
+    for (const limit of [1, 2, 3]) {
+      const q: JourneyQuery = { from: '2026-11-03 00:00:00', to: '2026-11-03 23:59:59', timezone: 'UTC', filters: [], steps: 3, limit };
+      const res = await get(urlOf(q, false, other));
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.deepEqual(res.body, journeysOf(prepared, q), `limit ${limit}`);
+      const deepest = (res.body.paths as { pages: string[]; visits: string }[]).filter((p) => p.pages.length === 3);
+      assert.deepEqual(deepest[0], { pages: ['/p', '/q', '/r'], visits: '8', ended: '8' }, `limit ${limit}`);
+    }
+  });
+
   it('pageviews of the same instant are ordered by pathname', async () => {
     const res = await get(`/v1/sites/${site}/journeys?date_from=2026-11-03&date_to=2026-11-03&entry_page=/tie-a`);
     assert.deepEqual(res.body.paths, [

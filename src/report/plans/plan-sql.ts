@@ -21,11 +21,16 @@ export interface PlanContext {
  */
 export class Subqueries {
   private readonly defined = new Map<string, string>();
+  private readonly kept = new Set<string>();
   constructor(private readonly dialect: SqlDialect) {}
 
-  /** Defines `name` (its SQL may read earlier names). */
-  add(name: string, sql: string): void {
+  /**
+   * Defines `name` (its SQL may read earlier names). `materialized`: computed once and kept while the statement
+   * runs, for a small result that several parts read (where subqueries are inlined, each reading computes it).
+   */
+  add(name: string, sql: string, { materialized = false }: { materialized?: boolean } = {}): void {
     this.defined.set(name, sql);
+    if (materialized) this.kept.add(name);
   }
 
   /** A FROM item reading `name`, under `alias` when given. */
@@ -41,7 +46,7 @@ export class Subqueries {
    */
   with(): string {
     if (!this.dialect.commonTableExpressions || this.defined.size === 0) return '';
-    return `WITH ${[...this.defined].map(([name, sql]) => `${name} AS NOT MATERIALIZED (${sql})`).join(', ')} `;
+    return `WITH ${[...this.defined].map(([name, sql]) => `${name} AS ${this.kept.has(name) ? '' : 'NOT '}MATERIALIZED (${sql})`).join(', ')} `;
   }
 }
 
