@@ -1,6 +1,8 @@
 // Journeys (docs/reports.md, "Journeys"): the sequences of pages visits take, as the most frequent prefixes of
-// each depth. One statement, one scan of the range's pageviews of the site; the dialect writes the list functions.
+// each depth. One statement: the journeys visits recorded as their hits arrived, and those of the other visits from
+// their pageviews in the range; the dialect writes the list functions.
 
+import { JOURNEY_PAGES } from '../domain/hits.js';
 import { filterConditions, propConditions } from './conditions.js';
 import { Binder, type CompiledQuery, type SqlDialect } from './dialect.js';
 import { funnelConditions } from './funnel-filter.js';
@@ -9,7 +11,8 @@ import { Subqueries } from './plans/plan-sql.js';
 import type { ReportQuery } from './query.js';
 
 export const MIN_STEPS = 2;
-export const MAX_STEPS = 5;
+/** As deep as visits record their journeys (a deeper journey would need every visit's pages gathered again). */
+export const MAX_STEPS = JOURNEY_PAGES;
 export const DEFAULT_STEPS = 3;
 export const MAX_JOURNEY_LIMIT = 100;
 export const DEFAULT_JOURNEY_LIMIT = 10;
