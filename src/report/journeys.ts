@@ -43,8 +43,9 @@ export interface JourneyPath {
  * to tell "ended at step d" for every d <= steps). A visit wholly inside the range whose journey was recorded as its
  * hits arrived (VisitRecord.journeyLength) has its head in its row; the other visits that overlap the range (crossing
  * an end, a journey not known) and every visit when hits are filtered have their pageviews in the range gathered and
- * sorted (docs/benchmarks.md, "Analysis reports"). Heads are then expanded into the prefixes of each depth; within a
- * depth every prefix has that many pages, so ordering by the columns is ordering by the pages (journeyRows).
+ * sorted (docs/benchmarks.md, "Analysis reports"). The heads are then counted per prefix of each depth (everyHead,
+ * or listedHeads: only where a listed prefix can be); within a depth every prefix has that many pages, so ordering
+ * by the columns is ordering by the pages (journeyRows).
  */
 export function journeysQuery(d: SqlDialect, q: ReportQuery, o: JourneyOptions): CompiledQuery {
   // Column names from the step count, a whole number MIN_STEPS..MAX_STEPS checked here (never text of the request).
@@ -109,64 +110,114 @@ export function journeysQuery(d: SqlDialect, q: ReportQuery, o: JourneyOptions):
   const rows = (journeys: string) =>
     `SELECT ${rowHead.map((h, i) => `${h} AS p${i + 1}`).join(', ')}, ${rowLength} AS n, ${journeys} AS journeys FROM ${d.table('visits', 'v')} WHERE ${rowWhere}`;
 
-  /** `source`'s heads as the prefixes of depths `lowest`..steps (capped by each head's length), with their counts. */
-  const prefixes = (source: string, lowest: number) =>
-    `SELECT depth, ${positions.map((i) => `${i <= lowest ? `s.p${i}` : `CASE WHEN depth >= ${i} THEN s.p${i} ELSE '' END`} AS q${i}`).join(', ')},` +
-    ` s.journeys AS journeys, CASE WHEN s.n = depth THEN s.journeys ELSE 0 END AS ends` +
-    ` FROM ${source} ${d.depthsUpTo(steps, 'depth')} WHERE depth <= s.n${lowest > 0 ? ` AND depth >= ${lowest}` : ''}`;
-  /** The top `limit` prefixes of each depth among `expanded`'s rows (prefixes); `having`: a bound they all meet. */
-  const topPrefixes = (expanded: string, having = '') =>
-    `SELECT depth, ${positions.map((i) => `q${i}`).join(', ')}, sum(journeys) AS visits, sum(ends) AS ended FROM (${expanded}) AS x` +
-    ` GROUP BY ${['depth', ...positions.map((i) => `q${i}`)].join(', ')}${having ? ` HAVING ${having}` : ''}` +
-    ` ${d.topPerGroup('depth', ['visits DESC', ...positions.map((i) => `q${i} ASC`)], limit)}`;
+  const parts: JourneyParts = { d, w, steps, limit, positions, head, fromHits, rows };
+  const sql = !recorded ? everyHead(parts, false) : d.commonTableExpressions ? listedHeads(parts, o.steps) : everyHead(parts, true);
+  return { sql, params: b.params };
+}
 
-  if (!recorded || !d.commonTableExpressions) {
-    // Every head grouped once, then expanded: with filtered hits, or where subqueries are inlined (ClickHouse), so
-    // that the hits' part is computed once.
-    if (!recorded) w.add('k', fromHits);
-    else {
-      w.add('kh', fromHits);
-      w.add('kv', `${rows('count(*)')} GROUP BY ${[...rowHead, rowLength].join(', ')}`);
-      w.add('k', `SELECT ${head.join(', ')}, journeys FROM ${w.ref('kh')} UNION ALL SELECT ${head.join(', ')}, journeys FROM ${w.ref('kv')}`);
-    }
-    return { sql: w.with() + topPrefixes(prefixes(w.ref('k', 's'), 0)), params: b.params };
+/** What the two ways of counting heads build on (journeysQuery). */
+interface JourneyParts {
+  d: SqlDialect;
+  w: Subqueries;
+  /** Bound values: the steps and the limit per depth. */
+  steps: string;
+  limit: string;
+  /** 1..steps. */
+  positions: number[];
+  /** The head's columns: p1..p<steps>, n. */
+  head: string[];
+  /** Heads gathered from pageviews, grouped: p1..p<steps>, n, journeys. */
+  fromHits: string;
+  /** The recorded heads of the visits wholly inside the range, one row each with `journeys` as given. */
+  rows: (journeys: string) => string;
+}
+
+/** `source`'s heads as the prefixes of depths `lowest`..steps (capped by each head's length), with their counts. */
+function prefixes(p: JourneyParts, source: string, lowest: number): string {
+  const q = p.positions.map((i) => `${i <= lowest ? `s.p${i}` : `CASE WHEN depth >= ${i} THEN s.p${i} ELSE '' END`} AS q${i}`);
+  return (
+    `SELECT depth, ${q.join(', ')}, s.journeys AS journeys, CASE WHEN s.n = depth THEN s.journeys ELSE 0 END AS ends` +
+    ` FROM ${source} ${p.d.depthsUpTo(p.steps, 'depth')} WHERE depth <= s.n${lowest > 0 ? ` AND depth >= ${lowest}` : ''}`
+  );
+}
+
+/** The top `limit` prefixes of each depth among `expanded`'s rows (prefixes()); `having`: a bound they all meet. */
+function topPrefixes(p: JourneyParts, expanded: string, having = ''): string {
+  const q = p.positions.map((i) => `q${i}`);
+  return (
+    `SELECT depth, ${q.join(', ')}, sum(journeys) AS visits, sum(ends) AS ended FROM (${expanded}) AS x` +
+    ` GROUP BY ${['depth', ...q].join(', ')}${having ? ` HAVING ${having}` : ''}` +
+    ` ${p.d.topPerGroup('depth', ['visits DESC', ...q.map((c) => `${c} ASC`)], p.limit)}`
+  );
+}
+
+/**
+ * Every head grouped once, then expanded into prefixes: with hits filtered (no recorded heads), or where subqueries
+ * are inlined (ClickHouse), so that the part gathered from pageviews is computed once.
+ */
+function everyHead(p: JourneyParts, recorded: boolean): string {
+  const { w, head } = p;
+  if (!recorded) w.add('k', p.fromHits);
+  else {
+    w.add('kh', p.fromHits);
+    w.add('kv', `SELECT ${head.join(', ')}, count(*) AS journeys FROM (${p.rows('1')}) AS r GROUP BY ${head.join(', ')}`);
+    w.add('k', `SELECT ${head.join(', ')}, journeys FROM ${w.ref('kh')} UNION ALL SELECT ${head.join(', ')}, journeys FROM ${w.ref('kv')}`);
   }
+  return w.with() + topPrefixes(p, prefixes(p, w.ref('k', 's'), 0));
+}
 
-  // Recorded journeys where subqueries are shared (DuckDB): most distinct heads are deep ones of a visit or two, and
-  // grouping every head (1.3 million of them at 10 M pageviews) was most of the time, ranking every prefix most of
-  // the rest. Depths 0-2 are grouped in full from (p1, p2) alone. A prefix of depth 3 or more among the top `limit`
-  // has at least T visits, T the limit-th largest count of its depth, and so has its depth-2 ancestor; the limit-th
-  // largest count among the descendants of the top `limit` depth-2 prefixes (exact counts of real prefixes) is at
-  // most T. So only the heads under depth-2 prefixes with at least the smallest such bound over depths 3..steps are
-  // grouped in full: they hold every prefix that can be listed, each with its exact count. (Fewer than `limit`
-  // prefixes of a depth in that sample: bound 0, every head.) Only prefixes meeting their depth's bound are ranked.
-  w.add('kh', fromHits, { materialized: true });
-  w.add('src', `SELECT ${head.join(', ')}, journeys FROM ${w.ref('kh')} UNION ALL ${rows('1')}`);
-  w.add('shallow', `SELECT p1, p2, least(n, 3) AS n, sum(journeys) AS journeys FROM ${w.ref('src')} GROUP BY p1, p2, least(n, 3)`, { materialized: true });
-  w.add('parents', `SELECT p1, p2, sum(journeys) AS c FROM ${w.ref('shallow')} WHERE n >= 2 GROUP BY p1, p2`, { materialized: true });
+/**
+ * Recorded heads where subqueries are shared (DuckDB), grouped in full only where a listed prefix can be: most
+ * distinct heads are deep ones of a visit or two, and grouping every head (1.3 million of them at 10 M pageviews)
+ * was most of the time, ranking every prefix most of the rest (docs/benchmarks.md, "Analysis reports").
+ *
+ * Depths 0-2 come from every journey grouped by its first two pages. A prefix of depth d >= 3 among the top `limit`
+ * has at least T_d visits (the limit-th largest count of depth d), and so has its depth-2 ancestor. The limit-th
+ * largest count among the depth-d descendants of the top `limit` depth-2 prefixes (the sample: exact counts of
+ * real prefixes) is at most T_d. So the heads under depth-2 prefixes with at least the smallest of these bounds hold
+ * every prefix that can be listed, each with its exact count; from the first depth whose sample has fewer than
+ * `limit` prefixes on, every head that deep is needed too. Only prefixes meeting their depth's bound are ranked.
+ */
+function listedHeads(p: JourneyParts, steps: number): string {
+  const { d, w, head, limit } = p;
+  w.add('kh', p.fromHits, { materialized: true });
+  w.add('src', `SELECT ${head.join(', ')}, journeys FROM ${w.ref('kh')} UNION ALL ${p.rows('1')}`);
+  // Every journey by its first two pages ('' as the second: a journey of one page), with how many have two pages only.
+  w.add(
+    'shallow',
+    `SELECT p1, p2, sum(journeys) AS journeys, sum(CASE WHEN n = 2 THEN journeys ELSE 0 END) AS twos FROM ${w.ref('src')} GROUP BY p1, p2`,
+    { materialized: true },
+  );
+  w.add('parents', `SELECT p1, p2, journeys AS c FROM ${w.ref('shallow')} WHERE p2 <> ''`);
   w.add('top2', `SELECT p1, p2, c FROM ${w.ref('parents')} ORDER BY c DESC, p1, p2 ${d.limit(limit)}`, { materialized: true });
   // The limit-th largest count of depth 2 (exact: every depth-2 prefix is in parents), 0 when there are fewer.
   const depth2Bound = `(SELECT CASE WHEN count(*) = ${limit} THEN min(c) ELSE 0 END FROM ${w.ref('top2')})`;
-  const shallowHeads = `(SELECT p1, p2, ${positions.slice(2).map((i) => `'' AS p${i}, `).join('')}n, journeys FROM ${w.ref('shallow')}) AS s`;
-  const shallowPrefixes = `${prefixes(shallowHeads, 0)} AND depth <= 2`;
-  if (o.steps === 2) return { sql: w.with() + topPrefixes(shallowPrefixes, `depth < 2 OR sum(journeys) >= ${depth2Bound}`), params: b.params };
+  // Depths 0-2 as prefix rows (journeys, ends), depth 2 only for the prefixes that meet its bound.
+  const blanks = (from: number) => p.positions.slice(from).map((i) => `'' AS q${i}, `).join('');
+  const shallow =
+    `SELECT 0 AS depth, ${blanks(0)}sum(journeys) AS journeys, 0 AS ends FROM ${w.ref('shallow')}` +
+    ` UNION ALL SELECT 1 AS depth, p1 AS q1, ${blanks(1)}sum(journeys) AS journeys, sum(CASE WHEN p2 = '' THEN journeys ELSE 0 END) AS ends` +
+    ` FROM ${w.ref('shallow')} GROUP BY p1` +
+    ` UNION ALL SELECT 2 AS depth, p1 AS q1, p2 AS q2, ${blanks(2)}journeys, twos AS ends FROM ${w.ref('shallow')}` +
+    ` WHERE p2 <> '' AND journeys >= ${depth2Bound}`;
+  if (steps === 2) return w.with() + topPrefixes(p, shallow);
   const grouped = (where: string) => `SELECT ${head.join(', ')}, sum(journeys) AS journeys FROM ${w.ref('src')} WHERE ${where} GROUP BY ${head.join(', ')}`;
   w.add('sample', grouped(`(p1, p2) IN (SELECT p1, p2 FROM ${w.ref('top2')})`));
+  const q = p.positions.map((i) => `q${i}`);
   w.add(
     'ranks',
-    `SELECT depth, sum(journeys) AS c FROM (${prefixes(w.ref('sample', 's'), 3)}) AS x GROUP BY ${['depth', ...positions.map((i) => `q${i}`)].join(', ')}` +
+    `SELECT depth, sum(journeys) AS c FROM (${prefixes(p, w.ref('sample', 's'), 3)}) AS x GROUP BY ${['depth', ...q].join(', ')}` +
       ` ${d.topPerGroup('depth', ['c DESC'], limit)}`,
   );
-  w.add(
-    'bound',
-    `SELECT CASE WHEN count(*) = ${o.steps - 2} THEN min(c) ELSE 0 END AS c FROM` +
-      ` (SELECT depth, min(c) AS c FROM ${w.ref('ranks')} GROUP BY depth HAVING count(*) = ${limit}) AS b`,
-    { materialized: true },
-  );
-  const deepBound = `(SELECT c FROM ${w.ref('bound')})`;
-  w.add('deep', grouped(`(p1, p2) IN (SELECT p1, p2 FROM ${w.ref('parents')} WHERE c >= ${deepBound})`));
-  const bounds = `depth < 2 OR (depth = 2 AND sum(journeys) >= ${depth2Bound}) OR (depth > 2 AND sum(journeys) >= ${deepBound})`;
-  return { sql: w.with() + topPrefixes(`${shallowPrefixes} UNION ALL ${prefixes(w.ref('deep', 's'), 3)}`, bounds), params: b.params };
+  // The bound of each depth with `limit` prefixes in the sample; their smallest, and the first depth without one
+  // (none when every depth has one: steps + 2, more than any head's n).
+  w.add('sampledBounds', `SELECT depth, min(c) AS c FROM ${w.ref('ranks')} GROUP BY depth HAVING count(*) = ${limit}`, { materialized: true });
+  const bound = `(SELECT min(c) FROM ${w.ref('sampledBounds')})`;
+  const depths = Array.from({ length: steps - 2 }, (_, i) => `(${i + 3})`).join(', ');
+  const unbounded = `coalesce((SELECT min(d) FROM (VALUES ${depths}) AS t(d) WHERE d NOT IN (SELECT depth FROM ${w.ref('sampledBounds')})), ${steps + 2})`;
+  w.add('deep', grouped(`((p1, p2) IN (SELECT p1, p2 FROM ${w.ref('parents')} WHERE c >= ${bound}) OR n >= ${unbounded})`));
+  const bounds = `depth <= 2 OR depth >= ${unbounded} OR sum(journeys) >= ${bound}`;
+  return w.with() + topPrefixes(p, `${shallow} UNION ALL ${prefixes(p, w.ref('deep', 's'), 3)}`, bounds);
 }
 
 /** The statement's rows as the total and the listed prefixes, in depth order, then visits, then pages. */

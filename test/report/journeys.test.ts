@@ -180,6 +180,8 @@ describe('GET /v1/sites/{site_id}/journeys', () => {
       ...Array.from({ length: 8 }, () => ['/p', '/q', '/r']),
       ...Array.from({ length: 3 }, () => ['/e', '/f', '/g']),
       ...Array.from({ length: 30 }, (_, i) => [`/x${i}`, `/y${i}`, `/z${i}`]),
+      // The only journeys of four pages, under a pair no sample of the busiest pairs holds.
+      ...Array.from({ length: 2 }, () => ['/k', '/l', '/m', '/n']),
     ];
     const other = await createSite(t, { name: 'Pruned', timezone: 'UTC' });
     const lines = shape.flatMap((pages, v) =>
@@ -194,6 +196,11 @@ describe('GET /v1/sites/{site_id}/journeys', () => {
       assert.deepEqual(res.body, journeysOf(prepared, q), `limit ${limit}`);
       const deepest = (res.body.paths as { pages: string[]; visits: string }[]).filter((p) => p.pages.length === 3);
       assert.deepEqual(deepest[0], { pages: ['/p', '/q', '/r'], visits: '8', ended: '8' }, `limit ${limit}`);
+      const four: JourneyQuery = { ...q, steps: 4 };
+      const deeper = await get(urlOf(four, false, other));
+      assert.deepEqual(deeper.body, journeysOf(prepared, four), `four steps, limit ${limit}`);
+      const fourth = (deeper.body.paths as { pages: string[] }[]).filter((p) => p.pages.length === 4);
+      assert.deepEqual(fourth, [{ pages: ['/k', '/l', '/m', '/n'], visits: '2', ended: '2' }], `four steps, limit ${limit}`);
     }
   });
 
