@@ -1,5 +1,5 @@
 // Visits in progress as columns of a table (typed arrays and arrays of shared strings) found through an
-// open-addressed index, for the live ingest thread: about 127 bytes of memory a visit where an object with shared
+// open-addressed index, for the live ingest thread: about 135 bytes of memory a visit where an object with shared
 // texts took 355 (measured by test/ingest/live/compact-visits.test.ts). The visit rules are visits.ts's own, applied
 // through a cursor.
 
