@@ -118,6 +118,7 @@ export async function benchAnalysis(pageviews = 10_000_000, rounds = 7): Promise
     ]));
     results.push(await journeys('journeys, steps=3', { steps: 3, limit: 10 }));
     results.push(await journeys('journeys, steps=3, entry_page=/page-0', { steps: 3, limit: 10, entryPage: '/page-0' }));
+    results.push(await journeys('journeys, steps=5', { steps: 5, limit: 10 }));
     results.push(await aggregation('pages with scroll_depth, time_on_page', 'aggregates=visits,pageviews,scroll_depth,time_on_page&field_grouping=pathname&limit=10'));
     results.push(await aggregation('totals with scroll_depth, time_on_page', 'aggregates=visits,pageviews,scroll_depth,time_on_page'));
     const baseLast = await baseline();
