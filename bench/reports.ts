@@ -380,7 +380,14 @@ export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<
   const stores = (process.env.BENCH_STORES ?? 'embedded,clickhouse,chdb').split(',');
   // PLUMB_DUCKDB_MEMORY_LIMIT as the server takes it.
   const memoryLimit = process.env.PLUMB_DUCKDB_MEMORY_LIMIT;
-  const t: TestApp = await startTestApp({ limits: undefined, gate: { maxConcurrent: 2 }, ...(memoryLimit ? { duckdbMemoryLimit: memoryLimit } : {}) });
+  // A database file, as Plumb keeps its data (in memory DuckDB compresses nothing: reports took about twice as long).
+  const dir = await mkdtemp(join(tmpdir(), 'plumb-bench-reports-'));
+  const t: TestApp = await startTestApp({
+    limits: undefined,
+    gate: { maxConcurrent: 2 },
+    dbPath: join(dir, 'plumb.duckdb'),
+    ...(memoryLimit ? { duckdbMemoryLimit: memoryLimit } : {}),
+  });
   const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Bench', timezone: 'UTC' })).body.id as string;
   const end = new Date(Math.floor(Date.now() / DAY) * DAY);
   const db = (t.meta as unknown as { db: DuckDatabase }).db;
@@ -417,6 +424,7 @@ export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<
     }
   }
   await t.close();
+  await rm(dir, { recursive: true, force: true });
 
   const machine = `${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}; median of ${rounds} runs each`;
   console.log(`\nReport benchmark: ${Number(n).toLocaleString('en')} pageviews, ${visits.toLocaleString('en')} visits over 30 days (${machine})`);
