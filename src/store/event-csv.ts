@@ -6,7 +6,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ATTRIBUTION_FIELDS, type Attribution, type HitAttributes, type HitType, type StoredHit, type VisitRecord } from '../domain/hits.js';
 import { propColumns, type PropList } from '../domain/props.js';
-import { HIT_TEXT_COLUMNS, JOURNEY_PAGE_COLUMNS, snake, VISIT_ATTRIBUTION_COLUMNS } from './event-rows.js';
+import { HIT_TEXT_COLUMNS, JOURNEY_PAGE_COLUMNS, journeyPageTexts, snake, VISIT_ATTRIBUTION_COLUMNS } from './event-rows.js';
 
 /** `EPOCH_MS`: a time as epoch milliseconds; `TEXT_LIST`: a list of texts as a JSON array. */
 export type CsvType = 'VARCHAR' | 'EPOCH_MS' | 'UBIGINT' | 'BIGINT' | 'INTEGER' | 'BOOLEAN' | 'TEXT_LIST';
@@ -153,7 +153,7 @@ export function visitCsvLine(v: VisitRecord, attribution = attributionCsv(v)): s
   return [
     v.visitId, csvText(v.siteId), v.visitorId, v.startedAt.getTime(), v.lastSeenAt.getTime(), csvText(v.entryPage),
     csvText(v.exitPage), csvText(v.exitHostname), v.pageviews, v.events, v.pathsExact, attribution, v.journeyLength,
-    ...JOURNEY_PAGE_COLUMNS.map((_, i) => csvText(v.journeyPages[i] ?? '')),
+    ...journeyPageTexts(v).map(csvText),
   ].join(',');
 }
 

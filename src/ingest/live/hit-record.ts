@@ -40,7 +40,8 @@ export const RECORD_LATER_HIT_FIELDS = ['scrollDepth', 'engagedMs'] as const;
  * (null past the journey's end) so that the store reads them without parsing JSON. Absent in records written
  * before them: the journey is not known (length 0).
  */
-export const RECORD_JOURNEY_FIELDS = ['journeyLength', ...Array.from({ length: JOURNEY_PAGES - 1 }, (_, i) => `journeyPage${i + 2}`)];
+export const RECORD_JOURNEY_PAGE_FIELDS = Array.from({ length: JOURNEY_PAGES - 1 }, (_, i) => `journeyPage${i + 2}`);
+export const RECORD_JOURNEY_FIELDS = ['journeyLength', ...RECORD_JOURNEY_PAGE_FIELDS];
 
 /** Every position of a record: the sequence number, then the five lists above. */
 export const RECORD_FIELDS: readonly string[] = [

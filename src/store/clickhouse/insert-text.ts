@@ -4,7 +4,7 @@
 
 import { visitVersion, type StoredHit, type VisitRecord } from '../../domain/hits.js';
 import { propColumns } from '../../domain/props.js';
-import { HIT_TEXT_COLUMNS, JOURNEY_PAGE_COLUMNS, snake, VISIT_ATTRIBUTION_COLUMNS } from '../event-rows.js';
+import { HIT_TEXT_COLUMNS, JOURNEY_PAGE_COLUMNS, journeyPageTexts, snake, VISIT_ATTRIBUTION_COLUMNS } from '../event-rows.js';
 import type { InsertStatements, QueryParam } from '../types.js';
 import { sqlLiteral, stringLiteral } from './literal.js';
 
@@ -45,7 +45,7 @@ function visitRow(v: VisitRecord): string {
   return tuple([
     v.visitId, v.siteId, v.visitorId, v.startedAt, v.lastSeenAt, v.entryPage, v.exitPage, v.exitHostname, v.pageviews,
     v.events, v.pathsExact, visitVersion(v), ...VISIT_ATTRIBUTION_COLUMNS.map((c) => v[c]), v.journeyLength,
-    ...JOURNEY_PAGE_COLUMNS.map((_, i) => v.journeyPages[i] ?? ''),
+    ...journeyPageTexts(v),
   ]);
 }
 

@@ -5,7 +5,7 @@ import { dateValue, LIST, VARCHAR, type DuckDBAppender } from '@duckdb/node-api'
 import type { StoredHit, VisitRecord } from '../../domain/hits.js';
 import { propColumns } from '../../domain/props.js';
 import { HIT_CSV_COLUMNS, VISIT_CSV_COLUMNS, type CsvColumn, type CsvRows } from '../event-csv.js';
-import { HIT_TEXT_COLUMNS, hitFromRow, JOURNEY_PAGE_COLUMNS, VISIT_ATTRIBUTION_COLUMNS, visitFromRow } from '../event-rows.js';
+import { HIT_TEXT_COLUMNS, hitFromRow, journeyPageTexts, VISIT_ATTRIBUTION_COLUMNS, visitFromRow } from '../event-rows.js';
 import { ImportedSites } from '../imported-sites.js';
 import type { EventStore, ImportedDay, QueryParam } from '../types.js';
 import type { BackupManifest } from '../../domain/backup-manifest.js';
@@ -63,7 +63,7 @@ function appendVisit(a: DuckDBAppender, v: VisitRecord): void {
   for (const column of VISIT_ATTRIBUTION_COLUMNS.slice(2)) a.appendVarchar(v[column]);
   // The journey (version 27).
   a.appendUTinyInt(v.journeyLength);
-  for (let i = 0; i < JOURNEY_PAGE_COLUMNS.length; i++) a.appendVarchar(v.journeyPages[i] ?? '');
+  for (const page of journeyPageTexts(v)) a.appendVarchar(page);
   a.endRow();
 }
 
