@@ -3,10 +3,8 @@
 // pageviews), each timed through the API (app.inject, owner token) and as its compiled SQL run directly on DuckDB,
 // alternating, medians; the baseline of the same run is the "top pages" /v1 report timed the same way.
 
-import { mkdtemp, rm } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { OWNER_TOKEN, startTestApp, type TestApp } from '../test/helpers/app.js';
+import { cpus, loadavg } from 'node:os';
+import { OWNER_TOKEN, type TestApp } from '../test/helpers/app.js';
 import { SqlDialect, type CompiledQuery } from '../src/report/dialect.js';
 import { funnelQuery } from '../src/report/funnels.js';
 import { journeysQuery, type JourneyOptions } from '../src/report/journeys.js';
@@ -14,7 +12,7 @@ import { parseReportRequest } from '../src/report/parse.js';
 import type { FunnelStep } from '../src/store/types.js';
 import type { DuckDatabase } from '../src/store/duckdb/database.js';
 import { median } from './median.js';
-import { DAY, load, local } from './reports.js';
+import { DAY, load, local, startFileApp } from './reports.js';
 
 /** Share of pageviews followed by an engagement hit (the tag's option is off on many sites; one beacon a pageview). */
 const ENGAGEMENT_PERCENT = 40;
@@ -70,16 +68,7 @@ async function time(t: TestApp, name: string, url: string, sql: CompiledQuery, r
 
 export async function benchAnalysis(pageviews = 10_000_000, rounds = 7): Promise<void> {
   if (process.env.BENCH_ROUNDS) rounds = Number(process.env.BENCH_ROUNDS);
-  const memoryLimit = process.env.PLUMB_DUCKDB_MEMORY_LIMIT;
-  // A database file, as Plumb keeps its data (DuckDB compresses only what it writes to a file; in memory the 10 M
-  // pageviews' texts stay plain, and journeys took 0.9-1.0 s against 0.6 s on a file).
-  const dir = await mkdtemp(join(tmpdir(), 'plumb-bench-analysis-'));
-  const t: TestApp = await startTestApp({
-    limits: undefined,
-    gate: { maxConcurrent: 2 },
-    dbPath: join(dir, 'plumb.duckdb'),
-    ...(memoryLimit ? { duckdbMemoryLimit: memoryLimit } : {}),
-  });
+  const { t, close } = await startFileApp();
   try {
     const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Bench', timezone: 'UTC' })).body.id as string;
     const siteRow = (await t.meta.getSite(site))!;
@@ -150,7 +139,6 @@ export async function benchAnalysis(pageviews = 10_000_000, rounds = 7): Promise
       );
     }
   } finally {
-    await t.close();
-    await rm(dir, { recursive: true, force: true });
+    await close();
   }
 }

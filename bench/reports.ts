@@ -373,21 +373,35 @@ async function benchGenerated(pageviews: number, rounds: number): Promise<void> 
   }
 }
 
-export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<void> {
-  // BENCH_ROUNDS: fewer timed runs per report (long runs at large sizes); medians of fewer runs vary more.
-  if (process.env.BENCH_ROUNDS) rounds = Number(process.env.BENCH_ROUNDS);
-  if (process.env.BENCH_GENERATE === 'clickhouse') return benchGenerated(pageviews, rounds);
-  const stores = (process.env.BENCH_STORES ?? 'embedded,clickhouse,chdb').split(',');
-  // PLUMB_DUCKDB_MEMORY_LIMIT as the server takes it.
+/**
+ * An embedded app whose store is a database file in a temporary folder, as Plumb keeps its data: in memory DuckDB
+ * compresses nothing, and reports took 1.1-3.2 times as long (docs/benchmarks.md, "Reports"). PLUMB_DUCKDB_MEMORY_LIMIT
+ * as the server takes it. `close` stops the app and removes the folder.
+ */
+export async function startFileApp(): Promise<{ t: TestApp; close: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'plumb-bench-'));
   const memoryLimit = process.env.PLUMB_DUCKDB_MEMORY_LIMIT;
-  // A database file, as Plumb keeps its data (in memory DuckDB compresses nothing: reports took about twice as long).
-  const dir = await mkdtemp(join(tmpdir(), 'plumb-bench-reports-'));
-  const t: TestApp = await startTestApp({
+  const t = await startTestApp({
     limits: undefined,
     gate: { maxConcurrent: 2 },
     dbPath: join(dir, 'plumb.duckdb'),
     ...(memoryLimit ? { duckdbMemoryLimit: memoryLimit } : {}),
   });
+  return {
+    t,
+    close: async () => {
+      await t.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<void> {
+  // BENCH_ROUNDS: fewer timed runs per report (long runs at large sizes); medians of fewer runs vary more.
+  if (process.env.BENCH_ROUNDS) rounds = Number(process.env.BENCH_ROUNDS);
+  if (process.env.BENCH_GENERATE === 'clickhouse') return benchGenerated(pageviews, rounds);
+  const stores = (process.env.BENCH_STORES ?? 'embedded,clickhouse,chdb').split(',');
+  const { t, close } = await startFileApp();
   const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Bench', timezone: 'UTC' })).body.id as string;
   const end = new Date(Math.floor(Date.now() / DAY) * DAY);
   const db = (t.meta as unknown as { db: DuckDatabase }).db;
@@ -423,8 +437,7 @@ export async function benchReports(pageviews = 10_000_000, rounds = 7): Promise<
       await ch.drop();
     }
   }
-  await t.close();
-  await rm(dir, { recursive: true, force: true });
+  await close();
 
   const machine = `${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}; median of ${rounds} runs each`;
   console.log(`\nReport benchmark: ${Number(n).toLocaleString('en')} pageviews, ${visits.toLocaleString('en')} visits over 30 days (${machine})`);
