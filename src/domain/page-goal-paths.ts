@@ -26,3 +26,47 @@ export function pageGoalPathRegex(path: string): string {
   const literal = (text: string) => text.replace(/[\\^$.|?*+()[\]{}]/g, (c) => `\\${c}`);
   return `^${path.split(/\*+/).map(literal).join('.*')}$`;
 }
+
+/**
+ * The same pattern for SQL's LIKE with `\` as its escape character: each run of `*` becomes `%`, and `%`, `_` and
+ * `\` are literal. LIKE's `%` also crosses a newline, which the expression's `.` does not: pageGoalPathSql adds
+ * that condition.
+ */
+export function pageGoalPathLike(path: string): string {
+  const literal = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+  return path.split(/\*+/).map(literal).join('%');
+}
+
+/** Whether `pathname` matches `path` (exact, or a pattern as pageGoalPathRegex reads it), compared in JavaScript. */
+export function pageGoalPathMatches(path: string, pathname: string): boolean {
+  const parts = path.split(/\*+/);
+  if (parts.length === 1) return pathname === path;
+  const first = parts[0]!;
+  const last = parts[parts.length - 1]!;
+  if (pathname.includes('\n') || pathname.length < first.length + last.length) return false;
+  if (!pathname.startsWith(first) || !pathname.endsWith(last)) return false;
+  // The parts between stars in order, each at its leftmost place after the one before (leftmost is never worse).
+  let at = first.length;
+  const end = pathname.length - last.length;
+  for (const part of parts.slice(1, -1)) {
+    const found = pathname.indexOf(part, at);
+    if (found < 0 || found + part.length > end) return false;
+    at = found + part.length;
+  }
+  return true;
+}
+
+/**
+ * Whether some pathname could match both `a` and `b`. Exact for an exact path against anything; two patterns
+ * count as overlapping unless their fixed starts or ends rule it out (`/blog/*` and `/docs/*` cannot overlap,
+ * `/blog/*` and `*.html` might).
+ */
+export function pageGoalPathsOverlap(a: string, b: string): boolean {
+  if (!a.includes('*')) return pageGoalPathMatches(b, a);
+  if (!b.includes('*')) return pageGoalPathMatches(a, b);
+  const [aStart, bStart] = [a.slice(0, a.indexOf('*')), b.slice(0, b.indexOf('*'))];
+  const [aEnd, bEnd] = [a.slice(a.lastIndexOf('*') + 1), b.slice(b.lastIndexOf('*') + 1)];
+  const startsAgree = aStart.startsWith(bStart) || bStart.startsWith(aStart);
+  const endsAgree = aEnd.endsWith(bEnd) || bEnd.endsWith(aEnd);
+  return startsAgree && endsAgree;
+}

@@ -1,9 +1,10 @@
 // The report SQL dialect for ClickHouse (18.16 and later): values inlined as escaped literals, times as Int64
 // epoch milliseconds (see src/store/clickhouse/migrations.ts), visits read with FINAL, subqueries inlined.
 
+import { pageGoalPathRegex } from '../domain/page-goal-paths.js';
 import { atLeast, CLICKHOUSE_18_16, type ClickHouseFeatures } from '../store/clickhouse/features.js';
 import { sqlLiteral } from '../store/clickhouse/literal.js';
-import { SqlDialect, type JoinScope, type SqlValue } from './dialect.js';
+import { SqlDialect, type Binder, type JoinScope, type SqlValue } from './dialect.js';
 import type { DateGrouping } from './fields.js';
 
 const START_OF: Record<DateGrouping, string> = {
@@ -73,6 +74,15 @@ export class ClickHouseDialect extends SqlDialect {
    * 26.x hands every pattern to RE2 and keeps `(?i)` in its prefilter, so it gets only `(?-s)`: the alternative
    * would hide the pattern's literal text from its prefilter (3x slower on 10 M paths, docs/benchmarks.md).
    */
+  /** The anchored expression, as the goals run it (regexMatch keeps `.` from crossing a newline). */
+  override pagePathMatch(column: string, path: string, b: Binder): string {
+    return this.regexMatch(column, b.value(pageGoalPathRegex(path)));
+  }
+
+  override argMin(value: string, by: string): string {
+    return `argMin(${value}, ${by})`;
+  }
+
   override regexMatch(column: string, pattern: string): string {
     if (atLeast(this.features, 26)) return `match(${column}, concat('(?-s)', ${pattern}))`;
     return `match(${column}, concat('(?-s)\\\\b\\\\B|', ${pattern}))`;

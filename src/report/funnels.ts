@@ -1,11 +1,12 @@
-// Funnels (docs/reports.md, "Funnels"): one statement that finds the range's visits with a hit of step 1, reads their
-// hits matching a step, sorts each visit's into a list and walks the steps along it, then counts per step.
+// Funnels (docs/reports.md, "Funnels"): one statement that finds, per step, the visits that reached it and when,
+// then counts per step: a join per step where no hit can match two steps, else a walk along each visit's hits.
 
-import { pageGoalPathRegex } from '../domain/page-goal-paths.js';
+import { pageGoalPathsOverlap } from '../domain/page-goal-paths.js';
 import type { FunnelStep } from '../store/types.js';
 import { filterConditions, propConditions } from './conditions.js';
 import { Binder, type CompiledQuery, type SqlDialect } from './dialect.js';
 import { formatAggregate } from './format.js';
+import { Subqueries } from './plans/plan-sql.js';
 import { queryLevels } from './plan-choice.js';
 import type { ReportQuery } from './query.js';
 
@@ -40,7 +41,24 @@ function matchCondition(d: SqlDialect, step: FunnelStep, b: Binder): string {
   if (step.type === 'event') return `(h.type = 'event' AND h.event_name = ${b.value(step.value)})`;
   // A path without `*` is compared exactly (cheaper than any pattern); a pattern as pageview goals read it.
   if (!step.value.includes('*')) return `(h.type = 'pageview' AND h.pathname = ${b.value(step.value)})`;
-  return `(h.type = 'pageview' AND ${d.regexMatch('h.pathname', b.value(pageGoalPathRegex(step.value)))})`;
+  return `(h.type = 'pageview' AND ${d.pagePathMatch('h.pathname', step.value, b)})`;
+}
+
+/** Whether some hit could match both `a` and `b` (a page and an event never can). */
+function stepsOverlap(a: FunnelStep, b: FunnelStep): boolean {
+  if (a.type !== b.type) return false;
+  return a.type === 'event' ? a.value === b.value : pageGoalPathsOverlap(a.value, b.value);
+}
+
+/**
+ * Whether the funnel is answered as a chain of steps (chainedSteps) rather than by walking each visit's list
+ * (walkedVisits): when no hit can match two of its steps, step k is reached at the earliest hit of step k at or
+ * after step k-1's, which a join per step finds; and where subqueries are named once (WITH), so each step's
+ * visits are read by the next step and by the counts without being computed again.
+ */
+function chains(d: SqlDialect, steps: readonly FunnelStep[]): boolean {
+  if (!d.commonTableExpressions) return false;
+  return steps.every((a, i) => steps.slice(i + 1).every((b) => !stepsOverlap(a, b)));
 }
 
 /**
@@ -49,7 +67,24 @@ function matchCondition(d: SqlDialect, step: FunnelStep, b: Binder): string {
  * for an odd count) of the milliseconds from step k-1 to step k over the visits that reached step k.
  */
 export function funnelQuery(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[]): CompiledQuery {
+  checkSteps(steps);
   const b = new Binder(d);
+  const sql = chains(d, steps) ? chainedFunnel(d, q, steps, b) : walkedFunnel(d, q, steps, b);
+  return { sql, params: b.params };
+}
+
+function checkSteps(steps: readonly FunnelStep[]): void {
+  if (steps.length < MIN_FUNNEL_STEPS || steps.length > MAX_FUNNEL_STEPS) throw new Error(`a funnel has ${MIN_FUNNEL_STEPS} to ${MAX_FUNNEL_STEPS} steps`);
+}
+
+/** lo_k and hi_k from `gaps_k`, the sorted milliseconds from step k-1 to step k. */
+function middleGaps(d: SqlDialect, k: number): string[] {
+  const n = d.listLength(`gaps_${k}`);
+  return [`gaps_${k}[${d.intDiv(`${n} + 1`, '2')}] AS lo_${k}`, `gaps_${k}[${d.intDiv(n, '2')} + 1] AS hi_${k}`];
+}
+
+/** funnelQuery over walkedVisits: each step's numbers from the visits' p_k (the hit's index) and t_k. */
+function walkedFunnel(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[], b: Binder): string {
   const walked = walkedVisits(d, q, steps, b);
   const counted: string[] = [];
   const shaped: string[] = [];
@@ -59,39 +94,131 @@ export function funnelQuery(d: SqlDialect, q: ReportQuery, steps: readonly Funne
     shaped.push(`visits_${k}`, `visitors_${k}`);
     if (k > 1) {
       counted.push(`${d.sortedValues(`t${k} - t${k - 1}`, `p${k} > 0`)} AS gaps_${k}`);
-      const n = d.listLength(`gaps_${k}`);
-      shaped.push(`gaps_${k}[${d.intDiv(`${n} + 1`, '2')}] AS lo_${k}`, `gaps_${k}[${d.intDiv(n, '2')} + 1] AS hi_${k}`);
+      shaped.push(...middleGaps(d, k));
     }
   }
-  const sql = `SELECT ${shaped.join(', ')} FROM (SELECT ${counted.join(', ')} FROM (${walked}) AS f) AS g`;
-  return { sql, params: b.params };
+  return `SELECT ${shaped.join(', ')} FROM (SELECT ${counted.join(', ')} FROM (${walked}) AS f) AS g`;
+}
+
+/** funnelQuery over chainedSteps: each step's numbers counted from its own visits, one row each joined. */
+function chainedFunnel(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[], b: Binder): string {
+  const w = chainedSteps(d, q, steps, b, steps.length);
+  const parts: string[] = [];
+  const shaped: string[] = [];
+  for (let k = 1; k <= steps.length; k++) {
+    const counted = [`count(*) AS visits_${k}`, `${d.countDistinct('who')} AS visitors_${k}`];
+    if (k > 1) counted.push(`${d.sortedValues(`${d.epochMs('t')} - ${d.epochMs('prev')}`, 'true')} AS gaps_${k}`);
+    parts.push(`(SELECT ${counted.join(', ')} FROM ${w.ref(stepName(k))}) AS c${k}`);
+    shaped.push(`visits_${k}`, `visitors_${k}`, ...(k > 1 ? middleGaps(d, k) : []));
+  }
+  return `${w.with()}SELECT ${shaped.join(', ')} FROM ${parts.join(' CROSS JOIN ')}`;
+}
+
+/**
+ * The visits of the funnel of `steps` that reached `step` and then continued to the next step or dropped before
+ * it (the last step: that reached it), as one `SELECT visit_id`. What the dashboard's funnel filter keeps.
+ */
+export function funnelOutcomeVisits(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[], step: number, outcome: 'continued' | 'dropped', b: Binder): string {
+  checkSteps(steps);
+  const last = steps.length;
+  if (chains(d, steps)) {
+    const next = Math.min(step + 1, last);
+    const w = chainedSteps(d, q, steps, b, next);
+    if (step === last || outcome === 'continued') return `${w.with()}SELECT visit_id FROM ${w.ref(stepName(next))}`;
+    return `${w.with()}SELECT visit_id FROM ${w.ref(stepName(step))} WHERE visit_id NOT IN (SELECT visit_id FROM ${w.ref(stepName(next), 'n')})`;
+  }
+  const walked = walkedVisits(d, q, steps, b);
+  // p_k is the index of the hit that reached step k, 0 when the visit did not.
+  const reached = [`fw.p${step} > 0`];
+  if (step < last) reached.push(`fw.p${step + 1} ${outcome === 'continued' ? '>' : '='} 0`);
+  // ClickHouse 18.16 drops from a subquery the columns only a lambda reads (each p_k and t_k, read by the later
+  // steps' searches), and then fails to find them: naming every one here keeps them all. Always true: an index
+  // and a time are 0 or more.
+  reached.push(`${Array.from({ length: last }, (_, j) => `fw.p${j + 1} + fw.t${j + 1}`).join(' + ')} >= 0`);
+  return `SELECT fw.visit_id FROM (${walked}) AS fw WHERE ${reached.join(' AND ')}`;
+}
+
+/** What both shapes start from: the funnel's site, range, step conditions and which visits take part. */
+interface FunnelScope {
+  site: string;
+  from: string;
+  until: string;
+  /** Per step, the condition a hit `h` matching it meets. */
+  matches: string[];
+  /** With hit-level filters: the condition a pageview `h` passing them meets. */
+  passes: string | undefined;
+  /** Conditions on `h.visit_id` (the dashboard's custom property filters: whole visits). */
+  ofVisits: string[];
+  /** Conditions on the visit `v` (the visit-level filters). */
+  visitWhere: string[];
+}
+
+/** The scope of a funnel whose first steps are `steps` (only the values the statement reads are bound). */
+function funnelScope(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[], b: Binder): FunnelScope {
+  const { hitFilters, visitFilters } = queryLevels(q);
+  const site = b.value(q.siteId);
+  const from = b.value(q.from);
+  const until = b.value(q.until);
+  const matches = steps.map((s) => matchCondition(d, s, b));
+  // A visit takes part when one of its pageviews in the range passes the hit-level filters (and the visit the
+  // visit-level ones), as /v1's `visits` counts with filters.
+  const passes = q.filters.length > 0 ? `(${["h.type = 'pageview'", ...filterConditions(d, hitFilters, b)].join(' AND ')})` : undefined;
+  // The dashboard's custom property filters keep whole visits (one with a hit carrying the property): a condition on
+  // the visit id, which a visit's walk does not depend on, applied to the hits read. (The funnel filter of
+  // funnel-filter.ts walks without them: the same visits either way.)
+  const ofVisits = propConditions(d, { ...q, entity: 'pageview' }, b, site, from, until);
+  return { site, from, until, matches, passes, ofVisits, visitWhere: filterConditions(d, visitFilters, b) };
+}
+
+const stepName = (k: number) => `funnel_step_${k}`;
+
+/**
+ * Steps 1 to `upTo` as named subqueries `funnel_step_k`, one row per visit that reached step k: `visit_id`, `t`
+ * (when: the earliest hit of step k at or after step k-1's), `who` (that hit's visitor id) and from step 2 `prev`
+ * (step k-1's `t`). Step 1 is the earliest hit of step 1 of each visit taking part; step k joins step k-1's
+ * visits to the hits of step k. Only for steps no hit can match two of (chains): then no hit can have reached an
+ * earlier step, which the walk must rule out.
+ */
+function chainedSteps(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[], b: Binder, upTo: number): Subqueries {
+  const { site, from, until, matches, passes, ofVisits, visitWhere } = funnelScope(d, q, steps.slice(0, upTo), b);
+  const inRange = `h.site_id = ${site} AND h.ts >= ${from} AND h.ts < ${until}`;
+  const w = new Subqueries(d);
+  const taking = [...ofVisits];
+  if (passes) taking.push(`h.visit_id IN (SELECT h.visit_id FROM ${d.table('hits', 'h')} WHERE ${inRange} AND ${passes})`);
+  let first =
+    `SELECT h.visit_id AS visit_id, min(h.ts) AS t, ${d.argMin('h.visitor_id', 'h.ts')} AS who FROM ${d.table('hits', 'h')}` +
+    ` WHERE ${[inRange, matches[0]!, ...taking].join(' AND ')} GROUP BY h.visit_id`;
+  if (visitWhere.length > 0) {
+    const join = d.joinVisitsOn('v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] }, 'f.visit_id');
+    first = `SELECT f.visit_id AS visit_id, f.t AS t, f.who AS who FROM (${first}) AS f ${join} WHERE ${visitWhere.join(' AND ')}`;
+  }
+  w.add(stepName(1), first, { materialized: true });
+  for (let k = 2; k <= upTo; k++) {
+    w.add(
+      stepName(k),
+      `SELECT h.visit_id AS visit_id, min(h.ts) AS t, min(p.t) AS prev, ${d.argMin('h.visitor_id', 'h.ts')} AS who` +
+        ` FROM ${d.table('hits', 'h')} JOIN ${w.ref(stepName(k - 1), 'p')} ON p.visit_id = h.visit_id` +
+        ` WHERE ${inRange} AND ${matches[k - 1]!} AND h.ts >= p.t GROUP BY h.visit_id`,
+      { materialized: true },
+    );
+  }
+  return w;
 }
 
 /**
  * The visits of the funnel of `steps` over `q`'s site, range and filters (and its custom property filters), one row each: `visit_id`, `hs` (its hits
  * matching a step, as sorted (key, visitor) pairs) and per step k `p_k` (the index in `hs` of the hit that reached
- * step k, 0 when the visit did not) and `t_k` (that hit's epoch ms). Only visits that reached step 1 are rows. What
- * funnelQuery counts, and what a filter to the visits that continued or dropped at a step selects from.
+ * step k, 0 when the visit did not) and `t_k` (that hit's epoch ms). Only visits that reached step 1 are rows.
+ * Funnels whose steps a hit may match two of (or on ClickHouse, which cannot name a subquery once) are answered so.
  */
-export function walkedVisits(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[], b: Binder): string {
-  if (steps.length < MIN_FUNNEL_STEPS || steps.length > MAX_FUNNEL_STEPS) throw new Error(`a funnel has ${MIN_FUNNEL_STEPS} to ${MAX_FUNNEL_STEPS} steps`);
-  const { hitFilters, visitFilters } = queryLevels(q);
-  const filtered = q.filters.length > 0;
-  const site = b.value(q.siteId);
-  const from = b.value(q.from);
-  const until = b.value(q.until);
-  const matches = steps.map((s) => matchCondition(d, s, b));
+function walkedVisits(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[], b: Binder): string {
+  const { site, from, until, matches, passes, ofVisits: visitConditions, visitWhere } = funnelScope(d, q, steps, b);
+  const ofVisits = visitConditions.map((c) => ` AND ${c}`).join('');
   const mask = matches.map((m, k) => `CASE WHEN ${m} THEN ${2 ** k} ELSE 0 END`).join(' + ');
   const rank = `CASE WHEN h.type = 'event' THEN 1 ELSE 0 END`;
   const key = `(${d.epochMs('h.ts')} * 2 + ${rank}) * ${MASK_SPAN} + ${mask}`;
-  // A visit takes part when one of its pageviews in the range passes the hit-level filters (and the visit the
-  // visit-level ones, below), as /v1's `visits` counts with filters: so with filters every such pageview is read
-  // too, to find out, while only hits matching a step enter the list.
-  const passes = filtered ? `(${["h.type = 'pageview'", ...filterConditions(d, hitFilters, b)].join(' AND ')})` : undefined;
-  // The dashboard's custom property filters keep whole visits (one with a hit carrying the property): a condition on
-  // the visit id, which a visit's walk does not depend on, applied to the hits read. (The funnel filter of
-  // funnel-filter.ts walks without them: the same visits either way.)
-  const ofVisits = propConditions(d, { ...q, entity: 'pageview' }, b, site, from, until).map((c) => ` AND ${c}`).join('');
+  // With filters every pageview is read too, to find out whether the visit takes part, while only hits matching
+  // a step enter the list.
   // Only visits with a hit of step 1 in the range can reach any step: their ids, found first by a scan that reads
   // only step 1's columns, keep the other visits' hits out of the lists (at 10 M pageviews most visits lack step 1,
   // and building their lists was most of the time: docs/benchmarks.md, "Analysis reports").
@@ -109,7 +236,6 @@ export function walkedVisits(d: SqlDialect, q: ReportQuery, steps: readonly Funn
     ` FROM (${hits}) AS hk GROUP BY visit_id HAVING max(hit_key % 2) = 1` +
     (passes ? ' AND max(passes) = 1' : '');
   let visits = perVisit;
-  const visitWhere = filterConditions(d, visitFilters, b);
   if (visitWhere.length > 0) {
     const join = d.joinVisits('v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] });
     visits = `SELECT pv.visit_id AS visit_id, pv.hs AS hs FROM (${perVisit}) AS pv ${join} ON v.visit_id = pv.visit_id WHERE ${visitWhere.join(' AND ')}`;
