@@ -115,6 +115,12 @@ export async function benchAnalysis(pageviews = 10_000_000, rounds = 7): Promise
       { type: 'page', value: '/blog/*' },
       { type: 'page', value: '/page-1' },
     ]));
+    // Steps a hit can match two of (a repeated step): each step passes over the rows earlier steps took.
+    results.push(await funnel('funnel: /blog/* → /blog/* → /page-1', [
+      { type: 'page', value: '/blog/*' },
+      { type: 'page', value: '/blog/*' },
+      { type: 'page', value: '/page-1' },
+    ]));
     results.push(await journeys('journeys, steps=3', { steps: 3, limit: 10 }));
     results.push(await journeys('journeys, steps=3, entry_page=/page-0', { steps: 3, limit: 10, entryPage: '/page-0' }));
     results.push(await journeys('journeys, steps=5', { steps: 5, limit: 10 }));

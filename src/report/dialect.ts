@@ -150,6 +150,11 @@ export class SqlDialect {
     return `CAST(bit_or(coalesce(${column}, 0)) AS INTEGER)`;
   }
 
+  /** The row id of the table row behind `alias` (DuckDB's `rowid`; read only where commonTableExpressions). */
+  rowId(alias: string): string {
+    return `${alias}.rowid`;
+  }
+
   /** Aggregate: `value` of the row with the least `by`. */
   argMin(value: string, by: string): string {
     return `arg_min(${value}, ${by})`;

@@ -50,14 +50,8 @@ function stepsOverlap(a: FunnelStep, b: FunnelStep): boolean {
   return a.type === 'event' ? a.value === b.value : pageGoalPathsOverlap(a.value, b.value);
 }
 
-/**
- * Whether the funnel is answered as a chain of steps (chainedSteps) rather than by walking each visit's list
- * (walkedVisits): when no hit can match two of its steps, step k is reached at the earliest hit of step k at or
- * after step k-1's, which a join per step finds; and where subqueries are named once (WITH), so each step's
- * visits are read by the next step and by the counts without being computed again.
- */
-function chains(d: SqlDialect, steps: readonly FunnelStep[]): boolean {
-  if (!d.commonTableExpressions) return false;
+/** Whether no hit can match two of `steps`: then the order of a millisecond's hits never decides a step (chainedSteps). */
+function disjoint(steps: readonly FunnelStep[]): boolean {
   return steps.every((a, i) => steps.slice(i + 1).every((b) => !stepsOverlap(a, b)));
 }
 
@@ -69,7 +63,7 @@ function chains(d: SqlDialect, steps: readonly FunnelStep[]): boolean {
 export function funnelQuery(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[]): CompiledQuery {
   checkSteps(steps);
   const b = new Binder(d);
-  const sql = chains(d, steps) ? chainedFunnel(d, q, steps, b) : walkedFunnel(d, q, steps, b);
+  const sql = d.commonTableExpressions ? chainedFunnel(d, q, steps, b) : walkedFunnel(d, q, steps, b);
   return { sql, params: b.params };
 }
 
@@ -107,7 +101,7 @@ function chainedFunnel(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep
   const shaped: string[] = [];
   for (let k = 1; k <= steps.length; k++) {
     const counted = [`count(*) AS visits_${k}`, `${d.countDistinct('who')} AS visitors_${k}`];
-    if (k > 1) counted.push(`${d.sortedValues(`${d.epochMs('t')} - ${d.epochMs('prev')}`, 'true')} AS gaps_${k}`);
+    if (k > 1) counted.push(`${d.sortedValues('t - prev', 'true')} AS gaps_${k}`);
     parts.push(`(SELECT ${counted.join(', ')} FROM ${w.ref(stepName(k))}) AS c${k}`);
     shaped.push(`visits_${k}`, `visitors_${k}`, ...(k > 1 ? middleGaps(d, k) : []));
   }
@@ -121,7 +115,7 @@ function chainedFunnel(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep
 export function funnelOutcomeVisits(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[], step: number, outcome: 'continued' | 'dropped', b: Binder): string {
   checkSteps(steps);
   const last = steps.length;
-  if (chains(d, steps)) {
+  if (d.commonTableExpressions) {
     const next = Math.min(step + 1, last);
     const w = chainedSteps(d, q, steps, b, next);
     if (step === last || outcome === 'continued') return `${w.with()}SELECT visit_id FROM ${w.ref(stepName(next))}`;
@@ -174,35 +168,59 @@ const stepName = (k: number) => `funnel_step_${k}`;
 
 /**
  * Steps 1 to `upTo` as named subqueries `funnel_step_k`, one row per visit that reached step k: `visit_id`, `t`
- * (when: the earliest hit of step k at or after step k-1's), `who` (that hit's visitor id) and from step 2 `prev`
- * (step k-1's `t`). Step 1 is the earliest hit of step 1 of each visit taking part; step k joins step k-1's
- * visits to the hits of step k. Only for steps no hit can match two of (chains): then no hit can have reached an
- * earlier step, which the walk must rule out.
+ * (when, epoch ms), `who` (the visitor id of the hit that reached it) and from step 2 `prev` (step k-1's `t`). Step 1
+ * is each visit's first hit of step 1 (among the visits taking part); step k joins step k-1's visits to the hits of
+ * step k at or after step k-1's time and keeps the first. Where subqueries are named once (WITH): each step's visits
+ * are read by the next step and by the counts without being computed again.
+ *
+ * "First" is by time alone when no hit can match two steps (disjoint). Otherwise it is the walk's order (hitKey:
+ * time, a pageview before an event, then the steps a hit matches), and a hit that reached an earlier step cannot
+ * reach another: each step keeps its hit's row id (DuckDB's `rowid`) for the later steps to pass over. The walk's
+ * answers either way (test/report/funnels.test.ts); the row ids cost a fifth more time.
  */
 function chainedSteps(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[], b: Binder, upTo: number): Subqueries {
-  const { site, from, until, matches, passes, ofVisits, visitWhere } = funnelScope(d, q, steps.slice(0, upTo), b);
+  const byTime = disjoint(steps);
+  // Ordered by the walk's key, every step's condition is in each hit's key: all are bound then.
+  const { site, from, until, matches, passes, ofVisits, visitWhere } = funnelScope(d, q, byTime ? steps.slice(0, upTo) : steps, b);
   const inRange = `h.site_id = ${site} AND h.ts >= ${from} AND h.ts < ${until}`;
+  // What "first" minimises, and the time in epoch ms of a step's least value `o`.
+  const order = byTime ? d.epochMs('h.ts') : hitKey(d, matches);
+  const time = (o: string) => (byTime ? o : d.intDiv(o, String(TIME_SPAN)));
   const w = new Subqueries(d);
   const taking = [...ofVisits];
   if (passes) taking.push(`h.visit_id IN (SELECT h.visit_id FROM ${d.table('hits', 'h')} WHERE ${inRange} AND ${passes})`);
-  let first =
-    `SELECT h.visit_id AS visit_id, min(h.ts) AS t, ${d.argMin('h.visitor_id', 'h.ts')} AS who FROM ${d.table('hits', 'h')}` +
-    ` WHERE ${[inRange, matches[0]!, ...taking].join(' AND ')} GROUP BY h.visit_id`;
+  // Row ids of the hits that reached steps 1..k (r1..rk), carried while a later step may still need them.
+  const rowIds = (k: number) => (byTime ? [] : Array.from({ length: k }, (_, j) => `r${j + 1}`));
+  const reached = (k: number) =>
+    `min(${order}) AS o, ${d.argMin('h.visitor_id', order)} AS who` + (byTime || k === upTo ? '' : `, ${d.argMin(d.rowId('h'), order)} AS r${k}`);
+  let first = `SELECT h.visit_id AS visit_id, ${reached(1)} FROM ${d.table('hits', 'h')} WHERE ${[inRange, matches[0]!, ...taking].join(' AND ')} GROUP BY h.visit_id`;
   if (visitWhere.length > 0) {
     const join = d.joinVisitsOn('v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] }, 'f.visit_id');
-    first = `SELECT f.visit_id AS visit_id, f.t AS t, f.who AS who FROM (${first}) AS f ${join} WHERE ${visitWhere.join(' AND ')}`;
+    first = `SELECT ${['visit_id', 'o', 'who', ...rowIds(upTo > 1 ? 1 : 0)].map((c) => `f.${c} AS ${c}`).join(', ')} FROM (${first}) AS f ${join} WHERE ${visitWhere.join(' AND ')}`;
   }
-  w.add(stepName(1), first, { materialized: true });
+  w.add(stepName(1), `SELECT ${['visit_id', `${time('o')} AS t`, 'who', ...rowIds(upTo > 1 ? 1 : 0)].join(', ')} FROM (${first}) AS s`, { materialized: true });
   for (let k = 2; k <= upTo; k++) {
-    w.add(
-      stepName(k),
-      `SELECT h.visit_id AS visit_id, min(h.ts) AS t, min(p.t) AS prev, ${d.argMin('h.visitor_id', 'h.ts')} AS who` +
-        ` FROM ${d.table('hits', 'h')} JOIN ${w.ref(stepName(k - 1), 'p')} ON p.visit_id = h.visit_id` +
-        ` WHERE ${inRange} AND ${matches[k - 1]!} AND h.ts >= p.t GROUP BY h.visit_id`,
-      { materialized: true },
-    );
+    const earlier = rowIds(k - 1);
+    const carried = k === upTo ? '' : earlier.map((r) => `, min(p.${r}) AS ${r}`).join('');
+    const passOver = earlier.length > 0 ? ` AND ${d.rowId('h')} NOT IN (${earlier.map((r) => `p.${r}`).join(', ')})` : '';
+    const grouped =
+      `SELECT h.visit_id AS visit_id, ${reached(k)}, min(p.t) AS prev${carried}` +
+      ` FROM ${d.table('hits', 'h')} JOIN ${w.ref(stepName(k - 1), 'p')} ON p.visit_id = h.visit_id` +
+      ` WHERE ${inRange} AND ${matches[k - 1]!} AND ${d.epochMs('h.ts')} >= p.t${passOver} GROUP BY h.visit_id`;
+    const kept = ['visit_id', `${time('o')} AS t`, 'who', 'prev', ...(k === upTo ? [] : rowIds(k))];
+    w.add(stepName(k), `SELECT ${kept.join(', ')} FROM (${grouped}) AS s`, { materialized: true });
   }
   return w;
+}
+
+/**
+ * Each matching hit as one integer, so that a visit's hits sort with a plain sort and a step's test is integer
+ * arithmetic (MASK_SPAN). `matches`: each step's condition on the hit `h`.
+ */
+function hitKey(d: SqlDialect, matches: readonly string[]): string {
+  const mask = matches.map((m, k) => `CASE WHEN ${m} THEN ${2 ** k} ELSE 0 END`).join(' + ');
+  const rank = `CASE WHEN h.type = 'event' THEN 1 ELSE 0 END`;
+  return `(${d.epochMs('h.ts')} * 2 + ${rank}) * ${MASK_SPAN} + ${mask}`;
 }
 
 /**
@@ -214,9 +232,7 @@ function chainedSteps(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[
 function walkedVisits(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[], b: Binder): string {
   const { site, from, until, matches, passes, ofVisits: visitConditions, visitWhere } = funnelScope(d, q, steps, b);
   const ofVisits = visitConditions.map((c) => ` AND ${c}`).join('');
-  const mask = matches.map((m, k) => `CASE WHEN ${m} THEN ${2 ** k} ELSE 0 END`).join(' + ');
-  const rank = `CASE WHEN h.type = 'event' THEN 1 ELSE 0 END`;
-  const key = `(${d.epochMs('h.ts')} * 2 + ${rank}) * ${MASK_SPAN} + ${mask}`;
+  const key = hitKey(d, matches);
   // With filters every pageview is read too, to find out whether the visit takes part, while only hits matching
   // a step enter the list.
   // Only visits with a hit of step 1 in the range can reach any step: their ids, found first by a scan that reads
