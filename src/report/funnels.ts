@@ -1,5 +1,5 @@
 // Funnels (docs/reports.md, "Funnels"): one statement that finds, per step, the visits that reached it and when,
-// then counts per step: a join per step where no hit can match two steps, else a walk along each visit's hits.
+// then counts per step: a join per step on DuckDB (chainedSteps), a walk along each visit's hits on ClickHouse.
 
 import { pageGoalPathsOverlap } from '../domain/page-goal-paths.js';
 import type { FunnelStep } from '../store/types.js';
@@ -14,8 +14,8 @@ export const MIN_FUNNEL_STEPS = 2;
 export const MAX_FUNNEL_STEPS = 8;
 
 /**
- * Each matching hit becomes one integer, so a visit's list sorts with a plain sort and a step's test is integer
- * arithmetic: ((epoch ms * 2 + rank) * 256 + mask), rank 0 for a pageview and 1 for an event (a pageview first at
+ * Each matching hit becomes one integer (hitKey), so a visit's hits sort with a plain sort and a step's test is
+ * integer arithmetic: ((epoch ms * 2 + rank) * 256 + mask), rank 0 for a pageview and 1 for an event (a pageview first at
  * equal times), mask bit k-1 set when the hit matches step k (8 steps: 8 bits). Hits at the same time and of the
  * same rank are told apart by their mask only, which is all a step looks at, so any order of equal keys gives the
  * same answer. Times of 2000-2099 stay far below 2^63.
@@ -224,10 +224,11 @@ function hitKey(d: SqlDialect, matches: readonly string[]): string {
 }
 
 /**
- * The visits of the funnel of `steps` over `q`'s site, range and filters (and its custom property filters), one row each: `visit_id`, `hs` (its hits
- * matching a step, as sorted (key, visitor) pairs) and per step k `p_k` (the index in `hs` of the hit that reached
- * step k, 0 when the visit did not) and `t_k` (that hit's epoch ms). Only visits that reached step 1 are rows.
- * Funnels whose steps a hit may match two of (or on ClickHouse, which cannot name a subquery once) are answered so.
+ * The visits of the funnel of `steps` over `q`'s site, range and filters (and its custom property filters), one row
+ * each: `visit_id`, `hs` (its hits matching a step, as sorted (key, visitor) pairs) and per step k `p_k` (the index
+ * in `hs` of the hit that reached step k, 0 when the visit did not) and `t_k` (that hit's epoch ms). Only visits that
+ * reached step 1 are rows. How ClickHouse answers funnels: it inlines subqueries, so a join per step would compute
+ * each earlier step again.
  */
 function walkedVisits(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[], b: Binder): string {
   const { site, from, until, matches, passes, ofVisits: visitConditions, visitWhere } = funnelScope(d, q, steps, b);
