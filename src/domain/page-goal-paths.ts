@@ -29,8 +29,8 @@ export function pageGoalPathRegex(path: string): string {
 
 /**
  * The same pattern for SQL's LIKE with `\` as its escape character: each run of `*` becomes `%`, and `%`, `_` and
- * `\` are literal. LIKE's `%` also crosses a newline, which the expression's `.` does not: pageGoalPathSql adds
- * that condition.
+ * `\` are literal. LIKE's `%` also crosses a newline, which the expression's `.` does not: the dialect's
+ * pagePathMatch rules a newline out apart.
  */
 export function pageGoalPathLike(path: string): string {
   const literal = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);

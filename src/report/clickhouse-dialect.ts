@@ -64,6 +64,11 @@ export class ClickHouseDialect extends SqlDialect {
     return `(lowerUTF8(${column}) LIKE lowerUTF8(${pattern}))`;
   }
 
+  /** The anchored expression, as the goals run it (regexMatch keeps `.` from crossing a newline). */
+  override pagePathMatch(column: string, path: string, b: Binder): string {
+    return this.regexMatch(column, b.value(pageGoalPathRegex(path)));
+  }
+
   /**
    * match() is RE2, searched (not anchored), but 18.16 first scans the pattern for plain text itself: a pattern
    * it deems plain skips RE2 (a lone `\` or `\q` then matches instead of being invalid, `\Qab\E` reads as
@@ -74,15 +79,6 @@ export class ClickHouseDialect extends SqlDialect {
    * 26.x hands every pattern to RE2 and keeps `(?i)` in its prefilter, so it gets only `(?-s)`: the alternative
    * would hide the pattern's literal text from its prefilter (3x slower on 10 M paths, docs/benchmarks.md).
    */
-  /** The anchored expression, as the goals run it (regexMatch keeps `.` from crossing a newline). */
-  override pagePathMatch(column: string, path: string, b: Binder): string {
-    return this.regexMatch(column, b.value(pageGoalPathRegex(path)));
-  }
-
-  override argMin(value: string, by: string): string {
-    return `argMin(${value}, ${by})`;
-  }
-
   override regexMatch(column: string, pattern: string): string {
     if (atLeast(this.features, 26)) return `match(${column}, concat('(?-s)', ${pattern}))`;
     return `match(${column}, concat('(?-s)\\\\b\\\\B|', ${pattern}))`;
