@@ -193,12 +193,13 @@ function chainedSteps(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[
   const rowIds = (k: number) => (byTime ? [] : Array.from({ length: k }, (_, j) => `r${j + 1}`));
   const reached = (k: number) =>
     `min(${order}) AS o, ${d.argMin('h.visitor_id', order)} AS who` + (byTime || k === upTo ? '' : `, ${d.argMin(d.rowId('h'), order)} AS r${k}`);
+  const firstRowIds = rowIds(upTo > 1 ? 1 : 0);
   let first = `SELECT h.visit_id AS visit_id, ${reached(1)} FROM ${d.table('hits', 'h')} WHERE ${[inRange, matches[0]!, ...taking].join(' AND ')} GROUP BY h.visit_id`;
   if (visitWhere.length > 0) {
     const join = d.joinVisitsOn('v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] }, 'f.visit_id');
-    first = `SELECT ${['visit_id', 'o', 'who', ...rowIds(upTo > 1 ? 1 : 0)].map((c) => `f.${c} AS ${c}`).join(', ')} FROM (${first}) AS f ${join} WHERE ${visitWhere.join(' AND ')}`;
+    first = `SELECT ${['visit_id', 'o', 'who', ...firstRowIds].map((c) => `f.${c} AS ${c}`).join(', ')} FROM (${first}) AS f ${join} WHERE ${visitWhere.join(' AND ')}`;
   }
-  w.add(stepName(1), `SELECT ${['visit_id', `${time('o')} AS t`, 'who', ...rowIds(upTo > 1 ? 1 : 0)].join(', ')} FROM (${first}) AS s`, { materialized: true });
+  w.add(stepName(1), `SELECT ${['visit_id', `${time('o')} AS t`, 'who', ...firstRowIds].join(', ')} FROM (${first}) AS s`, { materialized: true });
   for (let k = 2; k <= upTo; k++) {
     const earlier = rowIds(k - 1);
     const carried = k === upTo ? '' : earlier.map((r) => `, min(p.${r}) AS ${r}`).join('');
