@@ -22,9 +22,12 @@ export const VISIT_ATTRIBUTION_COLUMNS = ATTRIBUTION_FIELDS;
 /** The visits table's columns of a journey's pages after the entry page (VisitRecord.journeyPages): journey_2 and on. */
 export const JOURNEY_PAGE_COLUMNS: readonly string[] = Array.from({ length: JOURNEY_PAGES - 1 }, (_, i) => `journey_${i + 2}`);
 
-/** A visit's journey pages as its row's JOURNEY_PAGE_COLUMNS hold them: '' past the journey's end. */
-export function journeyPageTexts(v: Pick<VisitRecord, 'journeyPages'>): string[] {
-  return JOURNEY_PAGE_COLUMNS.map((_, i) => v.journeyPages[i] ?? '');
+/**
+ * A visit's journey pages as its row's JOURNEY_PAGE_COLUMNS hold them: '' past the journey's end (a hit record
+ * writes null there instead: `past`).
+ */
+export function journeyPageTexts<P extends string | null = string>(v: Pick<VisitRecord, 'journeyPages'>, past: P = '' as P): (string | P)[] {
+  return JOURNEY_PAGE_COLUMNS.map((_, i) => v.journeyPages[i] ?? past);
 }
 
 /** A visit row's journey pages, as many as its length says (up to JOURNEY_PAGES - 1). */

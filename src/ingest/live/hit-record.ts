@@ -4,7 +4,7 @@
 
 import { ATTRIBUTION_FIELDS, attributionOf, JOURNEY_PAGES, type Attribution, type StoredHit, type VisitRecord } from '../../domain/hits.js';
 import type { PropList } from '../../domain/props.js';
-import { HIT_TEXT_COLUMNS } from '../../store/event-rows.js';
+import { HIT_TEXT_COLUMNS, journeyPageTexts } from '../../store/event-rows.js';
 
 export interface LogRecord {
   /** Hit-log sequence number; 0 for rows that were not logged (imports). */
@@ -124,13 +124,8 @@ export const encodeRecord = (seq: number, hit: StoredHit, visit: VisitRecord): s
     hit.scrollDepth ?? 0,
     hit.engagedMs ?? 0,
     visit.journeyLength,
-    ...journeyPageValues(visit.journeyPages),
+    ...journeyPageTexts(visit, null),
   ]) + '\n';
-
-/** The journey's pages 2 to JOURNEY_PAGES as JOURNEY_PAGES - 1 values, null past its end. */
-function journeyPageValues(pages: readonly string[]): (string | null)[] {
-  return Array.from({ length: JOURNEY_PAGES - 1 }, (_, i) => pages[i] ?? null);
-}
 
 /** A record line back as the hit and visit it was made of; also reads the object records of earlier versions. */
 export function decodeRecord(line: string): LogRecord {
