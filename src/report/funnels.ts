@@ -169,7 +169,8 @@ const stepName = (k: number) => `funnel_step_${k}`;
 /**
  * Steps 1 to `upTo` as named subqueries `funnel_step_k`, one row per visit that reached step k: `visit_id`, `t`
  * (when, epoch ms), `who` (the visitor id of the hit that reached it) and from step 2 `prev` (step k-1's `t`). Step 1
- * is each visit's first hit of step 1 (among the visits taking part); step k joins step k-1's visits to the hits of
+ * is each visit's first hit of step 1 (among the visits taking part; an exact path's flagged first view where the
+ * flags answer, firstPageView); step k joins step k-1's visits to the hits of
  * step k at or after step k-1's time and keeps the first. Where subqueries are named once (WITH): each step's visits
  * are read by the next step and by the counts without being computed again.
  *
@@ -194,7 +195,11 @@ function chainedSteps(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[
   const reached = (k: number) =>
     `min(${order}) AS o, ${d.argMin('h.visitor_id', order)} AS who` + (byTime || k === upTo ? '' : `, ${d.argMin(d.rowId('h'), order)} AS r${k}`);
   const firstRowIds = rowIds(upTo > 1 ? 1 : 0);
-  let first = `SELECT h.visit_id AS visit_id, ${reached(1)} FROM ${d.table('hits', 'h')} WHERE ${[inRange, matches[0]!, ...taking].join(' AND ')} GROUP BY h.visit_id`;
+  const stepOneHits = `FROM ${d.table('hits', 'h')} WHERE ${[inRange, matches[0]!, ...taking].join(' AND ')}`;
+  let first =
+    steps[0]!.type === 'page' && !steps[0]!.value.includes('*')
+      ? firstPageView(d, w, stepOneHits, { site, from, until, order, rowId: firstRowIds.length > 0 })
+      : `SELECT h.visit_id AS visit_id, ${reached(1)} ${stepOneHits} GROUP BY h.visit_id`;
   if (visitWhere.length > 0) {
     const join = d.joinVisitsOn('v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] }, 'f.visit_id');
     first = `SELECT ${['visit_id', 'o', 'who', ...firstRowIds].map((c) => `f.${c} AS ${c}`).join(', ')} FROM (${first}) AS f ${join} WHERE ${visitWhere.join(' AND ')}`;
@@ -212,6 +217,35 @@ function chainedSteps(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[
     w.add(stepName(k), `SELECT ${kept.join(', ')} FROM (${grouped}) AS s`, { materialized: true });
   }
   return w;
+}
+
+/**
+ * Step 1 when it is an exact path: `visit_id`, `o` (the least `order`), `who` and, with `rowId`, `r1`, of each
+ * visit's first hit among `hits` (`FROM ... WHERE`, on alias `h`, the step's pageviews). Each pageview is flagged
+ * when it is its visit's first view of its page (first_view), so a visit wholly inside the range with exact flags
+ * (plan 5's "simple" visits, plans/pages.ts) has one flagged hit of the path: step 1's, found without grouping by
+ * visit (most of step 1's time at 10 M pageviews). The few other visits (the range's edges, flags not exact) group
+ * their hits. The earliest hit of a path is also its least `order` (hitKey): the key's other parts are the path's.
+ * (A pattern's first views are of several paths, still to be grouped: no faster than grouping every hit.)
+ */
+function firstPageView(d: SqlDialect, w: Subqueries, hits: string, o: { site: string; from: string; until: string; order: string; rowId: boolean }): string {
+  const simple = `v.paths_exact AND v.started_at >= ${o.from} AND v.last_seen_at < ${o.until}`;
+  w.add('funnel_edge', d.visitIds(o.site, ['v.pageviews > 0', `v.started_at < ${o.until}`, `v.last_seen_at >= ${o.from}`, `NOT (${simple})`]), { materialized: true });
+  const rowId = o.rowId ? ['r1'] : [];
+  // Each hit's edge mark is computed while scanning (a join built on the few edge visits) and tested twice on the
+  // named rows: a second scan for the edge visits' hits cost more, its join built on the hits.
+  w.add(
+    'funnel_first_hits',
+    `SELECT ${['h.visit_id AS visit_id', `${o.order} AS o`, 'h.visitor_id AS who', ...(o.rowId ? [`${d.rowId('h')} AS r1`] : [])].join(', ')},` +
+      ` h.first_view AS first_view, h.visit_id IN (SELECT visit_id FROM ${w.ref('funnel_edge')}) AS edge ${hits}`,
+    { materialized: true },
+  );
+  const grouped = ['visit_id', 'min(o) AS o', `${d.argMin('who', 'o')} AS who`, ...rowId.map((r) => `${d.argMin(r, 'o')} AS ${r}`)];
+  const rows = w.ref('funnel_first_hits');
+  return (
+    `SELECT ${['visit_id', 'o', 'who', ...rowId].join(', ')} FROM ${rows} WHERE first_view AND NOT edge` +
+    ` UNION ALL SELECT ${grouped.join(', ')} FROM ${rows} WHERE edge GROUP BY visit_id`
+  );
 }
 
 /**
