@@ -78,6 +78,8 @@ export interface AssembleOptions {
   reportsNow?: () => Date;
   /** Grouped visitors counted in this many slices whatever the store's size (ReportEngine; tests). */
   visitorSlices?: number;
+  /** Pageviews one pass may read to count the visitors of a report's top groups (ReportCompiler; tests). */
+  topGroupRows?: number;
   buffer?: WriteBufferOptions;
   gate?: QueryGateOptions;
   trackerScript?: TrackerScript;
@@ -222,7 +224,7 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
   const { meta, team, events } = stores;
   // Imported days count once their import is done: not while it runs, nor after it failed or its process died.
   const doneImports = new DoneImports(meta);
-  const reports = new ReportEngine(events, new ReportCompiler(stores.dialect), gate, o.reportsNow, (siteId) => doneImports.of(siteId), o.visitorSlices === undefined ? undefined : () => o.visitorSlices!);
+  const reports = new ReportEngine(events, new ReportCompiler(stores.dialect, false, o.topGroupRows), gate, o.reportsNow, (siteId) => doneImports.of(siteId), o.visitorSlices === undefined ? undefined : () => o.visitorSlices!);
   const metrics = new Metrics({ processMetrics: o.processMetrics ?? false });
   // Ingest starts before the app (it resumes recent visits); its thread loads while the app is built, and is ready
   // (awaited below) before anything else starts or the server listens.

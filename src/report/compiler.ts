@@ -14,6 +14,7 @@ import { rollupAndPages } from './plans/rollup-and-pages.js';
 import { semiJoinTotals } from './plans/semi-join-totals.js';
 import { singlePass } from './plans/single-pass.js';
 import { visitRollup } from './plans/visit-rollup.js';
+import { countsTopVisitors, TOP_GROUP_ROWS } from './plans/top-visitors.js';
 import { visitorDays } from './plans/visitor-days.js';
 import type { ReportQuery } from './query.js';
 import { aggregateAlias, fieldAlias, PROP_ALIAS, TIMESTAMP_ALIAS } from './result-columns.js';
@@ -38,11 +39,17 @@ export class ReportCompiler implements PlanContext {
   constructor(
     readonly dialect: SqlDialect,
     readonly parts = false,
+    readonly topGroupRows = TOP_GROUP_ROWS,
   ) {}
 
   aggregation(q: ReportQuery): CompiledQuery {
-    const b = new Binder(this.dialect);
-    return { sql: this.body(q, b) + this.tail(q, b), params: b.params };
+    const compiled = (topOnly: boolean): CompiledQuery => {
+      const b = new Binder(this.dialect);
+      return { sql: this.body(q, b, topOnly) + this.tail(q, b), params: b.params };
+    };
+    // Sorted by visitors with a limit: visitors of the listable groups only, and the whole count if their pageviews
+    // are too many to count in one pass (plans/top-visitors.ts).
+    return countsTopVisitors(this.dialect, q) ? { ...compiled(true), fallback: compiled(false) } : compiled(false);
   }
 
   /**
@@ -50,9 +57,9 @@ export class ReportCompiler implements PlanContext {
    * crossing midnight UTC has two. It is counted on its own from the selected pageviews and joined to the
    * other aggregates on the group keys (both sides have the same groups: those with a selected pageview).
    */
-  private body(q: ReportQuery, b: Binder): string {
+  private body(q: ReportQuery, b: Binder, topOnly: boolean): string {
     const engaged = q.aggregates.filter((a) => ENGAGEMENT_AGGREGATES.has(a));
-    if (engaged.length === 0) return this.pageviewBody(q, b);
+    if (engaged.length === 0) return this.pageviewBody(q, b, topOnly);
     // Groups are those with a selected pageview, as for every other aggregate: the pageview side is asked for
     // pageviews when only engagement is wanted, and engagement is left-joined to it, null where a group had none.
     const rest = q.aggregates.filter((a) => !ENGAGEMENT_AGGREGATES.has(a));
@@ -70,12 +77,21 @@ export class ReportCompiler implements PlanContext {
       ...(this.parts && q.propGroup === undefined ? [`${pairs} AS ${ENGAGED_PAIRS}`] : []),
     ];
     const w = new Subqueries(this.dialect);
-    w.add('m', this.pageviewBody({ ...q, aggregates: rest.length > 0 ? rest : ['pageviews'] }, b));
+    w.add('m', this.pageviewBody({ ...q, aggregates: rest.length > 0 ? rest : ['pageviews'] }, b, topOnly));
     if (q.propGroup !== undefined) return `${w.with()}SELECT ${columns.join(', ')} FROM ${w.ref('m')}`;
-    w.add('e', engagement(this, q, b));
+    // With a limit and an order engagement does not decide, only the rows listed need engagement: the pageview side
+    // is ordered and limited first (the tail does it again). Fields only: the listed time buckets are formatted.
+    const listedOnly =
+      this.dialect.commonTableExpressions && q.limit !== undefined && q.fieldGrouping.length > 0 && !q.dateGrouping && !ENGAGEMENT_AGGREGATES.has(q.sort.field as Aggregate);
+    let side = 'm';
+    if (listedOnly) {
+      w.add('listed', `SELECT * FROM ${w.ref('m')} ORDER BY ${this.orderBy(q)} ${this.dialect.limit(b.value(q.limit!))}`, { materialized: true });
+      side = 'listed';
+    }
+    w.add('e', engagement(this, q, b, listedOnly ? w.ref('listed') : undefined));
     // Without groups each side is one row (the engagement side counts 0 pairs when there were none).
     const join = keys.length > 0 ? `LEFT JOIN ${w.ref('e')} ON ${keys.map((k) => `e.${k} = m.${k}`).join(' AND ')}` : `CROSS JOIN ${w.ref('e')}`;
-    return `${w.with()}SELECT ${columns.join(', ')} FROM ${w.ref('m')} ${join}`;
+    return `${w.with()}SELECT ${columns.join(', ')} FROM ${w.ref(side, 'm')} ${join}`;
   }
 
   /** The report's group keys (time bucket and fields) as result columns: what two sides of a report join on. */
@@ -83,10 +99,13 @@ export class ReportCompiler implements PlanContext {
     return [...(q.dateGrouping ? [TIMESTAMP_ALIAS] : []), ...q.fieldGrouping.map((_, i) => fieldAlias(i))];
   }
 
-  /** The report's pageview (or event) aggregates: the chosen plan, with `visitors` counted apart and joined. */
-  private pageviewBody(q: ReportQuery, b: Binder): string {
+  /**
+   * The report's pageview (or event) aggregates: the chosen plan, with `visitors` counted apart and joined (with
+   * `topOnly`, for the listable groups only: the join keeps those).
+   */
+  private pageviewBody(q: ReportQuery, b: Binder, topOnly: boolean): string {
     if (!q.aggregates.includes('visitors')) return this.plan(q, b);
-    const days = visitorDays(this, q, b);
+    const days = visitorDays(this, q, b, topOnly);
     const rest = q.aggregates.filter((a) => a !== 'visitors');
     if (rest.length === 0) return days;
     const keys = this.groupKeys(q);

@@ -11,6 +11,11 @@ export type SqlValue = string | number | boolean | null | Date | bigint;
 export interface CompiledQuery {
   sql: string;
   params: SqlValue[];
+  /**
+   * What to run instead when the statement fails with VISITORS_OVER_BOUND (plans/top-visitors.ts): the same report
+   * without the plan that bounds its reads.
+   */
+  fallback?: CompiledQuery;
 }
 
 /** Collects the values of one query; `value()` is the only way a value from a request reaches SQL. */
@@ -198,6 +203,11 @@ export class SqlDialect {
 
   limit(n: string): string {
     return `LIMIT ${n}`;
+  }
+
+  /** An expression that fails the statement with `message` (a constant of Plumb's, never a request's text). */
+  raise(message: string): string {
+    return `error('${message.replace(/'/g, "''")}')`;
   }
 
   // Journeys (src/report/journeys.ts): lists of pathnames, 1-based as in SQL.

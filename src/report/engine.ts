@@ -18,6 +18,7 @@ import { funnelQuery, funnelResults, type FunnelStepResult } from './funnels.js'
 import type { FunnelStep } from '../store/types.js';
 import type { QueryGate } from './query-gate.js';
 import type { ReportQuery } from './query.js';
+import { VISITORS_OVER_BOUND } from './plans/top-visitors.js';
 
 const SECOND = 1000;
 const HOUR_GROUPING_MAX_MS = 7 * 24 * 3_600_000;
@@ -99,7 +100,7 @@ export class ReportEngine {
     /** Slices for grouped visitors on a store of this many hits (EventStore.hitsEstimate); tests fix a number. */
     private readonly slicesFor: (hits: number) => number = visitorSlicesFor,
   ) {
-    this.partsCompiler = new ReportCompiler(compiler.dialect, true);
+    this.partsCompiler = new ReportCompiler(compiler.dialect, true, compiler.topGroupRows);
   }
 
   private live: LiveVisitSource | undefined;
@@ -294,9 +295,17 @@ export class ReportEngine {
     }
   }
 
-  /** Every query reaches the store through the gate. */
-  private run(c: CompiledQuery): Promise<Record<string, unknown>[]> {
-    return this.gate.run(() => this.store.query(c.sql, c.params));
+  /**
+   * Every query reaches the store through the gate. A statement whose plan bounded its reads and found them over
+   * the bound (plans/top-visitors.ts) is run again as its fallback.
+   */
+  private async run(c: CompiledQuery): Promise<Record<string, unknown>[]> {
+    try {
+      return await this.gate.run(() => this.store.query(c.sql, c.params));
+    } catch (err) {
+      if (c.fallback && err instanceof Error && err.message.includes(VISITORS_OVER_BOUND)) return this.run(c.fallback);
+      throw err;
+    }
   }
 
   private shape(q: ReportQuery, row: Record<string, unknown>): ReportRow {

@@ -48,6 +48,8 @@ export interface TestAppOptions {
   now?: () => Date;
   /** Grouped visitors counted in this many slices whatever the store's size (on DuckDB; ClickHouse never slices). */
   visitorSlices?: number;
+  /** Pageviews one pass may read to count the visitors of a report's top groups (plans/top-visitors.ts). */
+  topGroupRows?: number;
   requestTimeoutMs?: number;
   /** DuckDB's memory_limit for the embedded store (benchmarks). */
   duckdbMemoryLimit?: string;
@@ -74,6 +76,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...(options.limits?.now ? { limiterNow: options.limits.now } : {}),
     ...(options.now ? { reportsNow: options.now } : {}),
     ...(options.visitorSlices !== undefined ? { visitorSlices: options.visitorSlices } : {}),
+    ...(options.topGroupRows !== undefined ? { topGroupRows: options.topGroupRows } : {}),
     excludedHosts: options.excludedHosts ?? [],
     trustProxy: options.trustProxy ?? false,
     authCacheMs: options.cacheMs ?? 0,

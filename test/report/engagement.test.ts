@@ -92,6 +92,14 @@ describe('GET /v1/aggregations: scroll_depth and time_on_page match the oracle',
     { name: 'pathname matching', query: { aggregates: ['time_on_page', 'scroll_depth'], fieldGrouping: ['pathname'], filters: [f('pathname', 'matching', '^/(pricing|blog)')] } },
     { name: 'part of a day: engagement after the end is out', query: { aggregates: ['scroll_depth', 'time_on_page'], from: '2026-05-02 08:00:00', to: '2026-05-02 12:29:59' } },
     { name: 'by referrer source and UTM', query: { aggregates: ['scroll_depth'], fieldGrouping: ['referrer_source', 'utm_source'] } },
+    // Ordered by something else, with a limit: engagement is computed for the listed rows only (compiler.ts).
+    {
+      name: 'the Pages card: most visitors first, top 10',
+      query: { aggregates: ['visitors', 'pageviews', 'scroll_depth', 'time_on_page'], fieldGrouping: ['pathname'], sort: { field: 'visitors', dir: 'desc' }, limit: 10 },
+    },
+    { name: 'by browser, most pageviews first, top 2', query: { aggregates: ['pageviews', 'time_on_page'], fieldGrouping: ['browser'], sort: { field: 'pageviews', dir: 'desc' }, limit: 2 } },
+    { name: 'by entry page, by name, first 3', query: { aggregates: ['scroll_depth', 'visits'], fieldGrouping: ['entry_page'], sort: { field: 'entry_page', dir: 'asc' }, limit: 3 } },
+    { name: 'by country, top 1, the quiet one possibly listed', query: { aggregates: ['visits', 'scroll_depth'], fieldGrouping: ['country_code'], sort: { field: 'visits', dir: 'asc' }, limit: 1 } },
   ];
   for (const c of cases) it(c.name, () => compare(target, c));
 

@@ -1,6 +1,6 @@
 // When grouped visitors are counted in slices of visitor ids (SqlDialect.slicesVisitors): on DuckDB stores past
 // a size, more the larger the store, never on ClickHouse; the oracle suite (aggregations.test.ts) runs with
-// slices to prove their answers.
+// slices to prove their answers (and top-visitors.test.ts where a report sorted by visitors falls back to them).
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -27,10 +27,11 @@ describe('grouped visitors in slices', () => {
     await sliced.close();
   });
 
-  async function compiled(t: TestApp, query: string): Promise<string> {
+  async function compiled(t: TestApp, query: string, which: 'statement' | 'fallback' = 'statement'): Promise<string> {
     const site = (await t.call(OWNER_TOKEN, 'POST', '/v1/sites', { name: 'Slices' })).body.id as string;
     const request = parseReportRequest(Object.fromEntries(new URLSearchParams(`entity=pageview&entity_id=${site}&${query}`)));
-    return (await t.reports.compile(request, (await t.meta.getSite(site))!)).compiled.sql;
+    const c = (await t.reports.compile(request, (await t.meta.getSite(site))!)).compiled;
+    return which === 'statement' ? c.sql : (c.fallback?.sql ?? '');
   }
 
   it('a small store counts them in one pass', async () => {
@@ -46,8 +47,14 @@ describe('grouped visitors in slices', () => {
   });
 
   it(`a large store counts them in ${TEST_STORE === 'embedded' ? 'four slices (DuckDB)' : 'one pass (ClickHouse)'}`, async () => {
-    assert.equal(slicesIn(await compiled(sliced, 'aggregates=visitors,pageviews&field_grouping=pathname')), TEST_STORE === 'embedded' ? 4 : 0);
+    const embedded = TEST_STORE === 'embedded';
+    assert.equal(slicesIn(await compiled(sliced, 'aggregates=visitors,pageviews&field_grouping=pathname&sort_by=pageviews:desc')), embedded ? 4 : 0);
     assert.equal(slicesIn(await compiled(sliced, 'aggregates=pageviews&field_grouping=pathname')), 0, 'no visitors, no slices');
+    // Sorted by visitors with a limit: the top groups' visitors in one bounded pass, in slices where it is over its
+    // bound (plans/top-visitors.ts).
+    const top = 'aggregates=visitors,pageviews&field_grouping=pathname&sort_by=visitors:desc&limit=10';
+    assert.equal(slicesIn(await compiled(sliced, top)), 0);
+    assert.equal(slicesIn(await compiled(sliced, top, 'fallback')), embedded ? 4 : 0);
   });
 });
 

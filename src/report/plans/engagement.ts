@@ -18,9 +18,12 @@ export const ENGAGED_PAIRS = 'engaged_pairs';
  * write them (the bucket formatted), so that the compiler joins on them. Filters read the engagement hit's own columns (it is enriched as its pageview was) and,
  * for entry and exit page, its visit's.
  */
-export function engagement(ctx: PlanContext, q: ReportQuery, b: Binder): string {
+export function engagement(ctx: PlanContext, q: ReportQuery, b: Binder, onlyGroupsOf?: string): string {
   const d = ctx.dialect;
-  const { keys, where, join, keyColumn } = typedHits(ctx, q, b, 'engagement');
+  const { keys, where: all, join, keyColumn } = typedHits(ctx, q, b, 'engagement');
+  // `onlyGroupsOf`: a FROM item with the groups wanted, as the report's field columns (the compiler's listed rows).
+  const hitKeys = keys.length === 1 ? keys[0]!.expr : `(${keys.map((k) => k.expr).join(', ')})`;
+  const where = onlyGroupsOf ? [...all, `${hitKeys} IN (SELECT ${keys.map((k) => k.alias).join(', ')} FROM ${onlyGroupsOf})`] : all;
   // By expression, not alias: with the visit joined, `visit_id` alone would name two columns.
   const pairKeys = [...keys.map((k) => k.expr), 'h.visit_id', 'h.pathname'];
   const pairs =

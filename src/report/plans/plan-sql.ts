@@ -13,6 +13,8 @@ export interface PlanContext {
    * (plans/engagement.ts).
    */
   readonly parts: boolean;
+  /** Pageviews one pass counting the visitors of a report's top groups may read (plans/top-visitors.ts). */
+  readonly topGroupRows: number;
 }
 
 /**

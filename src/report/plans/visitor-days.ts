@@ -1,14 +1,17 @@
 // The `visitors` aggregate per group: distinct visitor ids (each a visitor-day, see StoredHit) among the selected
 // pageviews, counted apart from the other aggregates (a visit crossing midnight UTC has two visitor-days, so it is
-// not a per-visit count). Visit-level groups and filters join each hit's visit.
+// not a per-visit count). Visit-level groups and filters join each hit's visit. Sorted by visitors with a limit, only
+// the groups that can be listed are counted (`topOnly`, plans/top-visitors.ts).
 
 import type { Binder } from '../dialect.js';
 import type { ReportQuery } from '../query.js';
 import { aggregateAlias } from '../result-columns.js';
 import type { PlanContext } from './plan-sql.js';
+import { topVisitors } from './top-visitors.js';
 import { typedHits } from './typed-hits.js';
 
-export function visitorDays(ctx: PlanContext, q: ReportQuery, b: Binder): string {
+export function visitorDays(ctx: PlanContext, q: ReportQuery, b: Binder, topOnly = false): string {
+  if (topOnly) return topVisitors(ctx, q, b);
   const d = ctx.dialect;
   const { keys, where, join, keyColumn: keyOf } = typedHits(ctx, q, b, 'pageview');
   const selected = [...keys.map((k) => `${k.expr} AS ${k.alias}`), 'h.visitor_id AS visitor_id'];
