@@ -14,7 +14,7 @@ import { rollupAndPages } from './plans/rollup-and-pages.js';
 import { semiJoinTotals } from './plans/semi-join-totals.js';
 import { singlePass } from './plans/single-pass.js';
 import { visitRollup } from './plans/visit-rollup.js';
-import { countsTopVisitors, TOP_GROUP_ROWS } from './plans/top-visitors.js';
+import { countsTopVisitors, TOP_GROUP_ROWS, topVisitors } from './plans/top-visitors.js';
 import { visitorDays } from './plans/visitor-days.js';
 import type { ReportQuery } from './query.js';
 import { aggregateAlias, fieldAlias, PROP_ALIAS, TIMESTAMP_ALIAS } from './result-columns.js';
@@ -105,8 +105,10 @@ export class ReportCompiler implements PlanContext {
    */
   private pageviewBody(q: ReportQuery, b: Binder, topOnly: boolean): string {
     if (!q.aggregates.includes('visitors')) return this.plan(q, b);
-    const days = visitorDays(this, q, b, topOnly);
     const rest = q.aggregates.filter((a) => a !== 'visitors');
+    // The top groups' plan counts their pageviews for its bound: with nothing else asked, it answers alone.
+    if (topOnly && rest.length === 1 && rest[0] === 'pageviews') return topVisitors(this, q, b, true);
+    const days = visitorDays(this, q, b, topOnly);
     if (rest.length === 0) return days;
     const keys = this.groupKeys(q);
     const columns = [

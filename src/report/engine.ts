@@ -37,6 +37,12 @@ export const MAX_CURRENT_ROWS = 200_000;
 export type LiveVisitSource = (siteId: string, sinceMs: number) => Promise<LiveVisit[] | null>;
 /** Regular expressions the database accepted, remembered so a dashboard's repeated filter costs no second query. */
 const KNOWN_GOOD_PATTERNS = 1000;
+/**
+ * How long a site's grouping whose top groups went over their bound (plans/top-visitors.ts: few groups holding most
+ * pageviews, as browsers or countries do) goes straight to the counting in slices, sparing the attempt's first pass.
+ */
+const OVER_BOUND_MEMORY_MS = 60 * 60 * 1000;
+const OVER_BOUND_KEYS = 1000;
 
 /** A report row: fields and timestamp as text, aggregates as decimal text (engagement ones null without data). */
 export type ReportRow = Record<string, string | null>;
@@ -84,6 +90,8 @@ export const visitorSlicesFor = (hits: number): number =>
 
 export class ReportEngine {
   private readonly goodPatterns = new Set<string>();
+  /** When each site's grouping last went over the top groups' bound (OVER_BOUND_MEMORY_MS). */
+  private readonly overBound = new Map<string, number>();
   /** Recorded sums to add imported days to (ratios' parts, not ratios). */
   private readonly partsCompiler: ReportCompiler;
 
@@ -128,8 +136,29 @@ export class ReportEngine {
       const answers = days.length > 0 ? importedAnswers(plan, days) : undefined;
       if (answers?.size) return mergeImported(query, await this.run(this.partsCompiler.aggregation(recordedPartsQuery(query))), days, answers);
     }
-    const rows = await this.run(compiled);
+    const rows = await this.runBounded(query, compiled);
     return rows.map((row) => this.shape(query, row));
+  }
+
+  /**
+   * A report that may count its top groups' visitors in one bounded pass (CompiledQuery.fallback): past the bound
+   * the statement fails before counting and its fallback answers, and the same site and grouping go to the
+   * fallback directly for a while.
+   */
+  private async runBounded(q: ReportQuery, c: CompiledQuery): Promise<Record<string, unknown>[]> {
+    if (!c.fallback) return this.run(c);
+    const key = `${q.siteId} ${q.fieldGrouping.join(',')} ${q.dateGrouping ?? ''}`;
+    const now = this.now().getTime();
+    const since = this.overBound.get(key);
+    if (since !== undefined && now - since < OVER_BOUND_MEMORY_MS) return this.run(c.fallback);
+    try {
+      return await this.run(c);
+    } catch (err) {
+      if (!(err instanceof Error && err.message.includes(VISITORS_OVER_BOUND))) throw err;
+      if (this.overBound.size >= OVER_BOUND_KEYS) this.overBound.clear();
+      this.overBound.set(key, now);
+      return this.run(c.fallback);
+    }
   }
 
   /**
@@ -295,17 +324,9 @@ export class ReportEngine {
     }
   }
 
-  /**
-   * Every query reaches the store through the gate. A statement whose plan bounded its reads and found them over
-   * the bound (plans/top-visitors.ts) is run again as its fallback.
-   */
-  private async run(c: CompiledQuery): Promise<Record<string, unknown>[]> {
-    try {
-      return await this.gate.run(() => this.store.query(c.sql, c.params));
-    } catch (err) {
-      if (c.fallback && err instanceof Error && err.message.includes(VISITORS_OVER_BOUND)) return this.run(c.fallback);
-      throw err;
-    }
+  /** Every query reaches the store through the gate. */
+  private run(c: CompiledQuery): Promise<Record<string, unknown>[]> {
+    return this.gate.run(() => this.store.query(c.sql, c.params));
   }
 
   private shape(q: ReportQuery, row: Record<string, unknown>): ReportRow {

@@ -126,10 +126,18 @@ describe('visitors of the top groups', () => {
     assert.ok(failed >= cases.length - 6, `${failed} of ${cases.length} statements failed over the bound`);
   });
 
-  it('the groups after the first over the bound, the first within it: the fallback answers', { skip: TEST_STORE !== 'embedded' }, async () => {
+  it('the groups after the first over the bound, the first within it: the fallback answers, and is remembered', { skip: TEST_STORE !== 'embedded' }, async () => {
     // One visitor reloads /a ten times; ten pages of two visitors each. Top 1 by pageviews is /a (10 within 12), its
     // single visitor makes every other page a candidate: 20 pageviews, over 12.
-    const t = await startTestApp({ topGroupRows: 12 });
+    let clock = Date.parse('2026-06-03T00:00:00Z');
+    const t = await startTestApp({ topGroupRows: 12, now: () => new Date(clock) });
+    // Statements that try the top groups' plan, counted as the store receives them.
+    let attempts = 0;
+    const query = t.events.query.bind(t.events);
+    t.events.query = (sql, params) => {
+      if (sql.includes('vt_first')) attempts++;
+      return query(sql, params);
+    };
     try {
       const site = await createSite(t, { name: 'Between', timezone: 'UTC' });
       const lines = [
@@ -138,14 +146,23 @@ describe('visitors of the top groups', () => {
       ];
       await importLines(t, lines);
       const local = await prepare(lines, { id: site, timezone: 'UTC' });
-      const query = { entity: 'pageview' as const, aggregates: ['visitors', 'pageviews'], fieldGrouping: ['pathname'], filters: [], timezone: 'UTC', from: '2026-06-02 00:00:00', to: '2026-06-02 23:59:59', limit: 1 };
-      const url = requestUrl(site, 'UTC', query);
+      const asked = { entity: 'pageview' as const, aggregates: ['visitors', 'pageviews'], fieldGrouping: ['pathname'], filters: [], timezone: 'UTC', from: '2026-06-02 00:00:00', to: '2026-06-02 23:59:59', limit: 1 };
+      const url = requestUrl(site, 'UTC', asked);
       const { compiled: c } = await t.reports.compile(parseReportRequest(Object.fromEntries(new URLSearchParams(url.split('?')[1]))), (await t.meta.getSite(site))!);
       await assert.rejects(t.events.query(c.sql, c.params), new RegExp(VISITORS_OVER_BOUND));
+      attempts = 0;
       const res = await t.call(OWNER_TOKEN, 'GET', url);
       assert.equal(res.status, 200);
-      assert.deepEqual(res.body, aggregationsOf(local, query));
+      assert.deepEqual(res.body, aggregationsOf(local, asked));
       assert.deepEqual(res.body, [{ pathname: '/b', visitors: '2', pageviews: '2' }]);
+      assert.equal(attempts, 1);
+      // The same site and grouping now skip the attempt for an hour, whatever the filters; then try it again.
+      const again = await t.call(OWNER_TOKEN, 'GET', `${url}&filters=${encodeURIComponent(JSON.stringify([f('pathname', 'is not', '/z')]))}`);
+      assert.deepEqual(again.body, res.body);
+      assert.equal(attempts, 1, 'straight to the fallback');
+      clock += 61 * 60 * 1000;
+      assert.deepEqual((await t.call(OWNER_TOKEN, 'GET', url)).body, res.body);
+      assert.equal(attempts, 2, 'an hour later, tried again');
     } finally {
       await t.close();
     }

@@ -41,8 +41,11 @@ export function countsTopVisitors(d: SqlDialect, q: ReportQuery): boolean {
   );
 }
 
-/** Per listable group (see above): its keys, as every plan writes them, and its exact visitors. */
-export function topVisitors(ctx: PlanContext, q: ReportQuery, b: Binder): string {
+/**
+ * Per listable group (see above): its keys, as every plan writes them, its exact visitors and, with `pageviews`,
+ * its pageviews (the bound's own counts: the report needs no other pass for them).
+ */
+export function topVisitors(ctx: PlanContext, q: ReportQuery, b: Binder, pageviews = false): string {
   const d = ctx.dialect;
   const { keys, where, join, keyColumn } = typedHits(ctx, q, b, 'pageview');
   const limit = b.value(q.limit!);
@@ -75,5 +78,8 @@ export function topVisitors(ctx: PlanContext, q: ReportQuery, b: Binder): string
   );
   w.add('vt_more_bound', withinBound(ref('vt_more')), { materialized: true });
   w.add('vt_counted', `SELECT ${keyList}, v FROM ${ref('vt_first_visitors')} UNION ALL ${exact(ref('vt_more'), ref('vt_more_bound'))}`);
-  return `${w.with()}SELECT ${[...keys.map((k) => keyColumn(k, 'c')), `c.v AS ${aggregateAlias('visitors')}`].join(', ')} FROM ${w.ref('vt_counted', 'c')}`;
+  const columns = [...keys.map((k) => keyColumn(k, 'c')), `c.v AS ${aggregateAlias('visitors')}`];
+  if (!pageviews) return `${w.with()}SELECT ${columns.join(', ')} FROM ${w.ref('vt_counted', 'c')}`;
+  const counts = `JOIN ${w.ref('vt_pageviews', 'n')} ON ${aliases.map((a) => `n.${a} = c.${a}`).join(' AND ')}`;
+  return `${w.with()}SELECT ${[...columns, `n.n AS ${aggregateAlias('pageviews')}`].join(', ')} FROM ${w.ref('vt_counted', 'c')} ${counts}`;
 }
