@@ -11,7 +11,7 @@ import { cpus } from 'node:os';
 import { parseReportRequest } from '../src/report/parse.js';
 import type { DuckDatabase } from '../src/store/duckdb/database.js';
 import { OWNER_TOKEN, startTestApp, type TestApp } from '../test/helpers/app.js';
-import { load, reportCases } from './reports.js';
+import { directStatement, load, reportCases } from './reports.js';
 import { median } from './median.js';
 
 const DAY = 86_400_000;
@@ -50,7 +50,8 @@ export async function benchOverhead(pageviews = 20_000, rounds = 200): Promise<v
 
   const rows: { name: string; api: number; direct: number; bare: number }[] = [];
   for (const c of reportCases(site, end)) {
-    const { compiled } = await t.reports.compile(parseReportRequest(Object.fromEntries(new URLSearchParams(c.query))), (await t.meta.getSite(site))!);
+    const { compiled: asked } = await t.reports.compile(parseReportRequest(Object.fromEntries(new URLSearchParams(c.query))), (await t.meta.getSite(site))!);
+    const compiled = await directStatement(t, asked);
     const url = `${api}/v1/aggregations?${c.query}`;
     const a: number[] = [];
     const d: number[] = [];
