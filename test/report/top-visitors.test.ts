@@ -1,5 +1,5 @@
 // Reports sorted by visitors, most first, with a limit count the visitors of the groups that can be listed only
-// (src/report/plans/top-visitors.ts). Every answer equals the oracle with the bound on a pass's pageviews generous
+// (src/report/plans/top-visitors.ts), on a store large enough to count visitors in slices. Every answer equals the oracle with the bound on a pass's pageviews generous
 // (the plan answers), tiny (the statement fails before counting and the engine answers in slices) and between (the
 // first groups fit, the others with enough pageviews do not); and the plan's statement answers as its fallback does.
 
@@ -47,13 +47,13 @@ const cases: Case[] = [
 ];
 
 describe('visitors of the top groups', () => {
-  /** Bounds on a pass's pageviews: the default, one under the first groups', one the first groups fit. */
+  /** Bounds on a pass's pageviews: the default and a tiny one, on stores taken as large (visitors in slices). */
   const apps: { name: string; t?: TestApp; site: string; bound?: number }[] = [{ name: 'default bound', site: '' }, { name: 'bound 5', site: '', bound: 5 }];
   let data: Prepared;
 
   before(async () => {
     for (const app of apps) {
-      app.t = await startTestApp(app.bound === undefined ? {} : { topGroupRows: app.bound, visitorSlices: 3 });
+      app.t = await startTestApp(app.bound === undefined ? { visitorSlices: 2 } : { topGroupRows: app.bound, visitorSlices: 3 });
       app.site = await createSite(app.t, { name: 'Top', timezone: ZONE });
       const lines = [...forSite([...demoTraffic({ siteId: 'X', start: new Date('2026-06-01T00:00:00Z'), days: 3, visitsPerDay: 120, seed: 23 })], app.site), ...handWritten(app.site)];
       await importLines(app.t, lines);
@@ -110,6 +110,19 @@ describe('visitors of the top groups', () => {
     assert.deepEqual(res.body, [{ pathname: '/c', visitors: '3', pageviews: '3' }]);
   });
 
+  it('a small store counts every group in one pass', async () => {
+    const t = await startTestApp();
+    try {
+      const site = await createSite(t, { name: 'Small', timezone: 'UTC' });
+      const request = parseReportRequest({ entity: 'pageview', entity_id: site, aggregates: 'visitors,pageviews', field_grouping: 'pathname', limit: '10' });
+      const { sql, fallback } = (await t.reports.compile(request, (await t.meta.getSite(site))!)).compiled;
+      assert.equal(fallback, undefined);
+      assert.ok(!sql.includes('vt_first'));
+    } finally {
+      await t.close();
+    }
+  });
+
   it('a tiny bound fails the statement before counting, and the engine answers from its fallback', { skip: TEST_STORE !== 'embedded' }, async () => {
     const tiny = apps[1]!;
     let failed = 0;
@@ -130,7 +143,7 @@ describe('visitors of the top groups', () => {
     // One visitor reloads /a ten times; ten pages of two visitors each. Top 1 by pageviews is /a (10 within 12), its
     // single visitor makes every other page a candidate: 20 pageviews, over 12.
     let clock = Date.parse('2026-06-03T00:00:00Z');
-    const t = await startTestApp({ topGroupRows: 12, now: () => new Date(clock) });
+    const t = await startTestApp({ topGroupRows: 12, visitorSlices: 2, now: () => new Date(clock) });
     // Statements that try the top groups' plan, counted as the store receives them.
     let attempts = 0;
     const query = t.events.query.bind(t.events);

@@ -29,11 +29,15 @@ export const TOP_GROUP_ROWS = 3_750_000;
 /** The message of the error a statement raises when a pass would read more than TOP_GROUP_ROWS pageviews. */
 export const VISITORS_OVER_BOUND = 'plumb: the top groups have too many pageviews to count their visitors in one pass';
 
-/** Whether `q`'s visitors are counted for the listable groups only (the plan above). */
+/**
+ * Whether `q`'s visitors are counted for the listable groups only (the plan above): on a store large enough to count
+ * grouped visitors in slices. On a smaller one the single pass costs less (20,000 pageviews: 6 against 11 ms).
+ */
 export function countsTopVisitors(d: SqlDialect, q: ReportQuery): boolean {
   return (
     // Subqueries named once: inlined (ClickHouse), each bound would be computed again where it is read.
     d.commonTableExpressions &&
+    (q.visitorSlices ?? 1) > 1 &&
     q.limit !== undefined &&
     q.sort.field === 'visitors' &&
     q.sort.direction === 'desc' &&
