@@ -6,7 +6,7 @@ import type { FunnelStep } from '../store/types.js';
 import { filterConditions, propConditions } from './conditions.js';
 import { Binder, type CompiledQuery, type SqlDialect } from './dialect.js';
 import { formatAggregate } from './format.js';
-import { Subqueries } from './plans/plan-sql.js';
+import { inexactFirstViews, Subqueries } from './plans/plan-sql.js';
 import { queryLevels } from './plan-choice.js';
 import type { ReportQuery } from './query.js';
 
@@ -223,14 +223,13 @@ function chainedSteps(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[
  * Step 1 when it is an exact path: `visit_id`, `o` (the least `order`), `who` and, with `rowId`, `r1`, of each
  * visit's first hit among `hits` (`FROM ... WHERE`, on alias `h`, the step's pageviews). Each pageview is flagged
  * when it is its visit's first view of its page (first_view), so a visit wholly inside the range with exact flags
- * (plan 5's "simple" visits, plans/pages.ts) has one flagged hit of the path: step 1's, found without grouping by
+ * (all but inexactFirstViews, plans/plan-sql.ts) has one flagged hit of the path: step 1's, found without grouping by
  * visit (most of step 1's time at 10 M pageviews). The few other visits (the range's edges, flags not exact) group
  * their hits. The earliest hit of a path is also its least `order` (hitKey): the key's other parts are the path's.
  * (A pattern's first views are of several paths, still to be grouped: no faster than grouping every hit.)
  */
 function firstPageView(d: SqlDialect, w: Subqueries, hits: string, o: { site: string; from: string; until: string; order: string; rowId: boolean }): string {
-  const simple = `v.paths_exact AND v.started_at >= ${o.from} AND v.last_seen_at < ${o.until}`;
-  w.add('funnel_edge', d.visitIds(o.site, ['v.pageviews > 0', `v.started_at < ${o.until}`, `v.last_seen_at >= ${o.from}`, `NOT (${simple})`]), { materialized: true });
+  w.add('funnel_edge', inexactFirstViews(d, o.site, o.from, o.until), { materialized: true });
   const rowId = o.rowId ? ['r1'] : [];
   // Each hit's edge mark is computed while scanning (a join built on the few edge visits) and tested twice on the
   // named rows: a second scan for the edge visits' hits cost more, its join built on the hits.

@@ -9,7 +9,7 @@ import type { Binder } from '../dialect.js';
 import type { Aggregate } from '../fields.js';
 import type { ReportQuery } from '../query.js';
 import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS } from '../result-columns.js';
-import { Subqueries, type PlanContext } from './plan-sql.js';
+import { inexactFirstViews, Subqueries, type PlanContext } from './plan-sql.js';
 
 export function pages(ctx: PlanContext, q: ReportQuery, b: Binder): string {
   const d = ctx.dialect;
@@ -19,10 +19,7 @@ export function pages(ctx: PlanContext, q: ReportQuery, b: Binder): string {
   const site = b.value(q.siteId);
   const from = b.value(q.from);
   const until = b.value(q.until);
-  const simple =
-    `v.paths_exact AND v.started_at >= ${from} AND v.last_seen_at < ${until}` +
-    (q.dateGrouping ? ` AND ${bucketOf('v.started_at')} = ${bucketOf('v.last_seen_at')}` : '');
-  const edge = d.visitIds(site, ['v.pageviews > 0', `v.started_at < ${until}`, `v.last_seen_at >= ${from}`, `NOT (${simple})`]);
+  const edge = inexactFirstViews(d, site, from, until, q.dateGrouping ? [`${bucketOf('v.started_at')} = ${bucketOf('v.last_seen_at')}`] : []);
   const groups = [...(q.dateGrouping ? [TIMESTAMP_ALIAS] : []), ...(q.fieldGrouping.length > 0 ? [fieldAlias(0)] : [])];
   const selected = [
     ...(q.dateGrouping ? [`${bucketOf('h.ts')} AS ${TIMESTAMP_ALIAS}`] : []),

@@ -53,6 +53,17 @@ export class Subqueries {
 }
 
 /**
+ * `SELECT v.visit_id` of the site's visits with pageviews in the range whose first-view flags (`first_view`: a
+ * pageview is its visit's first view of its page) cannot be read alone: visits crossing the range's ends, whose flags
+ * were given up (`paths_exact`), or failing `alsoWhole` (conditions on `v`, such as one time bucket). In every other
+ * visit the flagged pageviews are the first of their pages (plan 5, pages.ts; a funnel's first step, funnels.ts).
+ */
+export function inexactFirstViews(d: SqlDialect, site: string, from: string, until: string, alsoWhole: readonly string[] = []): string {
+  const whole = ['v.paths_exact', `v.started_at >= ${from}`, `v.last_seen_at < ${until}`, ...alsoWhole].join(' AND ');
+  return d.visitIds(site, ['v.pageviews > 0', `v.started_at < ${until}`, `v.last_seen_at >= ${from}`, `NOT (${whole})`]);
+}
+
+/**
  * avg_duration and bounce_rate over rows that carry their visit's facts as `v.`: rounded half up with integers
  * only, so every database (and the reference implementation) agrees to the last digit, and sorting sees
  * exactly the value shown (hundredths of a second, ten-thousandths of a rate).
