@@ -67,8 +67,14 @@ export async function start() {
   const page = root && Object.hasOwn(PAGES, root.dataset.page) ? PAGES[root.dataset.page] : undefined;
   if (!page) return;
   if (root.dataset.mode !== 'share') {
-    // The session ended (logout elsewhere, expiry): log in again and come back here.
-    whenLoggedOut(() => location.assign(`/login?next=${encodeURIComponent(location.pathname)}`));
+    // The session ended (logout elsewhere, expiry): log in again and come back here. Not when this page's own Log
+    // out was pressed: requests still in flight then find the session gone, and their redirect would race the
+    // form's to /login.
+    let leaving = false;
+    document.querySelector('form.logout')?.addEventListener('submit', () => (leaving = true));
+    whenLoggedOut(() => {
+      if (!leaving) location.assign(`/login?next=${encodeURIComponent(location.pathname)}`);
+    });
   }
   root.replaceChildren();
   render(html`<${Boundary}><${page.component} data=${{ ...root.dataset }} /><//>`, root);

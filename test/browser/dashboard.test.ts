@@ -132,10 +132,30 @@ describe('dashboard in Chromium', { skip }, () => {
     await owner.getByLabel('New password (at least 10 characters)').fill(PASSWORD);
     await owner.getByLabel('New password again').fill(PASSWORD);
     await shot(owner, 'setup');
+    // Log out while the page still has a request in flight: its list of sites is held until the logout has ended
+    // the session, then answered 401 while the logout's own answer is on its way. The page must not send the browser
+    // to log in again "and come back here" (/login?next=...): the person chose to leave.
+    let sessionEnded!: () => void;
+    const ended = new Promise<void>((resolve) => (sessionEnded = resolve));
+    await owner.route('**/v1/sites?*', async (route) => {
+      await ended;
+      await route.continue();
+    });
+    await owner.route('**/logout', async (route) => {
+      const answer = await route.fetch({ maxRedirects: 0 });
+      sessionEnded();
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await route.fulfill({ response: answer });
+    });
+    const listAsked = owner.waitForRequest((r) => r.url().includes('/v1/sites?'));
+    const refused = owner.waitForResponse((r) => r.url().includes('/v1/sites?') && r.status() === 401);
     await owner.getByRole('button', { name: 'Save and log in' }).click();
     await owner.waitForURL(`${base}/sites`);
+    await listAsked;
     await owner.getByRole('button', { name: 'Log out' }).click();
-    await owner.waitForURL(/\/login$/);
+    await refused;
+    await owner.waitForURL(/\/login$/, { timeout: 10_000 }).catch(() => assert.fail(`logged out to ${owner.url()}, not /login`));
+    await owner.unrouteAll();
 
     await owner.getByLabel('Email').fill(EMAIL);
     await owner.getByLabel('Password').fill('not my password');
