@@ -12,7 +12,7 @@ import { parseReportRequest } from '../src/report/parse.js';
 import type { FunnelStep } from '../src/store/types.js';
 import type { DuckDatabase } from '../src/store/duckdb/database.js';
 import { median } from './median.js';
-import { DAY, directStatement, load, local, startFileApp } from './reports.js';
+import { DAY, directStatement, load, local, runDirect, startFileApp } from './reports.js';
 
 /** Share of pageviews followed by an engagement hit (the tag's option is off on many sites; one beacon a pageview). */
 const ENGAGEMENT_PERCENT = 40;
@@ -52,7 +52,7 @@ async function time(t: TestApp, name: string, url: string, compiled: CompiledQue
   const first = await t.call(OWNER_TOKEN, 'GET', url);
   if (first.status !== 200) throw new Error(`${name}: HTTP ${first.status} ${JSON.stringify(first.body)}`);
   const sql = await directStatement(t, compiled);
-  await t.events.query(sql.sql, sql.params);
+  await runDirect(t, sql);
   const api: number[] = [];
   const direct: number[] = [];
   for (let i = 0; i < rounds; i++) {
@@ -61,7 +61,7 @@ async function time(t: TestApp, name: string, url: string, compiled: CompiledQue
     api.push(performance.now() - started);
     if (res.status !== 200) throw new Error(`${name}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
     started = performance.now();
-    await t.events.query(sql.sql, sql.params);
+    await runDirect(t, sql);
     direct.push(performance.now() - started);
   }
   return { name, api: median(api), direct: median(direct), size: size(first.body) };

@@ -23,6 +23,8 @@ export class ClickHouseDialect extends SqlDialect {
   override readonly commonTableExpressions: boolean = false;
   // ClickHouse's memory is the database server's, and uniqExact's hash sets are compact: one pass.
   override readonly slicesVisitors: boolean = false;
+  // Values are inlined literals: nothing is left for a prelude to fill.
+  override readonly preludes: boolean = false;
 
   /** `features`: the connected release's (ClickHouseEventStore.features); 18.16's SQL runs on every release. */
   constructor(readonly features: ClickHouseFeatures = CLICKHOUSE_18_16) {
@@ -178,6 +180,12 @@ export class ClickHouseDialect extends SqlDialect {
 
   override visitIds(site: string, where: readonly string[]): string {
     return this.newestVisits('v.visit_id', 'v', { site, where, few: true });
+  }
+
+  /** One condition: each part would merge the site's visit versions again (newestVisits). */
+  override edgeVisitIds(site: string, from: string, until: string, whole: readonly string[]): string {
+    const inside = [`v.started_at >= ${from}`, `v.last_seen_at < ${until}`, ...whole].join(' AND ');
+    return this.visitIds(site, ['v.pageviews > 0', `v.started_at < ${until}`, `v.last_seen_at >= ${from}`, `NOT (${inside})`]);
   }
 
   /**

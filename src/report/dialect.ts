@@ -16,6 +16,28 @@ export interface CompiledQuery {
    * without the plan that bounds its reads.
    */
   fallback?: CompiledQuery;
+  /** Run first, in the same snapshot of the data: its one row fills some of `params` (plan-sql.ts, edgeHitTimes). */
+  prelude?: Prelude;
+}
+
+/**
+ * A statement whose one row gives values for parameters of the statement it comes before: each `fills` column, an
+ * epoch in milliseconds or null, is bound as a timestamp at the 0-based index `param` of that statement's params.
+ */
+export interface Prelude {
+  sql: string;
+  params: SqlValue[];
+  fills: readonly { column: string; param: number }[];
+}
+
+/** `c`'s parameters with the values its prelude's row gives (ReportEngine, before running `c`). */
+export function filledParams(c: CompiledQuery, row: Record<string, unknown> | undefined): SqlValue[] {
+  const params = [...c.params];
+  for (const { column, param } of c.prelude?.fills ?? []) {
+    const v = row && Object.hasOwn(row, column) ? row[column] : null;
+    params[param] = v === null || v === undefined ? null : new Date(Number(v));
+  }
+  return params;
 }
 
 /** Collects the values of one query; `value()` is the only way a value from a request reaches SQL. */
@@ -50,6 +72,11 @@ export class SqlDialect {
    * docs/benchmarks.md, "Memory: measurements behind the code"). How many: ReportEngine, by the store's size.
    */
   readonly slicesVisitors: boolean = true;
+  /**
+   * Whether values are bound parameters that a prelude may fill after compiling (CompiledQuery.prelude): DuckDB's
+   * zone maps then skip the row groups a bound excludes, which a bound computed inside the statement does not do.
+   */
+  readonly preludes: boolean = true;
 
   /** DuckDB binds every value as a numbered parameter (numbered, so SQL may be assembled in any order). */
   placeholder(value: SqlValue, params: SqlValue[]): string {
@@ -194,6 +221,23 @@ export class SqlDialect {
    */
   visitIds(site: string, where: readonly string[]): string {
     return `SELECT v.visit_id FROM ${this.table('visits', 'v')} WHERE ${[`v.site_id = ${site}`, ...where].join(' AND ')}`;
+  }
+
+  /**
+   * `SELECT v.visit_id` of the site's visits with pageviews in [from, until) that are not wholly inside it with
+   * `whole` true (conditions on `v`): those crossing its start, those crossing its end, and those inside failing
+   * `whole`. Three parts, each reading the slice of the visits table its zone maps find (visits are stored in start
+   * order, and `whole` fails in few row groups): written as one condition, every visit's row was read (21 against
+   * 3 ms at 10 M pageviews; docs/benchmarks.md, "Analysis reports").
+   */
+  edgeVisitIds(site: string, from: string, until: string, whole: readonly string[]): string {
+    const base = ['v.pageviews > 0', `v.started_at < ${until}`, `v.last_seen_at >= ${from}`];
+    const parts = [
+      this.visitIds(site, [...base, `v.started_at < ${from}`]),
+      this.visitIds(site, [...base, `v.started_at >= ${from}`, `v.last_seen_at >= ${until}`]),
+    ];
+    if (whole.length > 0) parts.push(this.visitIds(site, [...base, `v.started_at >= ${from}`, `v.last_seen_at < ${until}`, `NOT (${whole.join(' AND ')})`]));
+    return parts.join(' UNION ALL ');
   }
 
   /** The earliest of a timestamp column, as the engine reads it: a Date, or UTC text `YYYY-MM-DD HH:MM:SS[.mmm]`. */

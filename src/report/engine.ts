@@ -8,7 +8,7 @@ import type { LiveVisit } from '../domain/hits.js';
 import type { EventStore, Site } from '../store/types.js';
 import { ReportCompiler } from './compiler.js';
 import { aggregateAlias, fieldAlias, PROP_ALIAS, TIMESTAMP_ALIAS } from './result-columns.js';
-import type { CompiledQuery } from './dialect.js';
+import { filledParams, type CompiledQuery } from './dialect.js';
 import { currentVisitorsOf, mergeCurrentVisits } from './current-visitors.js';
 import { formatAggregate } from './format.js';
 import { importedAnswers, importedDaySums, importedDaysQuery, importedPlan, mergeImported, recordedPartsQuery } from './imported.js';
@@ -326,6 +326,8 @@ export class ReportEngine {
 
   /** Every query reaches the store through the gate. */
   private run(c: CompiledQuery): Promise<Record<string, unknown>[]> {
+    const prelude = c.prelude;
+    if (prelude) return this.gate.run(() => this.store.queryAfter(prelude, (rows) => ({ sql: c.sql, params: filledParams(c, rows[0]) })));
     return this.gate.run(() => this.store.query(c.sql, c.params));
   }
 

@@ -7,7 +7,7 @@ import { filterConditions, propConditions } from './conditions.js';
 import { Binder, type CompiledQuery, type SqlDialect } from './dialect.js';
 import { funnelConditions } from './funnel-filter.js';
 import { queryLevels } from './plan-choice.js';
-import { Subqueries } from './plans/plan-sql.js';
+import { edgeHitTimes, Subqueries } from './plans/plan-sql.js';
 import type { ReportQuery } from './query.js';
 
 export const MIN_STEPS = 2;
@@ -72,8 +72,11 @@ export function journeysQuery(d: SqlDialect, q: ReportQuery, o: JourneyOptions):
   // Without conditions on hits, recorded journeys answer for the visits wholly inside the range.
   const recorded = hitWhere.length === 0 && ofVisits.length === 0;
   const inside = `v.journey_length > 0 AND v.started_at >= ${from} AND v.last_seen_at < ${until}`;
+  // The other visits are the range's edge visits, whose hits lie near its ends (edgeHitTimes).
+  const edges = recorded ? edgeHitTimes(d, b, q.siteId, q.from, q.until, ['v.journey_length > 0']) : undefined;
+  const nearEnds = edges?.condition('h.ts');
   const others = recorded
-    ? ` AND h.visit_id IN (${d.visitIds(site, ['v.pageviews > 0', `v.started_at < ${until}`, `v.last_seen_at >= ${from}`, `NOT (${inside})`])})`
+    ? `${nearEnds ? ` AND ${nearEnds}` : ''} AND h.visit_id IN (${d.edgeVisitIds(site, from, until, ['v.journey_length > 0'])})`
     : '';
   // A visit whose first page is the entry page has a pageview of it in the range: only those visits' pages are
   // collected and sorted (at 10 M pageviews, a seventh of the visits for a common entry page), the first page
@@ -112,7 +115,7 @@ export function journeysQuery(d: SqlDialect, q: ReportQuery, o: JourneyOptions):
 
   const parts: JourneyParts = { d, w, steps, limit, positions, head, fromHits, rows };
   const sql = !recorded ? everyHead(parts, false) : d.commonTableExpressions ? listedHeads(parts, o.steps) : everyHead(parts, true);
-  return { sql, params: b.params };
+  return { sql, params: b.params, ...(edges?.prelude ? { prelude: edges.prelude } : {}) };
 }
 
 /** What the two ways of counting heads build on (journeysQuery). */

@@ -416,6 +416,11 @@ export interface LimitStore {
 
 /** A value bound into a report query (dialects that cannot bind receive none: their SQL inlines literals). */
 export type QueryParam = string | number | boolean | null | Date | bigint;
+/** SQL and the values of its numbered parameters. */
+export interface Statement {
+  sql: string;
+  params: readonly QueryParam[];
+}
 
 /**
  * What imported days are stored under ('': the site's totals): the report fields they can be grouped and filtered by,
@@ -477,6 +482,11 @@ export interface InsertStatements {
 export interface EventStore {
   /** Runs a compiled report query (read only). */
   query(sql: string, params: readonly QueryParam[]): Promise<Record<string, unknown>[]>;
+  /**
+   * Runs `first`, then the statement `next` makes of its rows (report queries with a prelude: CompiledQuery), both
+   * reading one snapshot of the data where the store has transactions.
+   */
+  queryAfter(first: Statement, next: (rows: Record<string, unknown>[]) => Statement): Promise<Record<string, unknown>[]>;
   /**
    * Stores a batch atomically: every hit, and the latest state of every visit the batch touched; with
    * `logSeq`, also records that the hit log is confirmed up to that sequence number (in the same transaction).

@@ -99,6 +99,7 @@ const CASES: Case[] = [
   { name: 'visit and hit filters together', query: { filters: [f('exit_page', 'is not', '/signup'), f('referrer_source', 'is', 'Google')], limit: 20 } },
   { name: 'a regular expression and a like', query: { filters: [f('pathname', 'matching', '^/blog'), f('referrer_hostname', 'is like', '*GOOGLE*')], limit: 20 } },
   { name: 'one local day crossed at its start by night visits', query: { from: '2026-11-02 00:00:00', to: '2026-11-02 23:59:59', steps: 3, limit: 30 } },
+  { name: 'one local day crossed at its end by night visits', query: { from: '2026-11-01 00:00:00', to: '2026-11-01 23:59:59', steps: 3, limit: 30 } },
   { name: 'another zone than the site’s', query: { timezone: 'Asia/Tokyo', from: '2026-11-02 12:00:00', to: '2026-11-03 18:00:00', limit: 30 } },
   { name: 'the site’s zone sent explicitly', query: { steps: 2 }, sendTimezone: true },
 ];

@@ -8,7 +8,7 @@
 import type { StoredHit, VisitRecord } from '../../domain/hits.js';
 import { hitFromRow, visitFromRow } from '../event-rows.js';
 import { ImportedSites } from '../imported-sites.js';
-import type { EventStore, ImportedDay, InsertStatements, QueryParam } from '../types.js';
+import type { EventStore, ImportedDay, InsertStatements, QueryParam, Statement } from '../types.js';
 import { ClickHouseConnection, parseClickHouseUrl, type ClickHouseTarget, type OpenTransport, type QuerySettings, type Row } from './client.js';
 import { ClickHouseCluster, CLUSTER_SETTINGS } from './cluster.js';
 import { atLeast, featuresOf, type ClickHouseFeatures } from './features.js';
@@ -100,6 +100,15 @@ export class ClickHouseEventStore implements EventStore {
   query(sql: string, params: readonly QueryParam[]): Promise<Record<string, unknown>[]> {
     if (params.length > 0) return Promise.reject(new Error('ClickHouse queries take no bound parameters (use ClickHouseDialect)'));
     return this.conn.rows(sql, reportSettings(this.features));
+  }
+
+  /**
+   * One statement after the other: ClickHouse has no snapshot across statements. ClickHouseDialect compiles no
+   * prelude (SqlDialect.preludes), so reports never come here; the two are still run as asked.
+   */
+  async queryAfter(first: Statement, next: (rows: Record<string, unknown>[]) => Statement): Promise<Record<string, unknown>[]> {
+    const then = next(await this.query(first.sql, first.params));
+    return this.query(then.sql, then.params);
   }
 
   /**

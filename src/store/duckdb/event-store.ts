@@ -7,7 +7,7 @@ import { propColumns } from '../../domain/props.js';
 import { HIT_CSV_COLUMNS, VISIT_CSV_COLUMNS, type CsvColumn, type CsvRows } from '../event-csv.js';
 import { HIT_TEXT_COLUMNS, hitFromRow, journeyPageTexts, VISIT_ATTRIBUTION_COLUMNS, visitFromRow } from '../event-rows.js';
 import { ImportedSites } from '../imported-sites.js';
-import type { EventStore, ImportedDay, QueryParam } from '../types.js';
+import type { EventStore, ImportedDay, QueryParam, Statement } from '../types.js';
 import type { BackupManifest } from '../../domain/backup-manifest.js';
 import { backUpDatabase } from './backup.js';
 import { inTransaction, timestampValue, type DuckDatabase, type Querier, type SerialConnection } from './database.js';
@@ -196,6 +196,17 @@ export class DuckEventStore implements EventStore {
   query(sql: string, params: readonly QueryParam[]): Promise<Record<string, unknown>[]> {
     const reader = this.readers[this.next++ % this.readers.length]!;
     return reader.serial((q) => q.rows(sql, [...params]));
+  }
+
+  /** In one read transaction: DuckDB gives it one snapshot, so hits written between the two are seen by neither. */
+  queryAfter(first: Statement, next: (rows: Record<string, unknown>[]) => Statement): Promise<Record<string, unknown>[]> {
+    const reader = this.readers[this.next++ % this.readers.length]!;
+    return reader.serial((q) =>
+      inTransaction(q, async (q) => {
+        const then = next(await q.rows(first.sql, [...first.params]));
+        return q.rows(then.sql, [...then.params]);
+      }),
+    );
   }
 
   write(hits: readonly StoredHit[], visits: readonly VisitRecord[], logSeq?: number): Promise<void> {

@@ -297,6 +297,7 @@ describe('WriteBuffer', () => {
 function bind(store: DuckEventStore): EventStore {
   return {
     query: (sql, params) => store.query(sql, params),
+    queryAfter: (first, next) => store.queryAfter(first, next),
     logWatermark: () => store.logWatermark(),
     write: (hits, visits, seq) => store.write(hits, visits, seq),
     visitsSeenSince: (since) => store.visitsSeenSince(since),
