@@ -93,10 +93,11 @@ export function edgeHitTimes(d: SqlDialect, b: Binder, siteId: string, from: Dat
     `SELECT ${tag} AS part, v.started_at AS started_at, v.last_seen_at AS last_seen_at FROM ${d.table('visits', 'v')} WHERE ${[...base, ...where].join(' AND ')}`;
   const parts = [part(0, [`v.started_at < ${start}`]), part(1, [`v.started_at >= ${start}`, `v.last_seen_at >= ${end}`])];
   if (whole.length > 0) parts.push(part(0, [`v.started_at >= ${start}`, `v.last_seen_at < ${end}`, `NOT (${whole.join(' AND ')})`]));
-  // Milliseconds: the latest end rounded up (a stored time may have microseconds), the earliest start down.
+  // Milliseconds: the latest end rounded up (a stored time may have microseconds), the earliest start down. Without
+  // such visits, the range's own ends, which no hit read passes: a NULL bound left every row group to be read.
   const sql =
-    `SELECT ${d.epochMs('max(x.last_seen_at) FILTER (WHERE x.part = 0)')} + 1 AS before_ms, ${d.epochMs('min(x.started_at) FILTER (WHERE x.part = 1)')} AS after_ms` +
-    ` FROM (${parts.join(' UNION ALL ')}) AS x`;
+    `SELECT coalesce(${d.epochMs('max(x.last_seen_at) FILTER (WHERE x.part = 0)')} + 1, ${d.epochMs(start)}) AS before_ms,` +
+    ` coalesce(${d.epochMs('min(x.started_at) FILTER (WHERE x.part = 1)')}, ${d.epochMs(end)}) AS after_ms FROM (${parts.join(' UNION ALL ')}) AS x`;
   return {
     condition: (ts) => `(${ts} < ${before} OR ${ts} >= ${after})`,
     prelude: { sql, params: e.params, fills: [{ column: 'before_ms', param: beforeIndex }, { column: 'after_ms', param: afterIndex }] },
