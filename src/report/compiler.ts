@@ -45,7 +45,7 @@ export class ReportCompiler implements PlanContext {
   aggregation(q: ReportQuery): CompiledQuery {
     const compiled = (topOnly: boolean): CompiledQuery => {
       const b = new Binder(this.dialect);
-      return { sql: this.body(q, b, topOnly) + this.tail(q, b), params: b.params };
+      return b.compiled(this.body(q, b, topOnly) + this.tail(q, b));
     };
     // Sorted by visitors with a limit: visitors of the listable groups only, and the whole count if their pageviews
     // are too many to count in one pass (plans/top-visitors.ts).

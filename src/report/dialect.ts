@@ -43,9 +43,44 @@ export function filledParams(c: CompiledQuery, row: Record<string, unknown> | un
 /** Collects the values of one query; `value()` is the only way a value from a request reaches SQL. */
 export class Binder {
   readonly params: SqlValue[] = [];
+  private before?: { binder: Binder; rows: string[]; columns: { part: number; column: string; param: number }[] };
   constructor(private readonly dialect: SqlDialect) {}
   value(v: SqlValue): string {
     return this.dialect.placeholder(v, this.params);
+  }
+
+  /**
+   * A parameter whose value the prelude's row gives (CompiledQuery.prelude): `row` makes, with the prelude's own
+   * binder, a one-row SELECT; each of `columns` (an epoch in ms or null) fills the placeholder returned for it.
+   * Rows asked by several parts of a statement are joined into one prelude.
+   */
+  filledBy(columns: readonly string[], row: (b: Binder) => string): string[] {
+    this.before ??= { binder: new Binder(this.dialect), rows: [], columns: [] };
+    const part = this.before.rows.length;
+    this.before.rows.push(row(this.before.binder));
+    return columns.map((column) => {
+      const placeholder = this.value(null);
+      this.before!.columns.push({ part, column, param: this.params.length - 1 });
+      return placeholder;
+    });
+  }
+
+  /** The prelude filledBy() asked for, if any. */
+  prelude(): Prelude | undefined {
+    const b = this.before;
+    if (!b) return undefined;
+    const named = b.columns.map((c) => ({ ...c, as: `p${c.part}_${c.column}` }));
+    return {
+      sql: `SELECT ${named.map((c) => `p${c.part}.${c.column} AS ${c.as}`).join(', ')} FROM ${b.rows.map((r, i) => `(${r}) AS p${i}`).join(' CROSS JOIN ')}`,
+      params: b.binder.params,
+      fills: named.map((c) => ({ column: c.as, param: c.param })),
+    };
+  }
+
+  /** The compiled query of `sql` over these values, with its prelude. */
+  compiled(sql: string): CompiledQuery {
+    const prelude = this.prelude();
+    return prelude ? { sql, params: this.params, prelude } : { sql, params: this.params };
   }
 }
 

@@ -73,8 +73,7 @@ export function journeysQuery(d: SqlDialect, q: ReportQuery, o: JourneyOptions):
   const recorded = hitWhere.length === 0 && ofVisits.length === 0;
   const inside = `v.journey_length > 0 AND v.started_at >= ${from} AND v.last_seen_at < ${until}`;
   // The other visits are the range's edge visits, whose hits lie near its ends (edgeHitTimes).
-  const edges = recorded ? edgeHitTimes(d, b, q.siteId, q.from, q.until, ['v.journey_length > 0']) : undefined;
-  const nearEnds = edges?.condition('h.ts');
+  const nearEnds = recorded ? edgeHitTimes(d, b, 'h.ts', q, ['v.journey_length > 0']) : '';
   const others = recorded
     ? `${nearEnds ? ` AND ${nearEnds}` : ''} AND h.visit_id IN (${d.edgeVisitIds(site, from, until, ['v.journey_length > 0'])})`
     : '';
@@ -115,7 +114,7 @@ export function journeysQuery(d: SqlDialect, q: ReportQuery, o: JourneyOptions):
 
   const parts: JourneyParts = { d, w, steps, limit, positions, head, fromHits, rows };
   const sql = !recorded ? everyHead(parts, false) : d.commonTableExpressions ? listedHeads(parts, o.steps) : everyHead(parts, true);
-  return { sql, params: b.params, ...(edges?.prelude ? { prelude: edges.prelude } : {}) };
+  return b.compiled(sql);
 }
 
 /** What the two ways of counting heads build on (journeysQuery). */

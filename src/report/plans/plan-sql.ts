@@ -1,7 +1,7 @@
 // What every plan's SQL is built from: the compiler's settings, the named subqueries of one statement, and the
 // visit facts (average duration, bounce rate) computed the same way wherever a plan reads visits.
 
-import { Binder, type Prelude, type SqlDialect } from '../dialect.js';
+import type { Binder, SqlDialect } from '../dialect.js';
 
 /** What a plan is built for. */
 export interface PlanContext {
@@ -62,46 +62,34 @@ export function inexactFirstViews(d: SqlDialect, site: string, from: string, unt
   return d.edgeVisitIds(site, from, until, ['v.paths_exact', ...alsoWhole]);
 }
 
-/** When the hits of a range's edge visits (SqlDialect.edgeVisitIds) can be: edgeHitTimes. */
-export interface EdgeHitTimes {
-  /** A condition on a hit's time that every hit of an edge visit in the range meets ('' when there is none). */
-  condition(ts: string): string;
-  /** The statement that finds the condition's bounds, for CompiledQuery.prelude. */
-  prelude?: Prelude;
-}
-
 /**
- * Where in the range the hits of its edge visits (SqlDialect.edgeVisitIds with `whole`) lie: before the latest end
- * of those crossing its start or failing `whole`, or from the earliest start of those crossing its end (a visit's
- * start and end are its first and last hit). With these bounds DuckDB reads the row groups of the hits table around
- * the range's ends only, where the visit ids alone had it read every hit of the range (at 10 M pageviews, 41 against
- * 7 ms; docs/benchmarks.md, "Analysis reports"). The bounds come from a prelude run in the same snapshot (a bound
- * computed inside the statement skips no row group), into parameters bound here; `whole` takes no parameters (the
- * prelude binds its own). Dialects whose values are inlined (ClickHouse) get no condition.
+ * A condition on a hit's time (`ts`) that every hit in [from, until) of the range's edge visits
+ * (SqlDialect.edgeVisitIds with `whole`) meets: before the latest end of those crossing its start or failing
+ * `whole`, or from the earliest start of those crossing its end (a visit's start and end are its first and last
+ * hit). With it DuckDB reads the hits table's row groups around the range's ends only, where the visit ids alone had
+ * it read every hit of the range (at 10 M pageviews, 41 against 7 ms; docs/benchmarks.md, "Analysis reports"). The
+ * bounds are parameters a prelude fills, run in the same snapshot (Binder.filledBy): a bound computed inside the
+ * statement skips no row group. `whole` takes no parameters (the prelude binds its own). '' where values are
+ * inlined (ClickHouse): nothing is left to fill.
  */
-export function edgeHitTimes(d: SqlDialect, b: Binder, siteId: string, from: Date, until: Date, whole: readonly string[]): EdgeHitTimes {
-  if (!d.preludes) return { condition: () => '' };
+export function edgeHitTimes(d: SqlDialect, b: Binder, ts: string, range: { siteId: string; from: Date; until: Date }, whole: readonly string[]): string {
+  if (!d.preludes) return '';
   if (whole.some((c) => /\$\d/.test(c))) throw new Error('edgeHitTimes: `whole` must not read parameters');
-  const before = b.value(null);
-  const beforeIndex = b.params.length - 1;
-  const after = b.value(null);
-  const afterIndex = b.params.length - 1;
-  const e = new Binder(d);
-  const [site, start, end] = [e.value(siteId), e.value(from), e.value(until)];
-  const base = [`v.site_id = ${site}`, 'v.pageviews > 0', `v.started_at < ${end}`, `v.last_seen_at >= ${start}`];
-  const part = (tag: number, where: string[]) =>
-    `SELECT ${tag} AS part, v.started_at AS started_at, v.last_seen_at AS last_seen_at FROM ${d.table('visits', 'v')} WHERE ${[...base, ...where].join(' AND ')}`;
-  const parts = [part(0, [`v.started_at < ${start}`]), part(1, [`v.started_at >= ${start}`, `v.last_seen_at >= ${end}`])];
-  if (whole.length > 0) parts.push(part(0, [`v.started_at >= ${start}`, `v.last_seen_at < ${end}`, `NOT (${whole.join(' AND ')})`]));
-  // Milliseconds: the latest end rounded up (a stored time may have microseconds), the earliest start down. Without
-  // such visits, the range's own ends, which no hit read passes: a NULL bound left every row group to be read.
-  const sql =
-    `SELECT coalesce(${d.epochMs('max(x.last_seen_at) FILTER (WHERE x.part = 0)')} + 1, ${d.epochMs(start)}) AS before_ms,` +
-    ` coalesce(${d.epochMs('min(x.started_at) FILTER (WHERE x.part = 1)')}, ${d.epochMs(end)}) AS after_ms FROM (${parts.join(' UNION ALL ')}) AS x`;
-  return {
-    condition: (ts) => `(${ts} < ${before} OR ${ts} >= ${after})`,
-    prelude: { sql, params: e.params, fills: [{ column: 'before_ms', param: beforeIndex }, { column: 'after_ms', param: afterIndex }] },
-  };
+  const [before, after] = b.filledBy(['before_ms', 'after_ms'], (e) => {
+    const [site, start, end] = [e.value(range.siteId), e.value(range.from), e.value(range.until)];
+    const base = [`v.site_id = ${site}`, 'v.pageviews > 0', `v.started_at < ${end}`, `v.last_seen_at >= ${start}`];
+    const part = (tag: number, where: string[]) =>
+      `SELECT ${tag} AS part, v.started_at AS started_at, v.last_seen_at AS last_seen_at FROM ${d.table('visits', 'v')} WHERE ${[...base, ...where].join(' AND ')}`;
+    const parts = [part(0, [`v.started_at < ${start}`]), part(1, [`v.started_at >= ${start}`, `v.last_seen_at >= ${end}`])];
+    if (whole.length > 0) parts.push(part(0, [`v.started_at >= ${start}`, `v.last_seen_at < ${end}`, `NOT (${whole.join(' AND ')})`]));
+    // Milliseconds: the latest end rounded up (a stored time may have microseconds), the earliest start down.
+    // Without such visits, the range's own ends, which no hit read passes: a NULL bound left every row group read.
+    return (
+      `SELECT coalesce(${d.epochMs('max(x.last_seen_at) FILTER (WHERE x.part = 0)')} + 1, ${d.epochMs(start)}) AS before_ms,` +
+      ` coalesce(${d.epochMs('min(x.started_at) FILTER (WHERE x.part = 1)')}, ${d.epochMs(end)}) AS after_ms FROM (${parts.join(' UNION ALL ')}) AS x`
+    );
+  });
+  return `(${ts} < ${before} OR ${ts} >= ${after})`;
 }
 
 /**
