@@ -178,14 +178,19 @@ export class ClickHouseDialect extends SqlDialect {
     return atLeast(this.features, 19, 14) ? 'INNER JOIN' : 'ANY INNER JOIN';
   }
 
-  override visitIds(site: string, where: readonly string[]): string {
-    return this.newestVisits('v.visit_id', 'v', { site, where, few: true });
+  override visitIds(site: string, where: readonly string[], columns = 'v.visit_id'): string {
+    return this.newestVisits(columns, 'v', { site, where, few: true });
   }
 
   /** One condition: each part would merge the site's visit versions again (newestVisits). */
-  override edgeVisitIds(site: string, from: string, until: string, whole: readonly string[]): string {
-    const inside = [`v.started_at >= ${from}`, `v.last_seen_at < ${until}`, ...whole].join(' AND ');
-    return this.visitIds(site, ['v.pageviews > 0', `v.started_at < ${until}`, `v.last_seen_at >= ${from}`, `NOT (${inside})`]);
+  override edgeVisitIds(site: string, from: string, until: string, whole: readonly string[], side: 'start' | 'end' | 'both' = 'both', columns = 'v.visit_id'): string {
+    const failing = whole.length > 0 ? [`(v.last_seen_at < ${until} AND NOT (${whole.join(' AND ')}))`] : [];
+    const edge = {
+      start: [`v.started_at < ${from}`, ...failing].join(' OR '),
+      end: `v.started_at >= ${from} AND v.last_seen_at >= ${until}`,
+      both: `NOT (${[`v.started_at >= ${from}`, `v.last_seen_at < ${until}`, ...whole].join(' AND ')})`,
+    }[side];
+    return this.visitIds(site, ['v.pageviews > 0', `v.started_at < ${until}`, `v.last_seen_at >= ${from}`, `(${edge})`], columns);
   }
 
   /**

@@ -254,24 +254,26 @@ export class SqlDialect {
    * `SELECT v.visit_id` of the site's visits meeting `where` (conditions on alias `v`), for an IN. The compiler
    * asks only for few visits (those at the edges of the range or of a bucket), which a dialect may use.
    */
-  visitIds(site: string, where: readonly string[]): string {
-    return `SELECT v.visit_id FROM ${this.table('visits', 'v')} WHERE ${[`v.site_id = ${site}`, ...where].join(' AND ')}`;
+  visitIds(site: string, where: readonly string[], columns = 'v.visit_id'): string {
+    return `SELECT ${columns} FROM ${this.table('visits', 'v')} WHERE ${[`v.site_id = ${site}`, ...where].join(' AND ')}`;
   }
 
   /**
-   * `SELECT v.visit_id` of the site's visits with pageviews in [from, until) that are not wholly inside it with
-   * `whole` true (conditions on `v`): those crossing its start, those crossing its end, and those inside failing
-   * `whole`. Three parts, each reading the slice of the visits table its zone maps find (visits are stored in start
-   * order, and `whole` fails in few row groups): written as one condition, every visit's row was read (21 against
-   * 3 ms at 10 M pageviews; docs/benchmarks.md, "Analysis reports").
+   * `SELECT columns` (the ids) of the site's visits with pageviews in [from, until) that are not wholly inside it with
+   * `whole` true (conditions on `v`), on `side`: 'start', those crossing its start and those inside failing `whole`;
+   * 'end', those crossing its end (and not its start); 'both', all of them. Written as parts that each read the slice
+   * of the visits table its zone maps find (visits are stored in start order, and `whole` fails in few row groups):
+   * as one condition, every visit's row was read (21 against 3 ms at 10 M pageviews; docs/benchmarks.md, "How
+   * reports are planned").
    */
-  edgeVisitIds(site: string, from: string, until: string, whole: readonly string[]): string {
+  edgeVisitIds(site: string, from: string, until: string, whole: readonly string[], side: 'start' | 'end' | 'both' = 'both', columns = 'v.visit_id'): string {
     const base = ['v.pageviews > 0', `v.started_at < ${until}`, `v.last_seen_at >= ${from}`];
-    const parts = [
-      this.visitIds(site, [...base, `v.started_at < ${from}`]),
-      this.visitIds(site, [...base, `v.started_at >= ${from}`, `v.last_seen_at >= ${until}`]),
-    ];
-    if (whole.length > 0) parts.push(this.visitIds(site, [...base, `v.started_at >= ${from}`, `v.last_seen_at < ${until}`, `NOT (${whole.join(' AND ')})`]));
+    const parts: string[] = [];
+    if (side !== 'end') {
+      parts.push(this.visitIds(site, [...base, `v.started_at < ${from}`], columns));
+      if (whole.length > 0) parts.push(this.visitIds(site, [...base, `v.started_at >= ${from}`, `v.last_seen_at < ${until}`, `NOT (${whole.join(' AND ')})`], columns));
+    }
+    if (side !== 'start') parts.push(this.visitIds(site, [...base, `v.started_at >= ${from}`, `v.last_seen_at >= ${until}`], columns));
     return parts.join(' UNION ALL ');
   }
 

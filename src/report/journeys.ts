@@ -7,7 +7,7 @@ import { filterConditions, propConditions } from './conditions.js';
 import { Binder, type CompiledQuery, type SqlDialect } from './dialect.js';
 import { funnelConditions } from './funnel-filter.js';
 import { queryLevels } from './plan-choice.js';
-import { edgeHitTimes, Subqueries } from './plans/plan-sql.js';
+import { edgeVisitHits, Subqueries } from './plans/plan-sql.js';
 import type { ReportQuery } from './query.js';
 
 export const MIN_STEPS = 2;
@@ -72,11 +72,6 @@ export function journeysQuery(d: SqlDialect, q: ReportQuery, o: JourneyOptions):
   // Without conditions on hits, recorded journeys answer for the visits wholly inside the range.
   const recorded = hitWhere.length === 0 && ofVisits.length === 0;
   const inside = `v.journey_length > 0 AND v.started_at >= ${from} AND v.last_seen_at < ${until}`;
-  // The other visits are the range's edge visits, whose hits lie near its ends (edgeHitTimes).
-  const nearEnds = recorded ? edgeHitTimes(d, b, 'h.ts', q, ['v.journey_length > 0']) : '';
-  const others = recorded
-    ? `${nearEnds ? ` AND ${nearEnds}` : ''} AND h.visit_id IN (${d.edgeVisitIds(site, from, until, ['v.journey_length > 0'])})`
-    : '';
   // A visit whose first page is the entry page has a pageview of it in the range: only those visits' pages are
   // collected and sorted (at 10 M pageviews, a seventh of the visits for a common entry page), the first page
   // still tested below.
@@ -85,11 +80,17 @@ export function journeysQuery(d: SqlDialect, q: ReportQuery, o: JourneyOptions):
       ? ` AND h.visit_id IN (SELECT e.visit_id FROM ${d.table('hits', 'e')} WHERE e.site_id = ${site} AND e.type = 'pageview'` +
         ` AND e.ts >= ${from} AND e.ts < ${until} AND e.pathname = ${entryPage})`
       : '';
+  const pagesOf = (more: string) =>
+    `SELECT h.visit_id AS visit_id, ${d.timeOrderedPages('h.ts', 'h.pathname')} AS ps FROM ${d.table('hits', 'h')}` +
+    ` WHERE h.site_id = ${site} AND h.type = 'pageview' AND h.ts >= ${from} AND h.ts < ${until}${more}${withEntry}${visitKept}` +
+    ` GROUP BY h.visit_id${having}`;
+  // With recorded journeys, the pages of the range's edge visits only, read near its ends (edgeVisitHits).
+  const range = { site, from, until, siteId: q.siteId, fromDate: q.from, untilDate: q.until };
   w.add(
     'j',
-    `SELECT h.visit_id AS visit_id, ${d.timeOrderedPages('h.ts', 'h.pathname')} AS ps FROM ${d.table('hits', 'h')}` +
-      ` WHERE h.site_id = ${site} AND h.type = 'pageview' AND h.ts >= ${from} AND h.ts < ${until}${others}${withEntry}${visitKept}` +
-      ` GROUP BY h.visit_id${having}`,
+    recorded
+      ? edgeVisitHits(d, b, range, ['v.journey_length > 0'], 'h.ts', (time, ids) => pagesOf(`${time ? ` AND ${time}` : ''} AND h.visit_id IN (${ids})`))
+      : pagesOf(''),
   );
   // Visit filters (entry and exit page) are the visit's, as in /v1/aggregations: the visits table joined per
   // visit, not per hit. Every joined visit has a pageview in the range, so overlaps it.

@@ -9,7 +9,7 @@ import type { Binder } from '../dialect.js';
 import type { Aggregate } from '../fields.js';
 import type { ReportQuery } from '../query.js';
 import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS } from '../result-columns.js';
-import { edgeHitTimes, inexactFirstViews, Subqueries, type PlanContext } from './plan-sql.js';
+import { edgeVisitHits, inexactFirstViews, Subqueries, type PlanContext } from './plan-sql.js';
 
 export function pages(ctx: PlanContext, q: ReportQuery, b: Binder): string {
   const d = ctx.dialect;
@@ -38,16 +38,20 @@ export function pages(ctx: PlanContext, q: ReportQuery, b: Binder): string {
   ];
   const groupBy = (extra: string[] = []) => ([...groups, ...extra].length > 0 ? ` GROUP BY ${[...groups, ...extra].join(', ')}` : '');
   const lead = groups.length > 0 ? `${groups.join(', ')}, ` : '';
-  // The edge visits' hits near the range's ends only (a time bucket's edges are everywhere in the range).
-  const nearEnds = q.dateGrouping ? '' : edgeHitTimes(d, b, 'ts', q, ['v.paths_exact']);
   const w = new Subqueries(d);
   w.add('edge', edge);
   w.add('sel', `SELECT ${selected.join(', ')} FROM ${d.table('hits', 'h')} WHERE ${where.join(' AND ')}`);
+  // The edge visits' hits, read near the range's ends only (edgeVisitHits; a time bucket's edges are everywhere in
+  // the range, so with one every edge hit is read).
+  const edgeSel = (time: string, ids: string) => `SELECT * FROM ${w.ref('sel')} WHERE visit_id IN (${ids})${time ? ` AND ${time}` : ''}`;
+  const edgeRows = q.dateGrouping
+    ? edgeSel('', `SELECT visit_id FROM ${w.ref('edge')}`)
+    : edgeVisitHits(d, b, { site, from, until, siteId: q.siteId, fromDate: q.from, untilDate: q.until }, ['v.paths_exact'], 'ts', edgeSel);
   const parts =
     `SELECT ${lead}count(*) AS pv, sum(CASE WHEN first_view THEN 1 ELSE 0 END) AS pairs FROM ${w.ref('sel')} ` +
     `WHERE visit_id NOT IN (SELECT visit_id FROM ${w.ref('edge')})${groupBy()} ` +
-    `UNION ALL SELECT ${lead}sum(n) AS pv, count(*) AS pairs FROM (SELECT ${lead}visit_id, pathname, count(*) AS n FROM ${w.ref('sel')} ` +
-    `WHERE visit_id IN (SELECT visit_id FROM ${w.ref('edge')})${nearEnds ? ` AND ${nearEnds}` : ''}${groupBy(['visit_id', 'pathname'])}) e${groupBy()}`;
+    `UNION ALL SELECT ${lead}sum(n) AS pv, count(*) AS pairs FROM (SELECT ${lead}visit_id, pathname, count(*) AS n FROM (${edgeRows}) AS s` +
+    `${groupBy(['visit_id', 'pathname'])}) e${groupBy()}`;
   w.add('parts', parts);
   const aggregates: Partial<Record<Aggregate, string>> = { pageviews: 'sum(p.pv)', uniques: 'sum(p.pairs)', visits: 'sum(p.pairs)' };
   const columns = [

@@ -62,34 +62,55 @@ export function inexactFirstViews(d: SqlDialect, site: string, from: string, unt
   return d.edgeVisitIds(site, from, until, ['v.paths_exact', ...alsoWhole]);
 }
 
+/** The report's site and range as bound SQL (`site`, `from`, `until`) and as values. */
+export interface BoundRange {
+  site: string;
+  from: string;
+  until: string;
+  siteId: string;
+  fromDate: Date;
+  untilDate: Date;
+}
+
 /**
- * A condition on a hit's time (`ts`) that every hit in [from, until) of the range's edge visits
- * (SqlDialect.edgeVisitIds with `whole`) meets: before the latest end of those crossing its start or failing
- * `whole`, or from the earliest start of those crossing its end (a visit's start and end are its first and last
- * hit). With it DuckDB reads the hits table's row groups around the range's ends only, where the visit ids alone had
- * it read every hit of the range (at 10 M pageviews, 41 against 7 ms; docs/benchmarks.md, "Analysis reports"). The
- * bounds are parameters a prelude fills, run in the same snapshot (Binder.filledBy): a bound computed inside the
- * statement skips no row group. `whole` takes no parameters (the prelude binds its own). '' where values are
- * inlined (ClickHouse): nothing is left to fill.
+ * The hits of the range's edge visits (SqlDialect.edgeVisitIds with `whole`) as SQL: `hits(time, visitIds)` makes a
+ * SELECT of the hits in the range meeting the condition `time` ('' for none) whose visit is among `visitIds`. On
+ * DuckDB these are two SELECTs, UNION ALL (their visits are disjoint): the hits of the visits crossing the range's
+ * start or failing `whole`, before the latest end among them, and those of the visits crossing its end, from the
+ * earliest start among them (a visit's start and end are its first and last hit). DuckDB then reads the hits
+ * table's row groups around the range's ends only, where the visit ids alone had it read every hit of the range
+ * (41 against 7 ms at 10 M pageviews; docs/benchmarks.md, "How reports are planned"). The two bounds are parameters
+ * a prelude fills, run in the same snapshot (Binder.filledBy): bounds computed inside the statement skip no row
+ * group. Two ranges, not one condition with OR: with bounds that skip little (a visit crossing the start that lasts
+ * days), DuckDB judged the OR selective and built its join on the hits (454 against 45 ms). `whole` takes no
+ * parameters (the prelude binds its own). ClickHouse, whose values are inlined, gets one SELECT without bounds.
  */
-export function edgeHitTimes(d: SqlDialect, b: Binder, ts: string, range: { siteId: string; from: Date; until: Date }, whole: readonly string[]): string {
-  if (!d.preludes) return '';
-  if (whole.some((c) => /\$\d/.test(c))) throw new Error('edgeHitTimes: `whole` must not read parameters');
+export function edgeVisitHits(
+  d: SqlDialect,
+  b: Binder,
+  r: BoundRange,
+  whole: readonly string[],
+  ts: string,
+  hits: (time: string, visitIds: string) => string,
+): string {
+  if (!d.preludes) return hits('', d.edgeVisitIds(r.site, r.from, r.until, whole));
+  if (whole.some((c) => /\$\d/.test(c))) throw new Error('edgeVisitHits: `whole` must not read parameters');
   const [before, after] = b.filledBy(['before_ms', 'after_ms'], (e) => {
-    const [site, start, end] = [e.value(range.siteId), e.value(range.from), e.value(range.until)];
-    const base = [`v.site_id = ${site}`, 'v.pageviews > 0', `v.started_at < ${end}`, `v.last_seen_at >= ${start}`];
-    const part = (tag: number, where: string[]) =>
-      `SELECT ${tag} AS part, v.started_at AS started_at, v.last_seen_at AS last_seen_at FROM ${d.table('visits', 'v')} WHERE ${[...base, ...where].join(' AND ')}`;
-    const parts = [part(0, [`v.started_at < ${start}`]), part(1, [`v.started_at >= ${start}`, `v.last_seen_at >= ${end}`])];
-    if (whole.length > 0) parts.push(part(0, [`v.started_at >= ${start}`, `v.last_seen_at < ${end}`, `NOT (${whole.join(' AND ')})`]));
+    const [site, start, end] = [e.value(r.siteId), e.value(r.fromDate), e.value(r.untilDate)];
+    const ends = (side: 'start' | 'end') =>
+      d.edgeVisitIds(site, start, end, whole, side, `${side === 'start' ? 1 : 0} AS at_start, v.started_at AS started_at, v.last_seen_at AS last_seen_at`);
     // Milliseconds: the latest end rounded up (a stored time may have microseconds), the earliest start down.
     // Without such visits, the range's own ends, which no hit read passes: a NULL bound left every row group read.
     return (
-      `SELECT coalesce(${d.epochMs('max(x.last_seen_at) FILTER (WHERE x.part = 0)')} + 1, ${d.epochMs(start)}) AS before_ms,` +
-      ` coalesce(${d.epochMs('min(x.started_at) FILTER (WHERE x.part = 1)')}, ${d.epochMs(end)}) AS after_ms FROM (${parts.join(' UNION ALL ')}) AS x`
+      `SELECT coalesce(${d.epochMs('max(x.last_seen_at) FILTER (WHERE x.at_start = 1)')} + 1, ${d.epochMs(start)}) AS before_ms,` +
+      ` coalesce(${d.epochMs('min(x.started_at) FILTER (WHERE x.at_start = 0)')}, ${d.epochMs(end)}) AS after_ms` +
+      ` FROM (${ends('start')} UNION ALL ${ends('end')}) AS x`
     );
   });
-  return `(${ts} < ${before} OR ${ts} >= ${after})`;
+  return (
+    `${hits(`${ts} < ${before}`, d.edgeVisitIds(r.site, r.from, r.until, whole, 'start'))}` +
+    ` UNION ALL ${hits(`${ts} >= ${after}`, d.edgeVisitIds(r.site, r.from, r.until, whole, 'end'))}`
+  );
 }
 
 /**

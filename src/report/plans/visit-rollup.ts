@@ -8,7 +8,7 @@ import type { Binder } from '../dialect.js';
 import { GROUP_FIELDS } from '../fields.js';
 import type { ReportQuery } from '../query.js';
 import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS } from '../result-columns.js';
-import { edgeHitTimes, Subqueries, visitFacts, type PlanContext } from './plan-sql.js';
+import { edgeVisitHits, Subqueries, visitFacts, type PlanContext } from './plan-sql.js';
 
 export function visitRollup(ctx: PlanContext, q: ReportQuery, b: Binder): string {
   const d = ctx.dialect;
@@ -23,13 +23,15 @@ export function visitRollup(ctx: PlanContext, q: ReportQuery, b: Binder): string
   const ts = q.dateGrouping ? [`${bucketOf('v.started_at')} AS ${TIMESTAMP_ALIAS}`] : [];
   const facts = 'v.entry_page, v.exit_page, v.started_at, v.last_seen_at, v.pageviews';
   const edge = [`v.pageviews > 0`, `v.started_at < ${until}`, `v.last_seen_at >= ${from}`, `NOT (${inside})`];
-  const edgeVisits = d.edgeVisitIds(site, from, until, q.dateGrouping ? [`${bucketOf('v.started_at')} = ${bucketOf('v.last_seen_at')}`] : []);
-  // Their hits near the range's ends only (a time bucket's edges are everywhere in the range).
-  const nearEnds = q.dateGrouping ? '' : edgeHitTimes(d, b, 'h.ts', q, []);
-  const edgeHits =
+  // The edge visits' pageviews in the range, counted per visit (and bucket), read near the range's ends only
+  // (edgeVisitHits; a time bucket's edges are everywhere in the range, so with one every edge hit is read).
+  const edgeHitsOf = (time: string, ids: string) =>
     `SELECT ${q.dateGrouping ? `${bucketOf('h.ts')} AS ${TIMESTAMP_ALIAS}, ` : ''}h.visit_id AS visit_id, count(*) AS n ` +
     `FROM ${d.table('hits', 'h')} WHERE h.site_id = ${site} AND h.type = 'pageview' AND h.ts >= ${from} AND h.ts < ${until} ` +
-    `${nearEnds ? `AND ${nearEnds} ` : ''}AND h.visit_id IN (${edgeVisits}) GROUP BY ${q.dateGrouping ? `${TIMESTAMP_ALIAS}, ` : ''}h.visit_id`;
+    `${time ? `AND ${time} ` : ''}AND h.visit_id IN (${ids}) GROUP BY ${q.dateGrouping ? `${TIMESTAMP_ALIAS}, ` : ''}h.visit_id`;
+  const edgeHits = q.dateGrouping
+    ? edgeHitsOf('', d.edgeVisitIds(site, from, until, [`${bucketOf('v.started_at')} = ${bucketOf('v.last_seen_at')}`]))
+    : edgeVisitHits(d, b, { site, from, until, siteId: q.siteId, fromDate: q.from, untilDate: q.until }, [], 'h.ts', edgeHitsOf);
   const rollup =
     `SELECT ${[...ts, 'v.visit_id AS visit_id', 'v.pageviews AS n', facts].join(', ')} FROM ${visits} ` +
     `WHERE v.site_id = ${site} AND v.pageviews > 0 AND ${inside} ` +
