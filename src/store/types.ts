@@ -486,7 +486,7 @@ export interface EventStore {
    * Runs `first`, then the statement `next` makes of its rows (report queries with a prelude: CompiledQuery), both
    * reading one snapshot of the data where the store has transactions.
    */
-  queryAfter(first: Statement, next: (rows: Record<string, unknown>[]) => Statement): Promise<Record<string, unknown>[]>;
+  queryAfter(first: Statement, next: (rows: Record<string, unknown>[]) => Statement | Promise<Statement>): Promise<Record<string, unknown>[]>;
   /**
    * Stores a batch atomically: every hit, and the latest state of every visit the batch touched; with
    * `logSeq`, also records that the hit log is confirmed up to that sequence number (in the same transaction).

@@ -210,3 +210,31 @@ for (const backend of backends) {
     });
   });
 }
+
+// A report with a prelude (CompiledQuery.prelude) binds the prelude's answer into its statement: both must read one
+// state of the data, or a visit written between them could be counted by one and missed by the other.
+describe('DuckEventStore.queryAfter', () => {
+  it('runs both statements on one snapshot: hits written between them are seen by neither', async () => {
+    const db = await DuckDatabase.open(':memory:');
+    await migrate(db);
+    const store = await DuckEventStore.open(db);
+    try {
+      await store.write([hit('SNAPSHOT', '2026-03-01T10:00:00Z')], []);
+      const count = { sql: "SELECT count(*) AS n FROM hits WHERE site_id = 'SNAPSHOT'", params: [] };
+      let seenFirst = -1;
+      const rows = await store.queryAfter(count, async (first) => {
+        seenFirst = Number(first[0]!.n);
+        // Committed by the writer's connection while the reader's transaction is open.
+        await store.write([hit('SNAPSHOT', '2026-03-01T10:01:00Z')], []);
+        assert.equal(Number((await store.query(count.sql, []))[0]!.n), 2, 'the write is committed');
+        return count;
+      });
+      assert.equal(seenFirst, 1);
+      assert.equal(Number(rows[0]!.n), 1, 'the second statement reads the first one’s snapshot');
+      assert.equal(Number((await store.queryAfter(count, () => count))[0]!.n), 2, 'the next pair reads the new state');
+    } finally {
+      await store.close();
+      await db.close();
+    }
+  });
+});

@@ -106,8 +106,8 @@ export class ClickHouseEventStore implements EventStore {
    * One statement after the other: ClickHouse has no snapshot across statements. ClickHouseDialect compiles no
    * prelude (SqlDialect.preludes), so reports never come here; the two are still run as asked.
    */
-  async queryAfter(first: Statement, next: (rows: Record<string, unknown>[]) => Statement): Promise<Record<string, unknown>[]> {
-    const then = next(await this.query(first.sql, first.params));
+  async queryAfter(first: Statement, next: (rows: Record<string, unknown>[]) => Statement | Promise<Statement>): Promise<Record<string, unknown>[]> {
+    const then = await next(await this.query(first.sql, first.params));
     return this.query(then.sql, then.params);
   }
 

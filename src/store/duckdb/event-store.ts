@@ -199,11 +199,11 @@ export class DuckEventStore implements EventStore {
   }
 
   /** In one read transaction: DuckDB gives it one snapshot, so hits written between the two are seen by neither. */
-  queryAfter(first: Statement, next: (rows: Record<string, unknown>[]) => Statement): Promise<Record<string, unknown>[]> {
+  queryAfter(first: Statement, next: (rows: Record<string, unknown>[]) => Statement | Promise<Statement>): Promise<Record<string, unknown>[]> {
     const reader = this.readers[this.next++ % this.readers.length]!;
     return reader.serial((q) =>
       inTransaction(q, async (q) => {
-        const then = next(await q.rows(first.sql, [...first.params]));
+        const then = await next(await q.rows(first.sql, [...first.params]));
         return q.rows(then.sql, [...then.params]);
       }),
     );
