@@ -126,14 +126,29 @@ export const MIGRATIONS: Migration[] = [
 // has no ADD COLUMN IF NOT EXISTS, so a second process adding the same column gets it (and only then is it benign).
 const ALREADY_EXISTS = new Set(['57', '82']);
 
+/**
+ * ClickHouse 18.16's answer to an ALTER that ran into another process's ALTER adding the same column ("Code: 179,
+ * Different expressions with the same alias <column>_tmp"; seen when four processes migrated a new cluster database
+ * at once). Asked again once the other is done, the column is there (code 44, taken as done).
+ */
+const CONCURRENT_ALTER = /Code: 179\b/;
+const CONCURRENT_ALTER_ATTEMPTS = 5;
+
 async function idempotent(conn: ClickHouseConnection, sql: string): Promise<void> {
-  try {
-    await conn.exec(sql);
-  } catch (err) {
-    const message = String((err as Error).message);
-    const code = String((err as { code?: unknown }).code ?? /Code: (\d+)/.exec(message)?.[1]);
-    if (ALREADY_EXISTS.has(code) || (code === '44' && /already exists/.test(message))) return;
-    throw err;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await conn.exec(sql);
+      return;
+    } catch (err) {
+      const message = String((err as Error).message);
+      const code = String((err as { code?: unknown }).code ?? /Code: (\d+)/.exec(message)?.[1]);
+      if (ALREADY_EXISTS.has(code) || (code === '44' && /already exists/.test(message))) return;
+      if (/^ALTER /.test(sql) && CONCURRENT_ALTER.test(message) && attempt < CONCURRENT_ALTER_ATTEMPTS) {
+        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+        continue;
+      }
+      throw err;
+    }
   }
 }
 
