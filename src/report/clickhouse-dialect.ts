@@ -182,15 +182,14 @@ export class ClickHouseDialect extends SqlDialect {
     return this.newestVisits(columns, 'v', { site, where, few: true });
   }
 
-  /** One condition: each part would merge the site's visit versions again (newestVisits). */
+  /**
+   * Every edge visit in one condition: each part would merge the site's visit versions again (newestVisits). One
+   * side alone (asked only with a prelude, which this dialect has none of) as the base class writes it.
+   */
   override edgeVisitIds(site: string, from: string, until: string, whole: readonly string[], side: 'start' | 'end' | 'both' = 'both', columns = 'v.visit_id'): string {
-    const failing = whole.length > 0 ? [`(v.last_seen_at < ${until} AND NOT (${whole.join(' AND ')}))`] : [];
-    const edge = {
-      start: [`v.started_at < ${from}`, ...failing].join(' OR '),
-      end: `v.started_at >= ${from} AND v.last_seen_at >= ${until}`,
-      both: `NOT (${[`v.started_at >= ${from}`, `v.last_seen_at < ${until}`, ...whole].join(' AND ')})`,
-    }[side];
-    return this.visitIds(site, ['v.pageviews > 0', `v.started_at < ${until}`, `v.last_seen_at >= ${from}`, `(${edge})`], columns);
+    if (side !== 'both') return super.edgeVisitIds(site, from, until, whole, side, columns);
+    const inside = [`v.started_at >= ${from}`, `v.last_seen_at < ${until}`, ...whole].join(' AND ');
+    return this.visitIds(site, ['v.pageviews > 0', `v.started_at < ${until}`, `v.last_seen_at >= ${from}`, `NOT (${inside})`], columns);
   }
 
   /**

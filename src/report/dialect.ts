@@ -16,7 +16,7 @@ export interface CompiledQuery {
    * without the plan that bounds its reads.
    */
   fallback?: CompiledQuery;
-  /** Run first, in the same snapshot of the data: its one row fills some of `params` (plan-sql.ts, edgeHitTimes). */
+  /** Run first, in the same snapshot of the data: its one row fills some of `params` (plan-sql.ts, edgeVisitHits). */
   prelude?: Prelude;
 }
 

@@ -85,11 +85,10 @@ export function journeysQuery(d: SqlDialect, q: ReportQuery, o: JourneyOptions):
     ` WHERE h.site_id = ${site} AND h.type = 'pageview' AND h.ts >= ${from} AND h.ts < ${until}${more}${withEntry}${visitKept}` +
     ` GROUP BY h.visit_id${having}`;
   // With recorded journeys, the pages of the range's edge visits only, read near its ends (edgeVisitHits).
-  const range = { site, from, until, siteId: q.siteId, fromDate: q.from, untilDate: q.until };
   w.add(
     'j',
     recorded
-      ? edgeVisitHits(d, b, range, ['v.journey_length > 0'], 'h.ts', (time, ids) => pagesOf(`${time ? ` AND ${time}` : ''} AND h.visit_id IN (${ids})`))
+      ? edgeVisitHits(d, b, q, { site, from, until }, ['v.journey_length > 0'], 'h.ts', (time, ids) => pagesOf(`${time ? ` AND ${time}` : ''} AND h.visit_id IN (${ids})`))
       : pagesOf(''),
   );
   // Visit filters (entry and exit page) are the visit's, as in /v1/aggregations: the visits table joined per

@@ -46,7 +46,7 @@ export function pages(ctx: PlanContext, q: ReportQuery, b: Binder): string {
   const edgeSel = (time: string, ids: string) => `SELECT * FROM ${w.ref('sel')} WHERE visit_id IN (${ids})${time ? ` AND ${time}` : ''}`;
   const edgeRows = q.dateGrouping
     ? edgeSel('', `SELECT visit_id FROM ${w.ref('edge')}`)
-    : edgeVisitHits(d, b, { site, from, until, siteId: q.siteId, fromDate: q.from, untilDate: q.until }, ['v.paths_exact'], 'ts', edgeSel);
+    : edgeVisitHits(d, b, q, { site, from, until }, ['v.paths_exact'], 'ts', edgeSel);
   const parts =
     `SELECT ${lead}count(*) AS pv, sum(CASE WHEN first_view THEN 1 ELSE 0 END) AS pairs FROM ${w.ref('sel')} ` +
     `WHERE visit_id NOT IN (SELECT visit_id FROM ${w.ref('edge')})${groupBy()} ` +

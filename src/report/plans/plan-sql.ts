@@ -62,18 +62,15 @@ export function inexactFirstViews(d: SqlDialect, site: string, from: string, unt
   return d.edgeVisitIds(site, from, until, ['v.paths_exact', ...alsoWhole]);
 }
 
-/** The report's site and range as bound SQL (`site`, `from`, `until`) and as values. */
+/** The report's site and range as the statement's bound SQL (the prelude binds their values again). */
 export interface BoundRange {
   site: string;
   from: string;
   until: string;
-  siteId: string;
-  fromDate: Date;
-  untilDate: Date;
 }
 
 /**
- * The hits of the range's edge visits (SqlDialect.edgeVisitIds with `whole`) as SQL: `hits(time, visitIds)` makes a
+ * The hits of `q`'s range's edge visits (SqlDialect.edgeVisitIds with `whole`) as SQL: `hits(time, visitIds)` makes a
  * SELECT of the hits in the range meeting the condition `time` ('' for none) whose visit is among `visitIds`. On
  * DuckDB these are two SELECTs, UNION ALL (their visits are disjoint): the hits of the visits crossing the range's
  * start or failing `whole`, before the latest end among them, and those of the visits crossing its end, from the
@@ -88,6 +85,7 @@ export interface BoundRange {
 export function edgeVisitHits(
   d: SqlDialect,
   b: Binder,
+  q: { siteId: string; from: Date; until: Date },
   r: BoundRange,
   whole: readonly string[],
   ts: string,
@@ -96,7 +94,7 @@ export function edgeVisitHits(
   if (!d.preludes) return hits('', d.edgeVisitIds(r.site, r.from, r.until, whole));
   if (whole.some((c) => /\$\d/.test(c))) throw new Error('edgeVisitHits: `whole` must not read parameters');
   const [before, after] = b.filledBy(['before_ms', 'after_ms'], (e) => {
-    const [site, start, end] = [e.value(r.siteId), e.value(r.fromDate), e.value(r.untilDate)];
+    const [site, start, end] = [e.value(q.siteId), e.value(q.from), e.value(q.until)];
     const ends = (side: 'start' | 'end') =>
       d.edgeVisitIds(site, start, end, whole, side, `${side === 'start' ? 1 : 0} AS at_start, v.started_at AS started_at, v.last_seen_at AS last_seen_at`);
     // Milliseconds: the latest end rounded up (a stored time may have microseconds), the earliest start down.

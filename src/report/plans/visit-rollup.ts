@@ -19,7 +19,9 @@ export function visitRollup(ctx: PlanContext, q: ReportQuery, b: Binder): string
   const site = b.value(q.siteId);
   const from = b.value(q.from);
   const until = b.value(q.until);
-  const inside = `v.started_at >= ${from} AND v.last_seen_at < ${until}${q.dateGrouping ? ` AND ${bucketOf('v.started_at')} = ${bucketOf('v.last_seen_at')}` : ''}`;
+  // A visit in one time bucket: counted from its row (with the range's own ends, `inside`).
+  const oneBucket = q.dateGrouping ? [`${bucketOf('v.started_at')} = ${bucketOf('v.last_seen_at')}`] : [];
+  const inside = [`v.started_at >= ${from}`, `v.last_seen_at < ${until}`, ...oneBucket].join(' AND ');
   const ts = q.dateGrouping ? [`${bucketOf('v.started_at')} AS ${TIMESTAMP_ALIAS}`] : [];
   const facts = 'v.entry_page, v.exit_page, v.started_at, v.last_seen_at, v.pageviews';
   const edge = [`v.pageviews > 0`, `v.started_at < ${until}`, `v.last_seen_at >= ${from}`, `NOT (${inside})`];
@@ -30,8 +32,8 @@ export function visitRollup(ctx: PlanContext, q: ReportQuery, b: Binder): string
     `FROM ${d.table('hits', 'h')} WHERE h.site_id = ${site} AND h.type = 'pageview' AND h.ts >= ${from} AND h.ts < ${until} ` +
     `${time ? `AND ${time} ` : ''}AND h.visit_id IN (${ids}) GROUP BY ${q.dateGrouping ? `${TIMESTAMP_ALIAS}, ` : ''}h.visit_id`;
   const edgeHits = q.dateGrouping
-    ? edgeHitsOf('', d.edgeVisitIds(site, from, until, [`${bucketOf('v.started_at')} = ${bucketOf('v.last_seen_at')}`]))
-    : edgeVisitHits(d, b, { site, from, until, siteId: q.siteId, fromDate: q.from, untilDate: q.until }, [], 'h.ts', edgeHitsOf);
+    ? edgeHitsOf('', d.edgeVisitIds(site, from, until, oneBucket))
+    : edgeVisitHits(d, b, q, { site, from, until }, [], 'h.ts', edgeHitsOf);
   const rollup =
     `SELECT ${[...ts, 'v.visit_id AS visit_id', 'v.pageviews AS n', facts].join(', ')} FROM ${visits} ` +
     `WHERE v.site_id = ${site} AND v.pageviews > 0 AND ${inside} ` +
