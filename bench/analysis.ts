@@ -19,8 +19,8 @@ const ENGAGEMENT_PERCENT = 40;
 
 /**
  * Engagement hits for about ENGAGEMENT_PERCENT% of the site's pageviews, by SQL: a copy of the pageview (its visit,
- * visitor, page, enrichment and attribution) 1-59 s later, of type 'engagement', not a first view, with a scroll
- * depth of 0-100 and 0-120 s engaged. The choice and the values are hashes of the row, so every run has the same
+ * page, enrichment and attribution; its visitor's id for its own UTC day) 1-59 s later, of type 'engagement', not a
+ * first view, with a scroll depth of 0-100 and 0-120 s engaged. The choice and the values are hashes of the row, so every run has the same
  * rows. Appended after the pageviews (live hits arrive in time order; the range covers the whole table, so the
  * order changes what the reports read by nothing).
  */
@@ -29,6 +29,7 @@ async function addEngagement(db: DuckDatabase, siteId: string): Promise<void> {
     await q.exec(
       `INSERT INTO hits
        SELECT * REPLACE ('engagement' AS type, ts + to_milliseconds(CAST(1000 + hash(visit_id, ts, 1) % 58000 AS BIGINT)) AS ts, false AS first_view,
+                         xor(visitor_id, xor(hash(CAST(ts AS DATE)), hash(CAST(ts + to_milliseconds(CAST(1000 + hash(visit_id, ts, 1) % 58000 AS BIGINT)) AS DATE)))) AS visitor_id,
                          CAST(hash(visit_id, ts, 2) % 101 AS UTINYINT) AS scroll_depth, CAST(hash(visit_id, ts, 3) % 120001 AS UINTEGER) AS engaged_ms)
        FROM hits WHERE site_id = ? AND type = 'pageview' AND hash(visit_id, ts) % 100 < ${ENGAGEMENT_PERCENT}`,
       [siteId],

@@ -34,7 +34,10 @@ export const DAY = 86_400_000;
  * with 1-4 pageviews a minute apart (about 45% bounces; a visit lasts until up to a minute after its last
  * pageview), Zipf-like pages, a handful of sources and countries, and each visit's first view of a page flagged
  * as the pipeline flags it. Visit ids are random 64-bit numbers (a hash of the row number), as the pipeline's are:
- * sequential ids would keep ClickHouse's parts of visits apart and spare FINAL most of its merging.
+ * sequential ids would keep ClickHouse's parts of visits apart and spare FINAL most of its merging. About a million
+ * people come back over the month; each hit carries the person's id for its UTC day (the person's number xor a hash
+ * of the day: a visitor-day, as the pipeline's daily salt makes them, so a visit across midnight has two), which
+ * reports may rely on (plans/visitor-days.ts); the visit carries the id of the day it started.
  */
 export async function load(db: DuckDatabase, siteId: string, pageviews: number, end: Date): Promise<{ visits: number }> {
   const visits = Math.round(pageviews / 2.1); // 45% bounce, the rest 2-4 pageviews: 2.1 on average
@@ -43,7 +46,7 @@ export async function load(db: DuckDatabase, siteId: string, pageviews: number, 
     await q.exec('SELECT setseed(0.42)');
     await q.exec(
       `INSERT INTO visits
-       SELECT hash(i), ?, (i * 7919) % 1000003, ts, ts + to_milliseconds(CAST(dur AS BIGINT)),
+       SELECT hash(i), ?, xor((i * 7919) % 1000003, hash(CAST(ts AS DATE))), ts, ts + to_milliseconds(CAST(dur AS BIGINT)),
               '/page-' || CAST(floor(pow(r1, 3) * 400) AS INTEGER), '/page-' || CAST(floor(pow(r2, 3) * 400) AS INTEGER),
               'https://bench.example', pv, 0, '', '', true, '', '', '', '', '', '', '', '', 0, '', '', '', ''
        FROM (SELECT i, to_timestamp(CAST(? AS DOUBLE) / 1000 + i * (30 * 86400.0 / ?)) :: TIMESTAMP AS ts, random() AS r1, random() AS r2,
@@ -55,7 +58,9 @@ export async function load(db: DuckDatabase, siteId: string, pageviews: number, 
       `INSERT INTO hits
        SELECT * EXCLUDE (k), row_number() OVER (PARTITION BY visit_id, pathname ORDER BY ts, k) = 1 AS first_view,
               NULL AS prop_keys, NULL AS prop_values, 0 AS scroll_depth, 0 AS engaged_ms FROM (
-       SELECT v.site_id, 'pageview' AS type, v.started_at + to_milliseconds(CAST(k * 60000 AS BIGINT)) AS ts, v.visitor_id,
+       SELECT v.site_id, 'pageview' AS type, v.started_at + to_milliseconds(CAST(k * 60000 AS BIGINT)) AS ts,
+              -- The person's id for the hit's own day: the visit's xor its day's hash xor the hit's day's.
+              xor(v.visitor_id, xor(hash(CAST(v.started_at AS DATE)), hash(CAST(v.started_at + to_milliseconds(CAST(k * 60000 AS BIGINT)) AS DATE)))) AS visitor_id,
               v.visit_id AS visit_id,
               v.exit_hostname,
               CASE WHEN k = 0 THEN v.entry_page WHEN k = v.pageviews - 1 THEN v.exit_page
@@ -99,7 +104,7 @@ async function generateInClickHouse(conn: ClickHouseConnection, siteId: string, 
   const uniform = (seed: number) => `(rand(${seed}) / 4294967296)`;
   await conn.insert(
     `INSERT INTO visits (visit_id, site_id, visitor_id, started_at, last_seen_at, entry_page, exit_page, exit_hostname, pageviews, events, paths_exact, version)
-     SELECT sipHash64(number, ${sqlLiteral(start)}), ${site}, (number * 7919) % 1000003, ${sqlLiteral(start)} + toInt64(number * ${sqlLiteral((30 * DAY) / visits)}) AS st,
+     SELECT sipHash64(number, ${sqlLiteral(start)}), ${site}, bitXor((number * 7919) % 1000003, sipHash64(toDate(st, 'UTC'))), ${sqlLiteral(start)} + toInt64(number * ${sqlLiteral((30 * DAY) / visits)}) AS st,
             st + (pv - 1) * 60000 + toInt64(floor(${uniform(3)} * 60000)),
             concat('/page-', toString(toUInt32(floor(pow(${uniform(4)}, 3) * 400)))), concat('/page-', toString(toUInt32(floor(pow(${uniform(5)}, 3) * 400)))),
             'https://bench.example', if(${uniform(1)} < 0.45, 1, 2 + toUInt32(floor(${uniform(2)} * 3))) AS pv, 0, 1, pv
@@ -108,7 +113,8 @@ async function generateInClickHouse(conn: ClickHouseConnection, siteId: string, 
   // Each visit's pages as an array: the first view of a page is its first index in it (as the pipeline flags it).
   await conn.insert(
     `INSERT INTO hits (site_id, type, ts, visitor_id, visit_id, hostname, pathname, referrer_hostname, referrer_source, browser, operating_system, device_type, country_code, first_view)
-     SELECT site_id, 'pageview', started_at + k * 60000, visitor_id, visit_id, exit_hostname, paths[k + 1] AS p,
+     SELECT site_id, 'pageview', started_at + k * 60000 AS hit_ts, bitXor(visitor_id, bitXor(sipHash64(toDate(started_at, 'UTC')), sipHash64(toDate(hit_ts, 'UTC')))),
+            visit_id, exit_hostname, paths[k + 1] AS p,
             ['', 'https://www.google.com', 'https://t.co', 'https://news.ycombinator.com', 'https://www.reddit.com'][1 + visit_id % 5],
             ['', 'Google', 'Twitter', 'Hacker News', 'Reddit'][1 + visit_id % 5],
             ['Chrome', 'Safari', 'Firefox', 'Edge'][1 + rand(6) % 4], ['Windows', 'macOS', 'iOS', 'Android', 'Linux'][1 + rand(7) % 5],

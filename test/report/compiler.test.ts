@@ -58,13 +58,28 @@ describe('ReportCompiler plans', () => {
     }
   });
 
-  it('counts grouped visitors in disjoint slices of visitor ids when asked, and totals in one pass', () => {
-    const slices = (sql: string) => [...sql.matchAll(/visitor_id % (\d+) = (\d+)/g)].map((m) => `${m[2]}/${m[1]}`);
+  it('counts visitors in disjoint slices when asked: one per UTC day, grouped ones cut by visitor id where the days are fewer', () => {
+    const passes = (sql: string) => (sql.match(/count\(DISTINCT p\.visitor_id\) AS n FROM/g) ?? []).length;
+    const byId = (sql: string) => [...sql.matchAll(/visitor_id % (\d+) = (\d+)/g)].map((m) => `${m[2]}/${m[1]}`);
     const grouped: Partial<ReportQuery> = { aggregates: ['visitors', 'pageviews'], fieldGrouping: ['pathname'] };
-    assert.deepEqual(slices(compile({ ...grouped, visitorSlices: 4 }).sql), ['0/4', '1/4', '2/4', '3/4']);
-    assert.deepEqual(slices(compile({ aggregates: ['visitors'], dateGrouping: 'day', visitorSlices: 4 }).sql), ['0/4', '1/4', '2/4', '3/4']);
-    assert.deepEqual(slices(compile(grouped).sql), [], 'one pass unless asked');
-    assert.deepEqual(slices(compile({ aggregates: ['visitors'], visitorSlices: 4 }).sql), [], 'a total counts distinct visitors, not pairs');
+    // The base range is March 2026: 31 UTC days, more than the slices asked for.
+    const month = compile({ ...grouped, visitorSlices: 4 }).sql;
+    assert.equal(passes(month), 31);
+    assert.deepEqual(byId(month), []);
+    assert.equal(passes(compile({ aggregates: ['visitors'], dateGrouping: 'day', visitorSlices: 4 }).sql), 31);
+    // One day, four slices: the day's pageviews in four slices of visitor ids.
+    const day = compile({ ...grouped, visitorSlices: 4, from: new Date('2026-03-02T00:00:00Z'), until: new Date('2026-03-03T00:00:00Z') }).sql;
+    assert.equal(passes(day), 4);
+    assert.deepEqual(byId(day), ['0/4', '1/4', '2/4', '3/4']);
+    // Two days and a half (a zone's local days): three slices of time, each cut in two.
+    const zoned = compile({ ...grouped, visitorSlices: 4, from: new Date('2026-03-02T05:00:00Z'), until: new Date('2026-03-04T05:00:00Z') }).sql;
+    assert.equal(passes(zoned), 6);
+    assert.deepEqual(byId(zoned), ['0/2', '1/2', '0/2', '1/2', '0/2', '1/2']);
+    assert.equal(passes(compile(grouped).sql), 0, 'one pass unless asked');
+    const total = compile({ aggregates: ['visitors'], visitorSlices: 4 }).sql;
+    assert.equal(passes(total), 31, 'a total, a slice a day');
+    const dayTotal = compile({ aggregates: ['visitors'], visitorSlices: 4, from: new Date('2026-03-02T00:00:00Z'), until: new Date('2026-03-03T00:00:00Z') }).sql;
+    assert.equal(passes(dayTotal) + byId(dayTotal).length, 1, 'a total holds visitors only, not pairs: never cut by id');
   });
 
   it('binds every request value as a numbered parameter', () => {
