@@ -100,11 +100,13 @@ export class SqlDialect {
   /** Whether `WITH name AS (subquery)` exists; without it the compiler inlines each subquery where it is read. */
   readonly commonTableExpressions: boolean = true;
   /**
-   * Whether grouped `visitors` counts on a large store are made in disjoint slices of visitor ids, one after
-   * another, and added up: exact, because no visitor is in two slices. DuckDB holds every distinct (group,
-   * visitor) pair of a slice in its hash table at once, so the slices bound the memory of the report that sets the
-   * server's peak (top pages with visitors over 10 M pageviews: 520 MiB in one pass, 280 in four, 190 in eight;
-   * docs/benchmarks.md, "Memory: measurements behind the code"). How many: ReportEngine, by the store's size.
+   * Whether `visitors` on a large store are counted in disjoint slices, one after another, and added up: slices of
+   * time cut at UTC midnights (exact, because every visitor id is one UTC day's, StoredHit), grouped ones cut again by
+   * visitor id where the range has few days (plans/visitor-days.ts). DuckDB holds every distinct (group, visitor)
+   * pair of a slice in its hash table at once, so the slices bound the memory of the report that sets the server's
+   * peak (top pages with visitors over 10 M pageviews: 520 MiB in one pass, 280 in four, 190 in eight;
+   * docs/benchmarks.md, "Memory: measurements behind the code"), and smaller tables are faster. How many:
+   * ReportEngine, by the store's size.
    */
   readonly slicesVisitors: boolean = true;
   /**

@@ -75,15 +75,16 @@ export interface Journeys {
   paths: JourneyPath[];
 }
 
-/** Stored hits per slice of visitor ids when grouped `visitors` are counted in slices (SqlDialect.slicesVisitors). */
+/** Stored hits per slice when `visitors` are counted in slices (SqlDialect.slicesVisitors, plans/visitor-days.ts). */
 export const HITS_PER_VISITOR_SLICE = 1_250_000;
 export const MAX_VISITOR_SLICES = 16;
 
 /**
- * How many slices grouped visitors are counted in on a store of `hits` hits: one per 1.25 M, so that a slice's
- * distinct (group, visitor) pairs stay under ~70 MiB of DuckDB's memory whatever the store's size (10 M: eight,
- * 190 MiB for top pages with visitors); one below that, where each slice's fixed cost would show (a 20,000-pageview
- * store: 9 → 17 ms of CPU in four); at most 16, past which a slice's own scan costs more than it saves.
+ * At least how many slices grouped visitors are counted in on a store of `hits` hits: one per 1.25 M, so that a
+ * slice's distinct (group, visitor) pairs stay under ~70 MiB of DuckDB's memory whatever the store's size (10 M:
+ * eight, 190 MiB for top pages with visitors); one below that (no slices: one pass), where each slice's fixed cost
+ * would show (a 20,000-pageview store: 9 → 17 ms of CPU in four); at most 16. The slices are UTC days of the range,
+ * each cut by visitor id where the days are fewer (plans/visitor-days.ts).
  */
 export const visitorSlicesFor = (hits: number): number =>
   Math.min(MAX_VISITOR_SLICES, Math.max(1, Math.ceil(hits / HITS_PER_VISITOR_SLICE)));

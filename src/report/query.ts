@@ -51,7 +51,7 @@ export interface ReportQuery {
    * funnel-filter.ts). The funnel is walked over the report's range and filters plus the funnel's own `filters`.
    */
   funnel?: FunnelFilter;
-  /** Grouped `visitors` counted in this many slices of visitor ids (SqlDialect.slicesVisitors); default 1. */
+  /** `visitors` counted in slices, at least this many where grouped (SqlDialect.slicesVisitors); default 1: one pass. */
   visitorSlices?: number;
 }
 
