@@ -4,7 +4,7 @@
 import { pageGoalPathRegex } from '../domain/page-goal-paths.js';
 import { atLeast, CLICKHOUSE_18_16, type ClickHouseFeatures } from '../store/clickhouse/features.js';
 import { sqlLiteral } from '../store/clickhouse/literal.js';
-import { SqlDialect, type Binder, type JoinScope, type SqlValue } from './dialect.js';
+import { DAY_MS, SqlDialect, type Binder, type JoinScope, type SqlValue } from './dialect.js';
 import type { DateGrouping } from './fields.js';
 
 const START_OF: Record<DateGrouping, string> = {
@@ -23,6 +23,9 @@ export class ClickHouseDialect extends SqlDialect {
   override readonly commonTableExpressions: boolean = false;
   // ClickHouse's memory is the database server's, and uniqExact's hash sets are compact: one pass.
   override readonly slicesVisitors: boolean = false;
+  // One pass counting each UTC day's visitors apart, added up: 18.16 on 10 M pageviews, browsers 1.3 → 0.75 s,
+  // a total 0.72 → 0.46 s (docs/benchmarks.md, "How reports are planned").
+  override readonly visitorsByDay: boolean = true;
   // Values are inlined literals: nothing is left for a prelude to fill.
   override readonly preludes: boolean = false;
 
@@ -116,6 +119,10 @@ export class ClickHouseDialect extends SqlDialect {
 
   override countDistinct(column: string): string {
     return `uniqExact(${column})`;
+  }
+
+  override utcDayNumber(ts: string): string {
+    return `intDiv(${ts}, ${DAY_MS})`;
   }
 
   /**

@@ -5,6 +5,9 @@ import { pageGoalPathLike } from '../domain/page-goal-paths.js';
 import type { OffsetSpan } from '../domain/zoned-time.js';
 import type { DateGrouping } from './fields.js';
 
+/** A UTC day in milliseconds (a day of visitor ids: StoredHit). */
+export const DAY_MS = 86_400_000;
+
 export type SqlValue = string | number | boolean | null | Date | bigint;
 
 /** SQL text and the values bound to its placeholders (empty for dialects that inline escaped literals). */
@@ -109,6 +112,12 @@ export class SqlDialect {
    * ReportEngine, by the store's size.
    */
   readonly slicesVisitors: boolean = true;
+  /**
+   * Whether `visitors` counted in one pass (a small store, or a dialect that does not slice) are counted per UTC day
+   * and added up, in one statement: exact for the same reason as the slices, and smaller hash sets (ClickHouse). On
+   * DuckDB the extra grouping cost more than it saved (browsers over 30 days: 866 against 374 ms in slices).
+   */
+  readonly visitorsByDay: boolean = false;
   /**
    * Whether values are bound parameters that a prelude may fill after compiling (CompiledQuery.prelude): DuckDB's
    * zone maps then skip the row groups a bound excludes, which a bound computed inside the statement does not do.
@@ -227,6 +236,11 @@ export class SqlDialect {
   /** Aggregate: `value` of the row with the least `by`. */
   argMin(value: string, by: string): string {
     return `arg_min(${value}, ${by})`;
+  }
+
+  /** The UTC day of the hits' time column `ts` as a whole number (days since 1970). */
+  utcDayNumber(ts: string): string {
+    return `CAST(epoch_ms(${ts}) // ${DAY_MS} AS BIGINT)`;
   }
 
   countDistinct(column: string): string {

@@ -3,14 +3,12 @@
 // not a per-visit count). Visit-level groups and filters join each hit's visit. Sorted by visitors with a limit, only
 // the groups that can be listed are counted (`topOnly`, plans/top-visitors.ts).
 
-import type { Binder } from '../dialect.js';
+import { DAY_MS, type Binder } from '../dialect.js';
 import type { ReportQuery } from '../query.js';
 import { aggregateAlias } from '../result-columns.js';
 import type { PlanContext } from './plan-sql.js';
 import { topVisitors } from './top-visitors.js';
 import { typedHits } from './typed-hits.js';
-
-const DAY_MS = 86_400_000;
 
 /**
  * Most slices of time a report's visitors are counted in: a longer range takes several UTC days a slice. Each slice
@@ -47,6 +45,15 @@ export function visitorDays(ctx: PlanContext, q: ReportQuery, b: Binder, topOnly
   const visitors = aggregateAlias('visitors');
   const groupBy = (from: string) => (keys.length > 0 ? ` GROUP BY ${keys.map((k) => `${from}.${k.alias}`).join(', ')}` : '');
   const slices = q.visitorSlices ?? 1;
+  if (slices <= 1 && d.visitorsByDay) {
+    // Each UTC day's visitors apart, added up (SqlDialect.visitorsByDay).
+    const day = `${d.utcDayNumber('h.ts')} AS visitor_day`;
+    const daily =
+      `SELECT ${[...keys.map((k) => `p.${k.alias} AS ${k.alias}`), `${d.countDistinct('p.visitor_id')} AS n`].join(', ')}` +
+      ` FROM (SELECT ${[...selected, day].join(', ')} FROM ${d.table('hits', 'h')}${join} WHERE ${where.join(' AND ')}) p` +
+      ` GROUP BY ${[...keys.map((k) => `p.${k.alias}`), 'p.visitor_day'].join(', ')}`;
+    return `SELECT ${[...keys.map((k) => keyOf(k, 's')), `${d.sumInteger('s.n')} AS ${visitors}`].join(', ')} FROM (${daily}) s${groupBy('s')}`;
+  }
   if (slices <= 1) {
     return `SELECT ${[...keys.map((k) => keyOf(k, 'p')), `${d.countDistinct('p.visitor_id')} AS ${visitors}`].join(', ')} FROM ${pageviews()}${groupBy('p')}`;
   }
