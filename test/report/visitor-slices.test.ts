@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { HITS_PER_VISITOR_SLICE, MAX_VISITOR_SLICES, visitorSlicesFor } from '../../src/report/engine.js';
 import { parseReportRequest } from '../../src/report/parse.js';
-import { MAX_TIME_SLICES, utcDayCuts } from '../../src/report/plans/visitor-days.js';
+import { MAX_TIME_SLICES, utcDayCuts } from '../../src/report/plans/day-slices.js';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
 import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
 import { migrate } from '../../src/store/duckdb/migrations.js';

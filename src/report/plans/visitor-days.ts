@@ -3,37 +3,13 @@
 // not a per-visit count). Visit-level groups and filters join each hit's visit. Sorted by visitors with a limit, only
 // the groups that can be listed are counted (`topOnly`, plans/top-visitors.ts).
 
-import { DAY_MS, type Binder } from '../dialect.js';
+import type { Binder } from '../dialect.js';
 import type { ReportQuery } from '../query.js';
 import { aggregateAlias } from '../result-columns.js';
+import { daySlices } from './day-slices.js';
 import type { PlanContext } from './plan-sql.js';
 import { topVisitors } from './top-visitors.js';
 import { typedHits } from './typed-hits.js';
-
-/**
- * Most slices of time a report's visitors are counted in: a longer range takes several UTC days a slice. Each slice
- * is a part of the statement that DuckDB plans and starts on its own, about half a millisecond even where it reads
- * nothing (334 empty days: 133 ms; docs/benchmarks.md, "How reports are planned").
- */
-export const MAX_TIME_SLICES = 62;
-
-/**
- * Where [from, until) is cut into slices of time: its two ends and, between them, UTC midnights (every one, or every
- * k-th where there are more than MAX_TIME_SLICES - 1), ascending. Every visitor id is of one UTC day (StoredHit), so
- * no visitor has pageviews in two slices.
- */
-export function utcDayCuts(from: Date, until: Date, max = MAX_TIME_SLICES): Date[] {
-  const start = from.getTime();
-  const end = until.getTime();
-  const firstMidnight = Math.floor(start / DAY_MS) * DAY_MS + DAY_MS;
-  const midnights = end > firstMidnight ? Math.ceil((end - firstMidnight) / DAY_MS) : 0;
-  // Days per slice: enough that at most `max` slices remain (one more than the cuts between the ends).
-  const step = Math.max(1, Math.ceil(midnights / (max - 1)));
-  const cuts = [from];
-  for (let i = 0; i < midnights; i += step) cuts.push(new Date(firstMidnight + i * DAY_MS));
-  cuts.push(until);
-  return cuts;
-}
 
 export function visitorDays(ctx: PlanContext, q: ReportQuery, b: Binder, topOnly = false): string {
   if (topOnly) return topVisitors(ctx, q, b);
@@ -58,20 +34,16 @@ export function visitorDays(ctx: PlanContext, q: ReportQuery, b: Binder, topOnly
     return `SELECT ${[...keys.map((k) => keyOf(k, 'p')), `${d.countDistinct('p.visitor_id')} AS ${visitors}`].join(', ')} FROM ${pageviews()}${groupBy('p')}`;
   }
   // Disjoint slices of the visitors, counted one after another and added up (see SqlDialect.slicesVisitors): slices
-  // of time cut at UTC midnights, each reading only its own row groups of the hits (stored in time order), so that all
-  // of them together read the range about once, each with a hash table of its own day's visitors (a total over 30
-  // days of 10 M pageviews: 481 ms in one pass, 245 in days). Where the range has fewer days than `slices`, grouped
-  // visitors are cut again by visitor id, so that no slice holds more (group, visitor) pairs than `slices` slices of
-  // the whole store would (a total holds visitors only). The slice is chosen where the hits are read: DuckDB would
-  // otherwise work out every group key before filtering.
-  const cuts = utcDayCuts(q.from, q.until);
-  const byId = keys.length > 0 ? Math.ceil(slices / (cuts.length - 1)) : 1;
+  // of time cut at UTC midnights (day-slices.ts), each reading only its own row groups, so that all of them together
+  // read the range about once, each with a hash table of its own day's visitors (a total over 30 days of 10 M
+  // pageviews: 481 ms in one pass, 245 in days). Where the range has fewer days than `slices`, grouped visitors are cut
+  // again by visitor id, so that no slice holds more (group, visitor) pairs than `slices` slices of the whole store
+  // would (a total holds visitors only). The slice is chosen where the hits are read: DuckDB would otherwise work out
+  // every group key before filtering.
+  const days = daySlices(q, b, join !== '');
+  const byId = keys.length > 0 ? Math.ceil(slices / days.length) : 1;
   const counts: string[] = [];
-  for (let i = 0; i + 1 < cuts.length; i++) {
-    const start = b.value(cuts[i]!);
-    const end = b.value(cuts[i + 1]!);
-    // A pageview of the slice is of a visit overlapping it: the visits table read where its zone maps allow.
-    const within = [`h.ts >= ${start}`, `h.ts < ${end}`, ...(join ? [`v.started_at < ${end}`, `v.last_seen_at >= ${start}`] : [])];
+  for (const within of days) {
     for (let j = 0; j < byId; j++) {
       counts.push(
         `SELECT ${[...keys.map((k) => `p.${k.alias} AS ${k.alias}`), `${d.countDistinct('p.visitor_id')} AS n`].join(', ')}` +
