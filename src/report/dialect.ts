@@ -170,6 +170,10 @@ export class SqlDialect {
    * expression's `.` does not cross, is ruled out apart.
    */
   pagePathMatch(column: string, path: string, b: Binder): string {
+    // A pattern whose only `*` ends it (`/blog/*`) as a prefix test: DuckDB makes one of a literal LIKE pattern, not of
+    // a bound one (10 M pathnames: 63 against 97 ms).
+    const parts = path.split(/\*+/);
+    if (parts.length === 2 && parts[1] === '') return `(starts_with(${column}, ${b.value(parts[0]!)}) AND strpos(${column}, chr(10)) = 0)`;
     return `(${column} LIKE ${b.value(pageGoalPathLike(path))} ESCAPE '\\' AND strpos(${column}, chr(10)) = 0)`;
   }
 
