@@ -20,9 +20,9 @@ const ENGAGEMENT_PERCENT = 40;
 /**
  * Engagement hits for about ENGAGEMENT_PERCENT% of the site's pageviews, by SQL: a copy of the pageview (its visit,
  * page, enrichment and attribution; its visitor's id for its own UTC day) 1-59 s later, of type 'engagement', not a
- * first view, with a scroll depth of 0-100 and 0-120 s engaged. The choice and the values are hashes of the row, so every run has the same
- * rows. Appended after the pageviews (live hits arrive in time order; the range covers the whole table, so the
- * order changes what the reports read by nothing).
+ * first view, with a scroll depth of 0-100 and 0-120 s engaged. The choice and the values are hashes of the row, so
+ * every run has the same rows. Appended after the pageviews (live hits arrive in time order; the range covers the
+ * whole table, so the order changes what the reports read by nothing).
  */
 async function addEngagement(db: DuckDatabase, siteId: string): Promise<void> {
   await db.transaction(async (q) => {

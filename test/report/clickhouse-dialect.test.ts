@@ -78,6 +78,15 @@ describe('ClickHouseDialect against DuckDB', () => {
     }
   });
 
+  it("numbers a hit's UTC day as DuckDB does (ClickHouse counts visitors a day at a time)", async () => {
+    for (const at of ['1970-01-01T00:00:00.000Z', '2026-03-08T23:59:59.999Z', '2026-03-09T00:00:00.000Z', '2024-02-29T12:30:00.001Z']) {
+      const [d] = await db.serial((q) => q.rows(`SELECT ${duck.utcDayNumber('$1')} AS n`, [new Date(at)]));
+      const [c] = await conn.rows(`SELECT ${ch.utcDayNumber(sqlLiteral(new Date(at)))} AS n`);
+      assert.equal(Number(d!.n), Math.floor(Date.parse(at) / 86_400_000), at);
+      assert.equal(Number(c!.n), Number(d!.n), at);
+    }
+  });
+
   it('compiles reports with every value inlined and no common table expressions', () => {
     const query: ReportQuery = {
       entity: 'pageview',
