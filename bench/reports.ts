@@ -21,7 +21,8 @@ import { ClickHouseConnection, parseClickHouseUrl } from '../src/store/clickhous
 import type { ClickHouseEventStore } from '../src/store/clickhouse/event-store.js';
 import { sqlLiteral, stringLiteral } from '../src/store/clickhouse/literal.js';
 import type { OpenTransport } from '../src/store/clickhouse/transport.js';
-import { filledParams, type CompiledQuery } from '../src/report/dialect.js';
+import type { CompiledQuery } from '../src/report/dialect.js';
+import { runCompiled } from '../src/report/engine.js';
 import { parseReportRequest } from '../src/report/parse.js';
 import { VISITORS_OVER_BOUND } from '../src/report/plans/top-visitors.js';
 import type { DuckDatabase } from '../src/store/duckdb/database.js';
@@ -183,9 +184,7 @@ export async function directStatement(t: TestApp, compiled: CompiledQuery): Prom
 
 /** `compiled` straight on the store, after its prelude as the engine runs it (CompiledQuery.prelude). */
 export function runDirect(t: TestApp, compiled: CompiledQuery): Promise<Record<string, unknown>[]> {
-  const prelude = compiled.prelude;
-  if (!prelude) return t.events.query(compiled.sql, compiled.params);
-  return t.events.queryAfter(prelude, (rows) => ({ sql: compiled.sql, params: filledParams(compiled, rows[0]) }));
+  return runCompiled(t.events, compiled);
 }
 
 /** Each report `rounds` times through the API and, alternating with it, its compiled SQL straight on the store. */

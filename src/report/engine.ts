@@ -89,6 +89,13 @@ export const MAX_VISITOR_SLICES = 16;
 export const visitorSlicesFor = (hits: number): number =>
   Math.min(MAX_VISITOR_SLICES, Math.max(1, Math.ceil(hits / HITS_PER_VISITOR_SLICE)));
 
+/** `c` on `store` as reports run: after its prelude, in the same snapshot, the prelude's row filling its parameters. */
+export function runCompiled(store: Pick<EventStore, 'query' | 'queryAfter'>, c: CompiledQuery): Promise<Record<string, unknown>[]> {
+  const prelude = c.prelude;
+  if (!prelude) return store.query(c.sql, c.params);
+  return store.queryAfter(prelude, (rows) => ({ sql: c.sql, params: filledParams(c, rows[0]) }));
+}
+
 export class ReportEngine {
   private readonly goodPatterns = new Set<string>();
   /** When each site's grouping last went over the top groups' bound (OVER_BOUND_MEMORY_MS). */
@@ -327,9 +334,7 @@ export class ReportEngine {
 
   /** Every query reaches the store through the gate. */
   private run(c: CompiledQuery): Promise<Record<string, unknown>[]> {
-    const prelude = c.prelude;
-    if (prelude) return this.gate.run(() => this.store.queryAfter(prelude, (rows) => ({ sql: c.sql, params: filledParams(c, rows[0]) })));
-    return this.gate.run(() => this.store.query(c.sql, c.params));
+    return this.gate.run(() => runCompiled(this.store, c));
   }
 
   private shape(q: ReportQuery, row: Record<string, unknown>): ReportRow {

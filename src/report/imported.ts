@@ -8,7 +8,7 @@ import { zoneOffsetMs } from '../domain/zoned-time.js';
 import { IMPORTED_DIMENSIONS, IMPORTED_LACKS, type ImportedDimension, type ImportedDaySums, type Site } from '../store/types.js';
 import { valueConditions } from './conditions.js';
 import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS } from './result-columns.js';
-import { Binder, type CompiledQuery, type SqlDialect } from './dialect.js';
+import { Binder, DAY_MS, type CompiledQuery, type SqlDialect } from './dialect.js';
 import { formatAggregate } from './format.js';
 import { ENGAGEMENT_AGGREGATES, POSITIVE_OPERATORS, type Aggregate } from './fields.js';
 import { ENGAGED_PAIRS } from './plans/engagement.js';
@@ -30,7 +30,6 @@ const PER_HIT: ReadonlySet<string> = new Set(['pathname']);
  * unit, the (visit, page) pair, is one page's: pairs of several pages add up exactly, whatever the filters keep.
  */
 const ENGAGED: ReadonlySet<string> = new Set(['', 'pathname']);
-const DAY_MS = 86_400_000;
 
 /** Which rows of a dimension's imported days a report reads, and whether they are summed per value or per day only. */
 export interface ImportedValues {
