@@ -16,20 +16,21 @@ export function visitorDays(ctx: PlanContext, q: ReportQuery, b: Binder, topOnly
   const d = ctx.dialect;
   const { keys, where, join, keyColumn: keyOf } = typedHits(ctx, q, b, 'pageview');
   const selected = [...keys.map((k) => `${k.expr} AS ${k.alias}`), 'h.visitor_id AS visitor_id'];
-  const pageviews = (...more: string[]) =>
-    `(SELECT ${selected.join(', ')} FROM ${d.table('hits', 'h')}${join} WHERE ${[...where, ...more].join(' AND ')}) p`;
+  const pageviews = (more: readonly string[] = [], columns: readonly string[] = []) =>
+    `(SELECT ${[...selected, ...columns].join(', ')} FROM ${d.table('hits', 'h')}${join} WHERE ${[...where, ...more].join(' AND ')}) p`;
   const visitors = aggregateAlias('visitors');
-  const groupBy = (from: string) => (keys.length > 0 ? ` GROUP BY ${keys.map((k) => `${from}.${k.alias}`).join(', ')}` : '');
+  const groupBy = (from: string, more: readonly string[] = []) => {
+    const groups = [...keys.map((k) => `${from}.${k.alias}`), ...more];
+    return groups.length > 0 ? ` GROUP BY ${groups.join(', ')}` : '';
+  };
+  // A part's visitors per group (and per `more`, columns of `p`) as `n`, and the parts' counts added up per group.
+  const counted = (source: string, more: readonly string[] = []) =>
+    `SELECT ${[...keys.map((k) => `p.${k.alias} AS ${k.alias}`), `${d.countDistinct('p.visitor_id')} AS n`].join(', ')} FROM ${source}${groupBy('p', more)}`;
+  const added = (parts: readonly string[]) =>
+    `SELECT ${[...keys.map((k) => keyOf(k, 's')), `${d.sumInteger('s.n')} AS ${visitors}`].join(', ')} FROM (${parts.join(' UNION ALL ')}) s${groupBy('s')}`;
   const slices = q.visitorSlices ?? 1;
-  if (slices <= 1 && d.visitorsByDay) {
-    // Each UTC day's visitors apart, added up (SqlDialect.visitorsByDay).
-    const day = `${d.utcDayNumber('h.ts')} AS visitor_day`;
-    const daily =
-      `SELECT ${[...keys.map((k) => `p.${k.alias} AS ${k.alias}`), `${d.countDistinct('p.visitor_id')} AS n`].join(', ')}` +
-      ` FROM (SELECT ${[...selected, day].join(', ')} FROM ${d.table('hits', 'h')}${join} WHERE ${where.join(' AND ')}) p` +
-      ` GROUP BY ${[...keys.map((k) => `p.${k.alias}`), 'p.visitor_day'].join(', ')}`;
-    return `SELECT ${[...keys.map((k) => keyOf(k, 's')), `${d.sumInteger('s.n')} AS ${visitors}`].join(', ')} FROM (${daily}) s${groupBy('s')}`;
-  }
+  // Each UTC day's visitors apart, added up (SqlDialect.visitorsByDay).
+  if (slices <= 1 && d.visitorsByDay) return added([counted(pageviews([], [`${d.utcDayNumber('h.ts')} AS visitor_day`]), ['p.visitor_day'])]);
   if (slices <= 1) {
     return `SELECT ${[...keys.map((k) => keyOf(k, 'p')), `${d.countDistinct('p.visitor_id')} AS ${visitors}`].join(', ')} FROM ${pageviews()}${groupBy('p')}`;
   }
@@ -44,12 +45,7 @@ export function visitorDays(ctx: PlanContext, q: ReportQuery, b: Binder, topOnly
   const byId = keys.length > 0 ? Math.ceil(slices / days.length) : 1;
   const counts: string[] = [];
   for (const within of days) {
-    for (let j = 0; j < byId; j++) {
-      counts.push(
-        `SELECT ${[...keys.map((k) => `p.${k.alias} AS ${k.alias}`), `${d.countDistinct('p.visitor_id')} AS n`].join(', ')}` +
-          ` FROM ${pageviews(...within, ...(byId > 1 ? [`h.visitor_id % ${byId} = ${j}`] : []))}${groupBy('p')}`,
-      );
-    }
+    for (let j = 0; j < byId; j++) counts.push(counted(pageviews([...within, ...(byId > 1 ? [`h.visitor_id % ${byId} = ${j}`] : [])])));
   }
-  return `SELECT ${[...keys.map((k) => keyOf(k, 's')), `${d.sumInteger('s.n')} AS ${visitors}`].join(', ')} FROM (${counts.join(' UNION ALL ')}) s${groupBy('s')}`;
+  return added(counts);
 }
