@@ -79,7 +79,7 @@ class ActiveVisit implements LiveVisit, VisitFields {
     /** The visitor hash the visit started under: the key VisitTracker finds it by. */
     readonly visitorId: bigint,
     startedMs: number,
-    readonly visitId = randomVisitId(),
+    readonly visitId = randomVisitId(startedMs),
   ) {
     this.startedMs = startedMs;
     this.lastSeenMs = startedMs;
@@ -166,13 +166,32 @@ export const visitorKey = (siteId: string, visitorId: bigint) => `${siteId}:${vi
 // measurable share of the collector's time.
 const idPool = new BigUint64Array(1024);
 let idsLeft = 0;
-export const randomVisitId = (): bigint => {
+
+/** Bits of a visit id that number its start's UTC day (modulo 2^12, a cycle of about 11 years); the rest are random. */
+export const VISIT_ID_DAY_BITS = 12n;
+const RANDOM_BITS = 64n - VISIT_ID_DAY_BITS;
+const RANDOM_MASK = (1n << RANDOM_BITS) - 1n;
+const DAY_MS = 86_400_000;
+
+/**
+ * A new visit's id: its start's UTC day number (modulo 2^12) in the top 12 bits, 52 random bits below. ClickHouse
+ * keeps visits sorted by (site_id, visit_id) and replaces a visit's versions with FINAL, which merges only the key
+ * ranges where parts intersect: with the day first, a site's older visits sit in ranges no new version touches and
+ * are read as they are (a 30-day total over 4.76 M visits 63-101 ms against 281-346 with random ids, ClickHouse 26.7;
+ * docs/benchmarks.md, "Reports on ClickHouse"). The day wraps, so ids use the whole 64-bit space over the cycle and
+ * two visits share an id as rarely as with 64 random bits. An id never changes, even when a late hit moves the
+ * visit's start to another day.
+ */
+export const randomVisitId = (startedMs: number): bigint => {
   if (idsLeft === 0) {
     crypto.getRandomValues(idPool);
     idsLeft = idPool.length;
   }
-  return idPool[--idsLeft]!;
+  return (visitIdDay(startedMs) << RANDOM_BITS) | (idPool[--idsLeft]! & RANDOM_MASK);
 };
+
+/** The day number a visit started at `startedMs` carries in its id's top bits (randomVisitId). */
+export const visitIdDay = (startedMs: number): bigint => BigInt(Math.floor(startedMs / DAY_MS)) & ((1n << VISIT_ID_DAY_BITS) - 1n);
 
 /** Where a hit finds the visit it belongs to. */
 export interface VisitState {

@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { NO_ATTRIBUTION, type HitType, type VisitRecord } from '../../src/domain/hits.js';
-import { SharedVisitTracker, VISIT_TIMEOUT_MS, visitorKey, VisitTracker, type VisitHit, type VisitState } from '../../src/ingest/visits.js';
+import {
+  randomVisitId, SharedVisitTracker, VISIT_ID_DAY_BITS, VISIT_TIMEOUT_MS, visitIdDay, visitorKey, VisitTracker, type VisitHit, type VisitState,
+} from '../../src/ingest/visits.js';
 import { RedisVisitStateStore } from '../../src/store/redis/visit-state.js';
 import { CompactVisitTracker } from '../../src/ingest/live/compact-visits.js';
 import { REDIS_URL } from '../helpers/redis.js';
@@ -135,6 +137,21 @@ for (const [name, make] of TRACKERS) describe(name, () => {
     assert.equal(late.startedAt.getTime(), T0);
     assert.equal(late.lastSeenAt.getTime(), T0 + 12 * MIN);
     assert.equal(late.pageviews, 3);
+  });
+
+  it("numbers a visit's id by the UTC day it started, and keeps the id when a late hit or midnight moves the day", async () => {
+    const t = make();
+    const dayOf = (id: bigint) => Number(id >> (64n - VISIT_ID_DAY_BITS));
+    const beforeMidnight = Date.parse('2026-03-04T23:50:00Z');
+    const first = await t.record(SITE, A, undefined, hit(beforeMidnight));
+    assert.equal(dayOf(first.visitId), Math.floor(beforeMidnight / 86_400_000) % 4096);
+    // Past midnight under the new day's visitor id, then a late hit from the day before: one visit, one id.
+    const next = await t.record(SITE, B, A, hit(beforeMidnight + 15 * MIN));
+    const late = await t.record(SITE, B, A, hit(beforeMidnight - 20 * MIN));
+    assert.deepEqual([next.visitId, late.visitId], [first.visitId, first.visitId]);
+    // Another visit of the next day: the next day's number.
+    const other = await t.record(SITE, 0xccccn, undefined, hit(beforeMidnight + 20 * MIN));
+    assert.equal(dayOf(other.visitId), dayOf(first.visitId) + 1);
   });
 
   it("takes the whole attribution from the visit's first hit; later referrers and campaigns change nothing", async () => {
@@ -551,5 +568,27 @@ describe('SharedVisitTracker: hits of one turn handled together', () => {
     const shared = new SharedVisitTracker(redisStore());
     const together = await Promise.all(many.map((h, i) => shared.record(SITE, BigInt(1 + (i % 40)), undefined, h)));
     assert.deepEqual(shape(together), shape(expected));
+  });
+});
+
+describe('randomVisitId', () => {
+  it('puts the UTC day modulo 4,096 above 52 random bits', () => {
+    const day = Date.parse('2026-12-07T13:00:00Z');
+    const ids = Array.from({ length: 10_000 }, () => randomVisitId(day));
+    assert.equal(new Set(ids).size, ids.length);
+    for (const id of ids) assert.equal(id >> 52n, BigInt(Math.floor(day / 86_400_000) % 4096));
+    // The random bits are random: each of the 52 is set in some id and clear in another.
+    const all = ids.reduce((a, b) => a | b, 0n);
+    const none = ids.reduce((a, b) => a & b, (1n << 64n) - 1n);
+    assert.equal(all & ((1n << 52n) - 1n), (1n << 52n) - 1n);
+    assert.equal(none & ((1n << 52n) - 1n), 0n);
+  });
+
+  it('wraps after 4,096 days and numbers times before a day by that day', () => {
+    assert.equal(visitIdDay(0), 0n);
+    assert.equal(visitIdDay(86_400_000 - 1), 0n);
+    assert.equal(visitIdDay(86_400_000), 1n);
+    assert.equal(visitIdDay(4096 * 86_400_000), 0n);
+    assert.equal(visitIdDay(4097 * 86_400_000 + 5), 1n);
   });
 });

@@ -246,7 +246,7 @@ export class CompactVisitTracker implements VisitState {
       const previous = this.find(site, Number(previousId >> 32n), Number(previousId & LOW_32));
       if (previous >= 0) row = this.continuing(this.keyRow[previous]!, at);
     }
-    if (row < 0) row = this.newRow(this.texts.of(siteId), currentId, at, randomVisitId());
+    if (row < 0) row = this.newRow(this.texts.of(siteId), currentId, at, randomVisitId(at));
     this.point(slot, site, high, low, row);
     const visit = this.cursor;
     visit.row = row;
