@@ -107,7 +107,9 @@ describe('ClickHouseDialect against DuckDB', () => {
       assert.ok(!/\$\d/.test(sql), sql);
       assert.ok(!/WITH \w+ AS \(/.test(sql), sql);
       assert.ok(sql.includes("'SITE\\'1'"), 'the site id as an escaped literal');
-      assert.ok(!/\bvisits\b(?! (AS \w+ )?FINAL)/.test(sql), `visits read with FINAL everywhere: ${sql}`);
+      // Every version is read without FINAL only for the ids that narrow a FINAL read (newestVisits).
+      const narrowing = /visit_id IN \(SELECT (\w+)\.visit_id FROM visits AS \1 PREWHERE /g;
+      assert.ok(!/\bvisits\b(?! (AS \w+ )?FINAL)/.test(sql.replace(narrowing, '')), `visits read with FINAL everywhere else: ${sql}`);
       assert.ok(!/JOIN visits/.test(sql), 'never a bare table on the right of a JOIN (18.16 drops FINAL there)');
     }
   });
