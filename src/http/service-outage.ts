@@ -35,6 +35,9 @@ const MESSAGES = [
   /socket hang up/i,
   /the database system is (starting up|shutting down|in recovery mode)/i,
   /timeout exceeded when trying to connect/i,
+  // @clickhouse/client's request timeout (30 s): a server that took the request and never answered (overloaded, or a
+  // cluster's ON CLUSTER statement waiting on its Keeper). The statements it stops are safe to send again.
+  /^Timeout error\.$/,
   /\bECONNREFUSED\b|\bECONNRESET\b/,
   // A Redis Cluster losing a master: what ioredis says when redirections or the cluster's state outrun its retries.
   /Too many Cluster redirections/,

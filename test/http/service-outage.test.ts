@@ -1,0 +1,67 @@
+// What counts as a service outage (503 with Retry-After) rather than a bug (500): the errors the real clients raise
+// when their service is away or stops answering, produced here by the clients themselves.
+
+import assert from 'node:assert/strict';
+import { createServer, type Server, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { createClient } from '@clickhouse/client';
+import { isServiceOutage } from '../../src/http/service-outage.js';
+
+describe('isServiceOutage', () => {
+  // A server that accepts connections and never answers: a ClickHouse too busy to reply, or one whose ON CLUSTER
+  // statement waits on its Keeper.
+  let silent: Server;
+  const held: Socket[] = [];
+  let port = 0;
+  before(async () => {
+    silent = createServer((socket) => {
+      held.push(socket);
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    port = (silent.address() as { port: number }).port;
+  });
+  after(async () => {
+    for (const s of held) s.destroy();
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
+  });
+
+  it("is ClickHouse's client timing out on a server that never answers", async () => {
+    // The production transport keeps the client's default timeout (30 s); a short one gives the same error sooner.
+    const client = createClient({ url: `http://127.0.0.1:${port}`, request_timeout: 300 });
+    try {
+      const err = await client.command({ query: 'SELECT 1' }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof Error, 'the request fails');
+      assert.equal(isServiceOutage(err), true, `an outage: ${String(err)}`);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("is ClickHouse's client finding nothing at the port", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const free = (closed.address() as { port: number }).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const client = createClient({ url: `http://127.0.0.1:${free}` });
+    try {
+      const err = await client.command({ query: 'SELECT 1' }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assert.equal(isServiceOutage(err), true, `an outage: ${String(err)}`);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('is not a bug, a bad statement, or a message that merely mentions a timeout', () => {
+    assert.equal(isServiceOutage(new TypeError("Cannot read properties of undefined (reading 'x')")), false);
+    assert.equal(isServiceOutage(new Error('Code: 62. DB::Exception: Syntax error')), false);
+    assert.equal(isServiceOutage(new Error('Timeout error. in a report name')), false);
+    assert.equal(isServiceOutage(undefined), false);
+  });
+});
