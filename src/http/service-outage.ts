@@ -38,6 +38,8 @@ const MESSAGES = [
   // @clickhouse/client's request timeout (30 s): a server that took the request and never answered (overloaded, or a
   // cluster's ON CLUSTER statement waiting on its Keeper). The statements it stops are safe to send again.
   /^Timeout error\.$/,
+  // A ClickHouse deletion still running when Plumb stops waiting for it (mutationsStillRunning): it goes on.
+  /: ClickHouse mutations still running after \d+ ms$/,
   /\bECONNREFUSED\b|\bECONNRESET\b/,
   // A Redis Cluster losing a master: what ioredis says when redirections or the cluster's state outrun its retries.
   /Too many Cluster redirections/,

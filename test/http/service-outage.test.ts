@@ -6,6 +6,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createClient } from '@clickhouse/client';
 import { isServiceOutage } from '../../src/http/service-outage.js';
+import { mutationsStillRunning } from '../../src/store/clickhouse/event-store.js';
 
 describe('isServiceOutage', () => {
   // A server that accepts connections and never answers: a ClickHouse too busy to reply, or one whose ON CLUSTER
@@ -56,6 +57,10 @@ describe('isServiceOutage', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('is a ClickHouse deletion still running when Plumb stops waiting for it', () => {
+    assert.equal(isServiceOutage(mutationsStillRunning('deleting site ABC')), true);
   });
 
   it('is not a bug, a bad statement, or a message that merely mentions a timeout', () => {

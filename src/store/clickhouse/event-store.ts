@@ -50,6 +50,14 @@ const time = (value: unknown) => new Date(Number(value));
 const toHit = (r: Row) => hitFromRow(r, time);
 const toVisit = (r: Row) => visitFromRow(r, time);
 
+/**
+ * A deletion whose mutations outlast MUTATION_TIMEOUT_MS: ClickHouse goes on with them, and sending the deletion
+ * again is harmless, so the request is answered as an outage (503 with Retry-After, src/http/service-outage.ts).
+ */
+export function mutationsStillRunning(what: string): Error {
+  return new Error(`${what}: ClickHouse mutations still running after ${MUTATION_TIMEOUT_MS} ms`);
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class ClickHouseEventStore implements EventStore {
@@ -237,7 +245,7 @@ export class ClickHouseEventStore implements EventStore {
           `AND table IN ${tables} AND is_done = 0`,
       );
       if (Number(row?.pending ?? 0) === 0) return;
-      if (Date.now() > deadline) throw new Error(`${what}: ClickHouse mutations still running after ${MUTATION_TIMEOUT_MS} ms`);
+      if (Date.now() > deadline) throw mutationsStillRunning(what);
       await sleep(50);
     }
   }
