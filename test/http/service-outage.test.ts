@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createClient } from '@clickhouse/client';
+import { createClient, parseError } from '@clickhouse/client';
 import { isServiceOutage } from '../../src/http/service-outage.js';
 import { mutationsStillRunning } from '../../src/store/clickhouse/event-store.js';
 
@@ -61,6 +61,22 @@ describe('isServiceOutage', () => {
 
   it('is a ClickHouse deletion still running when Plumb stops waiting for it', () => {
     assert.equal(isServiceOutage(mutationsStillRunning('deleting site ABC')), true);
+  });
+
+  it("is a current ClickHouse server's transient error as its HTTP client parses it (the code apart from the message)", () => {
+    // What a 26.x server answers when a shard is away; 18.16's and chdb's errors are checked against the engines
+    // themselves (test/store/clickhouse-outages.test.ts).
+    const err = parseError('Code: 279. DB::NetException: All connection tries failed. (ALL_CONNECTION_TRIES_FAILED) (version 26.7.2.1)');
+    assert.equal((err as { code?: string }).code, '279');
+    assert.equal(isServiceOutage(err), true);
+    const syntax = parseError('Code: 62. DB::Exception: Syntax error: failed at position 1. (SYNTAX_ERROR) (version 26.7.2.1)');
+    assert.equal(isServiceOutage(syntax), false);
+    // Out of memory: the server as a whole (transient), or one query too big for its limit (not). 18.16's words.
+    const total = 'Code: 241, e.displayText() = DB::Exception: Memory limit (total) exceeded: would use 9.31 GiB, maximum: 9.31 GiB, e.what() = DB::Exception';
+    assert.equal(isServiceOutage(new Error(total)), true);
+    assert.equal(isServiceOutage(new Error(total.replace('(total)', '(for query)'))), false);
+    // A PostgreSQL SQLSTATE is five characters, never read as a ClickHouse code.
+    assert.equal(isServiceOutage(Object.assign(new Error('canceling statement due to user request'), { code: '57014' })), false);
   });
 
   it('is not a bug, a bad statement, or a message that merely mentions a timeout', () => {
