@@ -106,6 +106,9 @@ describe('funnels in Chromium', { skip }, () => {
       assert.match((await row.locator('[data-column="conversion_rate"]').textContent())!, new RegExp(`^${fmtPercent(Number(s.conversion_rate)).replace('.', '\\.')}`));
       if (s.step !== '1') assert.match((await row.locator('[data-column="drop_off"]').textContent())!, new RegExp(`^${fmtInt(s.drop_off!)} dropped`));
     }
+    // A step's two filter links stand apart, not as one run of link text.
+    const [continued, dropped] = await Promise.all(['continued', 'dropped'].map((o) => panel.locator(`.funnel-row[data-step="2"] [data-outcome="${o}"]`).boundingBox()));
+    assert.ok(continued && dropped && dropped.x - (continued.x + continued.width) >= 8, `the filter links touch: ${JSON.stringify([continued, dropped])}`);
     await panel.screenshot({ path: join(SHOTS, 'funnels-panel.png') });
     // A phone's width: the rows stack, nothing scrolls sideways.
     await page.setViewportSize({ width: 390, height: 844 });
