@@ -7,19 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ClickHouseEventStore } from '../../src/store/clickhouse/event-store.js';
 import { storedHit } from '../helpers/stored-hits.js';
-import { rootFileUrl } from '../helpers/root.js';
-
-interface Node {
-  name: string;
-  url: string;
-}
-interface Cluster {
-  name: string;
-  url: string;
-  nodes: Node[];
-  stopNode(node: Node): Promise<() => Promise<void>>;
-  stop(): Promise<void>;
-}
+import { startTestCluster, type ClusterNode, type TestCluster } from '../helpers/test-cluster.js';
 
 const RUN = process.env.PLUMB_TEST_CLUSTER_LAYOUT === '1x2';
 const BATCHES = 30;
@@ -34,14 +22,11 @@ async function onNode(url: string, sql: string): Promise<string> {
 }
 
 describe('a ClickHouse replica stopped mid-ingest', { skip: RUN ? false : 'run by scripts/run-cluster-tests.mjs (1x2 layout)' }, () => {
-  let cluster: Cluster;
+  let cluster: TestCluster;
   let store: ClickHouseEventStore;
   const database = `plumb_test_replica_${process.pid}`;
   before(async () => {
-    // A URL held in a variable: the harness is plain JavaScript outside the TypeScript project.
-    const harness = rootFileUrl('scripts/clickhouse/cluster.mjs');
-    const { startCluster, LAYOUTS } = (await import(harness)) as { startCluster(o: unknown): Promise<Cluster>; LAYOUTS: Record<string, unknown> };
-    cluster = await startCluster(LAYOUTS['1x2']);
+    cluster = await startTestCluster('1x2');
     // Opened as a restarted process would open it: on a busy machine 18.16 has been seen to drop the HTTP connection
     // of a statement ON CLUSTER (ECONNRESET) while the cluster settles, and the migrations are safe to run again.
     for (let attempt = 1; ; attempt++) {
@@ -60,7 +45,7 @@ describe('a ClickHouse replica stopped mid-ingest', { skip: RUN ? false : 'run b
   });
 
   it('loses no acknowledged hit, keeps answering, and the replica catches up', async () => {
-    const [, second] = cluster.nodes as [Node, Node];
+    const [, second] = cluster.nodes as [ClusterNode, ClusterNode];
     const acknowledged = new Set<string>();
     let restart: (() => Promise<void>) | undefined;
     let answeredWhileDown = 0;

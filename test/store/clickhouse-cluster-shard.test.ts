@@ -9,19 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { isServiceOutage } from '../../src/http/service-outage.js';
 import { ClickHouseEventStore } from '../../src/store/clickhouse/event-store.js';
 import { storedHit } from '../helpers/stored-hits.js';
-import { rootFileUrl } from '../helpers/root.js';
-
-interface Node {
-  name: string;
-  url: string;
-}
-interface Cluster {
-  name: string;
-  url: string;
-  nodes: Node[];
-  stopNode(node: Node): Promise<() => Promise<void>>;
-  stop(): Promise<void>;
-}
+import { startTestCluster, type ClusterNode, type TestCluster } from '../helpers/test-cluster.js';
 
 const RUN = process.env.PLUMB_TEST_CLUSTER_LAYOUT === '2x1';
 const BATCHES = 12;
@@ -29,14 +17,11 @@ const HITS_PER_BATCH = 20;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('a ClickHouse shard stopped', { skip: RUN ? false : 'run by scripts/run-cluster-tests.mjs (2x1 layout)' }, () => {
-  let cluster: Cluster;
+  let cluster: TestCluster;
   let store: ClickHouseEventStore;
   const database = `plumb_test_shard_${process.pid}`;
   before(async () => {
-    // A URL held in a variable: the harness is plain JavaScript outside the TypeScript project.
-    const harness = rootFileUrl('scripts/clickhouse/cluster.mjs');
-    const { startCluster, LAYOUTS } = (await import(harness)) as { startCluster(o: unknown): Promise<Cluster>; LAYOUTS: Record<string, unknown> };
-    cluster = await startCluster(LAYOUTS['2x1']);
+    cluster = await startTestCluster('2x1');
     store = await ClickHouseEventStore.open({ url: cluster.url, database, node: 'node-a', cluster: cluster.name });
   });
   after(async () => {
@@ -45,7 +30,7 @@ describe('a ClickHouse shard stopped', { skip: RUN ? false : 'run by scripts/run
   });
 
   it('is an outage for reports and refused batches, and every batch is stored once when it is back', async () => {
-    const [, second] = cluster.nodes as [Node, Node];
+    const [, second] = cluster.nodes as [ClusterNode, ClusterNode];
     const count = "SELECT count() AS n FROM hits WHERE site_id = 'S'";
     const written = new Set<string>();
     // Hits of many visits: the cluster shards them by visit, so both shards hold some.
