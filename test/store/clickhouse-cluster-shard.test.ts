@@ -34,13 +34,13 @@ describe('a ClickHouse shard stopped', { skip: RUN ? false : 'run by scripts/run
     const count = "SELECT count() AS n FROM hits WHERE site_id = 'S'";
     const written = new Set<string>();
     // Hits of many visits: the cluster shards them by visit, so both shards hold some.
-    const batch = (seq: number) => Array.from({ length: HITS_PER_BATCH }, (_, i) => storedHit('S', new Date(Date.UTC(2026, 2, 1, 0, seq, i)).toISOString()));
+    const batches = Array.from({ length: BATCHES + 1 }, (_, seq) =>
+      Array.from({ length: HITS_PER_BATCH }, (_, i) => storedHit('S', new Date(Date.UTC(2026, 2, 1, 0, seq, i)).toISOString())),
+    );
     // As the write buffer does: a batch refused is kept and sent again until stored.
     const pending: number[] = [];
-    const batches = new Map<number, ReturnType<typeof batch>>();
     const send = async (seq: number) => {
-      if (!batches.has(seq)) batches.set(seq, batch(seq));
-      const hits = batches.get(seq)!;
+      const hits = batches[seq]!;
       try {
         await store.write(hits, [], seq);
         for (const h of hits) written.add(h.pathname);
@@ -52,7 +52,6 @@ describe('a ClickHouse shard stopped', { skip: RUN ? false : 'run by scripts/run
     for (let seq = 1; seq <= 3; seq++) await send(seq);
     assert.equal(pending.length, 0);
     const restart = await cluster.stopNode(second);
-    let reportsRefused = 0;
     for (let seq = 4; seq <= 7; seq++) {
       await send(seq);
       const err = await store.query(count, []).then(
@@ -61,7 +60,6 @@ describe('a ClickHouse shard stopped', { skip: RUN ? false : 'run by scripts/run
       );
       assert.ok(err, 'a report over both shards cannot be answered with one away');
       assert.equal(isServiceOutage(err), true, `an outage, not a bug: ${String(err)}`);
-      reportsRefused++;
     }
     await restart();
     for (let attempt = 1; pending.length > 0; attempt++) {
@@ -72,7 +70,6 @@ describe('a ClickHouse shard stopped', { skip: RUN ? false : 'run by scripts/run
     }
     for (let seq = 8; seq <= BATCHES; seq++) await send(seq);
     assert.equal(pending.length, 0);
-    assert.equal(reportsRefused, 4);
     // Back: the reports answer again, with every batch written once (a Distributed table forwards what it queued
     // for the stopped shard once it returns: waited for, bounded).
     const deadline = Date.now() + 60_000;
