@@ -27,6 +27,7 @@ import { runCompiled } from '../src/report/engine.js';
 import { parseReportRequest } from '../src/report/parse.js';
 import { VISITORS_OVER_BOUND } from '../src/report/plans/top-visitors.js';
 import type { DuckDatabase } from '../src/store/duckdb/database.js';
+import { JOURNEY_ID_COLUMNS, numberNewPages, withJourneyIds } from '../src/store/duckdb/journey-pages.js';
 import { median } from './median.js';
 
 export const DAY = 86_400_000;
@@ -54,7 +55,7 @@ export async function load(db: DuckDatabase, siteId: string, pageviews: number, 
       `INSERT INTO visits
        SELECT ((CAST(epoch_ms(ts) // ${DAY} AS UBIGINT) % ${VISIT_ID_DAYS}) << ${VISIT_ID_RANDOM_BITS}) | (hash(i) & ${VISIT_ID_RANDOM_MASK}), ?, xor((i * 7919) % 1000003, hash(CAST(ts AS DATE))), ts, ts + to_milliseconds(CAST(dur AS BIGINT)),
               '/page-' || CAST(floor(pow(r1, 3) * 400) AS INTEGER), '/page-' || CAST(floor(pow(r2, 3) * 400) AS INTEGER),
-              'https://bench.example', pv, 0, '', '', true, '', '', '', '', '', '', '', '', 0, '', '', '', ''
+              'https://bench.example', pv, 0, '', '', true, '', '', '', '', '', '', '', '', 0, '', '', '', '', 0, 0, 0, 0, 0
        FROM (SELECT i, to_timestamp(CAST(? AS DOUBLE) / 1000 + i * (30 * 86400.0 / ?)) :: TIMESTAMP AS ts, random() AS r1, random() AS r2,
                     pv, (pv - 1) * 60000 + floor(random() * 60000) AS dur
              FROM (SELECT i, CASE WHEN random() < 0.45 THEN 1 ELSE 2 + CAST(floor(random() * 3) AS INTEGER) END AS pv FROM range(?) t(i)))`,
@@ -93,6 +94,12 @@ export async function load(db: DuckDatabase, siteId: string, pageviews: number, 
              FROM (SELECT visit_id, list(pathname ORDER BY ts) AS ps FROM hits WHERE site_id = ? AND type = 'pageview' GROUP BY visit_id)) AS j
        WHERE visits.visit_id = j.visit_id`,
       [siteId],
+    );
+    // Their pages' numbers, as the writer's connection gives them out (src/store/duckdb/journey-pages.ts).
+    await q.exec(numberNewPages('visits'));
+    const numbered = withJourneyIds('visits', (ids) => ['u.visit_id AS visit_id', ...ids.map((id, i) => `${id} AS ${JOURNEY_ID_COLUMNS[i]}`)].join(', '));
+    await q.exec(
+      `UPDATE visits SET ${JOURNEY_ID_COLUMNS.map((c) => `${c} = n.${c}`).join(', ')} FROM (${numbered}) AS n WHERE visits.visit_id = n.visit_id`,
     );
   });
   return { visits };

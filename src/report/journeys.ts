@@ -44,8 +44,8 @@ export interface JourneyPath {
  * hits arrived (VisitRecord.journeyLength) has its head in its row; the other visits that overlap the range (crossing
  * an end, a journey not known) and every visit when hits are filtered have their pageviews in the range gathered and
  * sorted (docs/benchmarks.md, "Analysis reports"). The heads are then counted per prefix of each depth (everyHead,
- * or listedHeads: only where a listed prefix can be); within a depth every prefix has that many pages, so ordering
- * by the columns is ordering by the pages (journeyRows).
+ * or numberedHeads: by page numbers, only where a listed prefix can be); within a depth every prefix has that many
+ * pages, so ordering by the columns is ordering by the pages (journeyRows).
  */
 export function journeysQuery(d: SqlDialect, q: ReportQuery, o: JourneyOptions): CompiledQuery {
   // Column names from the step count, a whole number MIN_STEPS..MAX_STEPS checked here (never text of the request).
@@ -69,9 +69,12 @@ export function journeysQuery(d: SqlDialect, q: ReportQuery, o: JourneyOptions):
   const limit = b.value(o.limit);
   const positions = Array.from({ length: o.steps }, (_, i) => i + 1);
   const head = [...positions.map((i) => `p${i}`), 'n'];
-  // Without conditions on hits, recorded journeys answer for the visits wholly inside the range.
+  // Without conditions on hits, recorded journeys answer for the visits wholly inside the range: on DuckDB by their
+  // pages' numbers (numberedHeads), so only visits whose pages were numbered.
   const recorded = hitWhere.length === 0 && ofVisits.length === 0;
-  const inside = `v.journey_length > 0 AND v.started_at >= ${from} AND v.last_seen_at < ${until}`;
+  const numbered = recorded && d.commonTableExpressions;
+  const known = numbered ? ['v.journey_length > 0', 'v.journey_id_1 > 0'] : ['v.journey_length > 0'];
+  const inside = `${known.join(' AND ')} AND v.started_at >= ${from} AND v.last_seen_at < ${until}`;
   // A visit whose first page is the entry page has a pageview of it in the range: only those visits' pages are
   // collected and sorted (at 10 M pageviews, a seventh of the visits for a common entry page), the first page
   // still tested below.
@@ -88,7 +91,7 @@ export function journeysQuery(d: SqlDialect, q: ReportQuery, o: JourneyOptions):
   w.add(
     'j',
     recorded
-      ? edgeVisitHits(d, b, q, { site, from, until }, ['v.journey_length > 0'], 'h.ts', (time, ids) => pagesOf(`${time ? ` AND ${time}` : ''} AND h.visit_id IN (${ids})`))
+      ? edgeVisitHits(d, b, q, { site, from, until }, known, 'h.ts', (time, ids) => pagesOf(`${time ? ` AND ${time}` : ''} AND h.visit_id IN (${ids})`))
       : pagesOf(''),
   );
   // Visit filters (entry and exit page) are the visit's, as in /v1/aggregations: the visits table joined per
@@ -105,15 +108,16 @@ export function journeysQuery(d: SqlDialect, q: ReportQuery, o: JourneyOptions):
   const fromHits =
     `SELECT ${listHead.map((h, i) => `${h} AS p${i + 1}`).join(', ')}, ${listLength} AS n, count(*) AS journeys` +
     ` FROM ${w.ref('jp')}${entry} GROUP BY ${[...listHead, listLength].join(', ')}`;
-  // A recorded journey's head from its visit's row: page 1 is the entry page, the later pages '' past its end.
-  const rowHead = positions.map((i) => (i === 1 ? 'v.entry_page' : `v.journey_${i}`));
+  // A recorded journey's head from its visit's row: page 1 is the entry page, the later pages '' past its end (or
+  // their numbers, 0 past its end).
+  const rowHead = positions.map((i) => (numbered ? `v.journey_id_${i}` : i === 1 ? 'v.entry_page' : `v.journey_${i}`));
   const rowLength = d.bigint(`least(v.journey_length, ${steps} + 1)`);
   const rowWhere = [`v.site_id = ${site}`, inside, ...visitWhere, ...(entryPage !== undefined ? [`v.entry_page = ${entryPage}`] : [])].join(' AND ');
   const rows = (journeys: string) =>
     `SELECT ${rowHead.map((h, i) => `${h} AS p${i + 1}`).join(', ')}, ${rowLength} AS n, ${journeys} AS journeys FROM ${d.table('visits', 'v')} WHERE ${rowWhere}`;
 
-  const parts: JourneyParts = { d, w, steps, limit, positions, head, fromHits, rows };
-  const sql = !recorded ? everyHead(parts, false) : d.commonTableExpressions ? listedHeads(parts, o.steps) : everyHead(parts, true);
+  const parts: JourneyParts = { d, w, steps, limit, positions, head, fromHits, rows, none: numbered ? '0' : "''" };
+  const sql = !recorded ? everyHead(parts, false) : numbered ? numberedHeads(parts, site, o.steps) : everyHead(parts, true);
   return b.compiled(sql);
 }
 
@@ -132,11 +136,13 @@ interface JourneyParts {
   fromHits: string;
   /** The recorded heads of the visits wholly inside the range, one row each with `journeys` as given. */
   rows: (journeys: string) => string;
+  /** A head's page past its end: '' in heads of texts, 0 in heads of page numbers (numberedHeads). */
+  none: string;
 }
 
 /** `source`'s heads as the prefixes of depths `lowest`..steps (capped by each head's length), with their counts. */
 function prefixes(p: JourneyParts, source: string, lowest: number): string {
-  const q = p.positions.map((i) => `${i <= lowest ? `s.p${i}` : `CASE WHEN depth >= ${i} THEN s.p${i} ELSE '' END`} AS q${i}`);
+  const q = p.positions.map((i) => `${i <= lowest ? `s.p${i}` : `CASE WHEN depth >= ${i} THEN s.p${i} ELSE ${p.none} END`} AS q${i}`);
   return (
     `SELECT depth, ${q.join(', ')}, s.journeys AS journeys, CASE WHEN s.n = depth THEN s.journeys ELSE 0 END AS ends` +
     ` FROM ${source} ${p.d.depthsUpTo(p.steps, 'depth')} WHERE depth <= s.n${lowest > 0 ? ` AND depth >= ${lowest}` : ''}`
@@ -169,45 +175,70 @@ function everyHead(p: JourneyParts, recorded: boolean): string {
 }
 
 /**
- * Recorded heads where subqueries are shared (DuckDB), grouped in full only where a listed prefix can be: most
- * distinct heads are deep ones of a visit or two, and grouping every head (1.3 million of them at 10 M pageviews)
- * was most of the time, ranking every prefix most of the rest (docs/benchmarks.md, "Analysis reports").
+ * Recorded heads where subqueries are shared (DuckDB), as page numbers (journey_pages: grouping numbers took about
+ * three quarters of the time of grouping texts), grouped in full only where a listed prefix can be: most distinct
+ * heads are deep ones of a visit or two, and grouping every head (1.3 million of them at 10 M pageviews) was most of
+ * the time, ranking every prefix most of the rest (docs/benchmarks.md, "Analysis reports").
+ *
+ * The heads gathered from pageviews are texts: their pages get the site's numbers, and the pages without one
+ * numbers above the site's highest, for this statement only (`extra`). The listed prefixes get their texts back
+ * before they are ranked, ties by their pages' texts.
  *
  * Depths 0-2 come from every journey grouped by its first two pages. A prefix of depth d >= 3 among the top `limit`
  * has at least T_d visits (the limit-th largest count of depth d), and so has its depth-2 ancestor. The limit-th
- * largest count among the depth-d descendants of the top `limit` depth-2 prefixes (the sample: exact counts of
- * real prefixes) is at most T_d. So the heads under depth-2 prefixes with at least the smallest of these bounds hold
- * every prefix that can be listed, each with its exact count; from the first depth whose sample has fewer than
- * `limit` prefixes on, every head that deep is needed too. Only prefixes meeting their depth's bound are ranked.
+ * largest count among the depth-d descendants of `limit` depth-2 prefixes with the most visits (the sample: exact
+ * counts of real prefixes, whichever of equal counts are taken) is at most T_d. So the heads under depth-2
+ * prefixes with at least the smallest of these bounds hold every prefix that can be listed, each with its exact
+ * count; from the first depth whose sample has fewer than `limit` prefixes on, every head that deep is needed too.
+ * Only prefixes meeting their depth's bound are ranked.
  */
-function listedHeads(p: JourneyParts, steps: number): string {
-  const { d, w, head, limit } = p;
+function numberedHeads(p: JourneyParts, site: string, steps: number): string {
+  const { d, w, head, limit, positions } = p;
+  const texts = positions.map((i) => `p${i}`);
   w.add('kh', p.fromHits, { materialized: true });
-  w.add('src', `SELECT ${head.join(', ')}, journeys FROM ${w.ref('kh')} UNION ALL ${p.rows('1')}`);
-  // Every journey by its first two pages ('' as the second: a journey of one page), with how many have two pages only.
+  w.add('khpages', `SELECT DISTINCT unnest([${texts.join(', ')}]) AS p FROM ${w.ref('kh')}`);
+  w.add('known', `SELECT pathname AS p, page_id AS id FROM journey_pages WHERE site_id = ${site} AND pathname IN (SELECT p FROM ${w.ref('khpages')})`, {
+    materialized: true,
+  });
+  w.add(
+    'extra',
+    `SELECT p, CAST((SELECT coalesce(max(page_id), 0) FROM journey_pages WHERE site_id = ${site}) + row_number() OVER (ORDER BY p) AS UINTEGER) AS id` +
+      ` FROM ${w.ref('khpages')} WHERE p <> '' AND p NOT IN (SELECT p FROM ${w.ref('known')})`,
+    { materialized: true },
+  );
+  w.add('khnames', `SELECT p, id FROM ${w.ref('known')} UNION ALL SELECT p, id FROM ${w.ref('extra')} UNION ALL SELECT '' AS p, CAST(0 AS UINTEGER) AS id`);
+  const khNumbered =
+    `SELECT ${positions.map((i) => `n${i}.id AS p${i}`).join(', ')}, kh.n AS n, kh.journeys AS journeys FROM ${w.ref('kh')} AS kh ` +
+    positions.map((i) => `JOIN ${w.ref('khnames', `n${i}`)} ON n${i}.p = kh.p${i}`).join(' ');
+  w.add('src', `${khNumbered} UNION ALL ${p.rows('1')}`);
+  // Every journey by its first two pages (0 as the second: a journey of one page), with how many have two pages only.
   w.add(
     'shallow',
     `SELECT p1, p2, sum(journeys) AS journeys, sum(CASE WHEN n = 2 THEN journeys ELSE 0 END) AS twos FROM ${w.ref('src')} GROUP BY p1, p2`,
     { materialized: true },
   );
-  w.add('parents', `SELECT p1, p2, journeys AS c FROM ${w.ref('shallow')} WHERE p2 <> ''`);
+  w.add('parents', `SELECT p1, p2, journeys AS c FROM ${w.ref('shallow')} WHERE p2 <> 0`);
   w.add('top2', `SELECT p1, p2, c FROM ${w.ref('parents')} ORDER BY c DESC, p1, p2 ${d.limit(limit)}`, { materialized: true });
   // The limit-th largest count of depth 2 (exact: every depth-2 prefix is in parents), 0 when there are fewer.
   const depth2Bound = `(SELECT CASE WHEN count(*) = ${limit} THEN min(c) ELSE 0 END FROM ${w.ref('top2')})`;
   // Depths 0-2 as prefix rows (journeys, ends), depth 2 only for the prefixes that meet its bound.
-  const blanks = (from: number) => p.positions.slice(from).map((i) => `'' AS q${i}, `).join('');
+  const blanks = (from: number) => positions.slice(from).map((i) => `0 AS q${i}, `).join('');
   const shallow =
     `SELECT 0 AS depth, ${blanks(0)}sum(journeys) AS journeys, 0 AS ends FROM ${w.ref('shallow')}` +
-    ` UNION ALL SELECT 1 AS depth, p1 AS q1, ${blanks(1)}sum(journeys) AS journeys, sum(CASE WHEN p2 = '' THEN journeys ELSE 0 END) AS ends` +
+    ` UNION ALL SELECT 1 AS depth, p1 AS q1, ${blanks(1)}sum(journeys) AS journeys, sum(CASE WHEN p2 = 0 THEN journeys ELSE 0 END) AS ends` +
     ` FROM ${w.ref('shallow')} GROUP BY p1` +
     ` UNION ALL SELECT 2 AS depth, p1 AS q1, p2 AS q2, ${blanks(2)}journeys, twos AS ends FROM ${w.ref('shallow')}` +
-    ` WHERE p2 <> '' AND journeys >= ${depth2Bound}`;
-  if (steps === 2) return w.with() + topPrefixes(p, shallow);
+    ` WHERE p2 <> 0 AND journeys >= ${depth2Bound}`;
+  // Named subqueries are written once all are added: the ranking adds its own.
+  if (steps === 2) {
+    const ranked = rankedWithTexts(p, site, shallow);
+    return w.with() + ranked;
+  }
   // Deeper prefixes only: a head of fewer than three pages holds none (7% of the statement at 10 M pageviews).
   const grouped = (where: string) =>
     `SELECT ${head.join(', ')}, sum(journeys) AS journeys FROM ${w.ref('src')} WHERE n >= 3 AND ${where} GROUP BY ${head.join(', ')}`;
   w.add('sample', grouped(`(p1, p2) IN (SELECT p1, p2 FROM ${w.ref('top2')})`));
-  const q = p.positions.map((i) => `q${i}`);
+  const q = positions.map((i) => `q${i}`);
   w.add(
     'ranks',
     `SELECT depth, sum(journeys) AS c FROM (${prefixes(p, w.ref('sample', 's'), 3)}) AS x GROUP BY ${['depth', ...q].join(', ')}` +
@@ -221,7 +252,35 @@ function listedHeads(p: JourneyParts, steps: number): string {
   const unbounded = `coalesce((SELECT min(d) FROM (VALUES ${depths}) AS t(d) WHERE d NOT IN (SELECT depth FROM ${w.ref('sampledBounds')})), ${steps + 2})`;
   w.add('deep', grouped(`((p1, p2) IN (SELECT p1, p2 FROM ${w.ref('parents')} WHERE c >= ${bound}) OR n >= ${unbounded})`));
   const bounds = `depth <= 2 OR depth >= ${unbounded} OR sum(journeys) >= ${bound}`;
-  return w.with() + topPrefixes(p, `${shallow} UNION ALL ${prefixes(p, w.ref('deep', 's'), 3)}`, bounds);
+  const ranked = rankedWithTexts(p, site, `${shallow} UNION ALL ${prefixes(p, w.ref('deep', 's'), 3)}`, bounds);
+  return w.with() + ranked;
+}
+
+/**
+ * The top `limit` prefixes of each depth among `expanded`'s rows of page numbers (prefixes()), `having` a bound they
+ * all meet, with their pages' texts: the prefixes that can be listed whatever their texts (every count up to the
+ * limit-th, ties included) are named first, then ranked as topPrefixes ranks texts.
+ */
+function rankedWithTexts(p: JourneyParts, site: string, expanded: string, having = ''): string {
+  const { d, w, positions, limit } = p;
+  const q = positions.map((i) => `q${i}`);
+  w.add(
+    'listable',
+    `SELECT depth, ${q.join(', ')}, sum(journeys) AS visits, sum(ends) AS ended FROM (${expanded}) AS x` +
+      ` GROUP BY ${['depth', ...q].join(', ')}${having ? ` HAVING ${having}` : ''}` +
+      ` QUALIFY rank() OVER (PARTITION BY depth ORDER BY visits DESC) <= ${limit}`,
+    { materialized: true },
+  );
+  w.add(
+    'names',
+    `SELECT page_id AS id, pathname AS p FROM journey_pages WHERE site_id = ${site} AND page_id IN (SELECT unnest([${q.join(', ')}]) FROM ${w.ref('listable')})` +
+      ` UNION ALL SELECT id, p FROM ${w.ref('extra')} UNION ALL SELECT CAST(0 AS UINTEGER) AS id, '' AS p`,
+    { materialized: true },
+  );
+  const named =
+    `SELECT l.depth AS depth, ${positions.map((i) => `n${i}.p AS q${i}`).join(', ')}, l.visits AS visits, l.ended AS ended FROM ${w.ref('listable', 'l')} ` +
+    positions.map((i) => `JOIN ${w.ref('names', `n${i}`)} ON n${i}.id = l.q${i}`).join(' ');
+  return `SELECT * FROM (${named}) AS t ${d.topPerGroup('depth', ['visits DESC', ...q.map((c) => `${c} ASC`)], limit)}`;
 }
 
 /** The statement's rows as the total and the listed prefixes, in depth order, then visits, then pages. */

@@ -1,6 +1,7 @@
 // DuckDB migrations that change recorded data: version 7 gives every hit and visit of history its visit's
 // first-touch attribution, as new hits get it; version 8 moves visits to a table without a primary key, and
-// writes then replace a visit's row instead of adding a second; version 10 turns each account's login into a user.
+// writes then replace a visit's row instead of adding a second; version 10 turns each account's login into a user;
+// version 28 numbers the pages of recorded journeys.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -91,12 +92,49 @@ describe('DuckDB migration 27: journeys of visits', () => {
               VALUES (1, 'S', 9, TIMESTAMP '2026-01-01 10:00:00', TIMESTAMP '2026-01-01 10:05:00', '/a', '/b', 'https://e.test', 2, 0, '', '', true)`),
     );
     assert.deepEqual(await migrate(db, 27), [27]);
+    await migrate(db); // the store writes the newest schema's rows
     const store = await DuckEventStore.open(db);
     const [before] = await store.listVisits('S');
     assert.deepEqual([before?.journeyLength, before?.journeyPages], [0, []]);
     await store.write([], [{ ...before!, visitId: 2n, journeyLength: 3, journeyPages: ['/b', '/a'] }]);
     const visits = await store.listVisits('S');
     assert.deepEqual(visits.map((v) => [v.visitId, v.journeyLength, v.journeyPages]), [[1n, 0, []], [2n, 3, ['/b', '/a']]]);
+    await store.close();
+    await db.close();
+  });
+});
+
+describe('DuckDB migration 28: journey page numbers', () => {
+  it("numbers each site's recorded journey pages, and numbers new pages after them as visits are written", async () => {
+    const db = await DuckDatabase.open(':memory:');
+    await migrate(db, 27);
+    const visit = (id: number, site: string, length: number, pages: string[]) =>
+      `(${id}, '${site}', 9, TIMESTAMP '2026-01-01 10:00:00', TIMESTAMP '2026-01-01 10:05:00', '${pages[0]}', '/x', 'https://e.test', 2, 0, '', '', true,
+        ${length}, ${[1, 2, 3, 4].map((i) => `'${pages[i] ?? ''}'`).join(', ')})`;
+    await db.serial((q) =>
+      q.exec(`INSERT INTO visits (visit_id, site_id, visitor_id, started_at, last_seen_at, entry_page, exit_page, exit_hostname, pageviews, events,
+                referrer_hostname, referrer_pathname, paths_exact, journey_length, journey_2, journey_3, journey_4, journey_5)
+              VALUES ${visit(1, 'S', 3, ['/b', '/a', '/c'])}, ${visit(2, 'S', 1, ['/a'])}, ${visit(3, 'T', 2, ['/z', '/a'])}, ${visit(4, 'S', 0, ['/not-known'])}`),
+    );
+    assert.deepEqual(await migrate(db, 28), [28]);
+    const rows = (sql: string) => db.serial((q) => q.rows(sql));
+    // Numbered from 1 per site in page order; a visit whose journey is not known keeps 0.
+    assert.deepEqual(
+      (await rows('SELECT site_id, pathname, page_id FROM journey_pages ORDER BY site_id, page_id')).map((r) => [r.site_id, r.pathname, Number(r.page_id)]),
+      [['S', '/a', 1], ['S', '/b', 2], ['S', '/c', 3], ['T', '/a', 1], ['T', '/z', 2]],
+    );
+    const ids = async () =>
+      (await rows('SELECT visit_id, journey_id_1, journey_id_2, journey_id_3, journey_id_4, journey_id_5 FROM visits ORDER BY visit_id')).map((r) =>
+        [r.visit_id, r.journey_id_1, r.journey_id_2, r.journey_id_3, r.journey_id_4, r.journey_id_5].map(Number),
+      );
+    assert.deepEqual(await ids(), [[1, 2, 1, 3, 0, 0], [2, 1, 0, 0, 0, 0], [3, 2, 1, 0, 0, 0], [4, 0, 0, 0, 0, 0]]);
+
+    const store = await DuckEventStore.open(db);
+    const [first] = await store.listVisits('S');
+    await store.write([], [{ ...first!, visitId: 5n, entryPage: '/c', journeyLength: 3, journeyPages: ['/new', '/a'] }]);
+    assert.deepEqual((await ids()).at(-1), [5, 3, 4, 1, 0, 0], "a new page gets the site's next number");
+    await store.deleteSite('S');
+    assert.deepEqual((await rows('SELECT DISTINCT site_id FROM journey_pages')).map((r) => r.site_id), ['T'], "a deleted site's pages go with it");
     await store.close();
     await db.close();
   });

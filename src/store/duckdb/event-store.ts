@@ -11,6 +11,7 @@ import type { EventStore, ImportedDay, QueryParam, Statement } from '../types.js
 import type { BackupManifest } from '../../domain/backup-manifest.js';
 import { backUpDatabase } from './backup.js';
 import { inTransaction, timestampValue, type DuckDatabase, type Querier, type SerialConnection } from './database.js';
+import { JOURNEY_ID_COLUMNS, numberNewPages, withJourneyIds } from './journey-pages.js';
 import { INSERT_HITS, STAGE_RECORDS, STAGE_VISITS } from './record-load.js';
 import { CHECKPOINT_THRESHOLD, RowGroupCheckpoints } from './row-group-checkpoints.js';
 
@@ -64,6 +65,8 @@ function appendVisit(a: DuckDBAppender, v: VisitRecord): void {
   // The journey (version 27).
   a.appendUTinyInt(v.journeyLength);
   for (const page of journeyPageTexts(v)) a.appendVarchar(page);
+  // Their numbers (version 28): set as the staged visits are stored (replaceVisits).
+  for (let i = 0; i < JOURNEY_ID_COLUMNS.length; i++) a.appendUInteger(0);
   a.endRow();
 }
 
@@ -236,15 +239,18 @@ export class DuckEventStore implements EventStore {
   }
 
   /**
-   * Replaces the visits staged in visit_updates: their old rows go, the new states are appended. A visit's start
-   * only moves earlier, so its old row started no earlier than the batch's earliest start: rows before that (most
-   * of the table, visits are stored in start order) are skipped by their zone maps.
+   * Replaces the visits staged in visit_updates: their old rows go, the new states are appended with their journey
+   * pages' numbers (journey-pages.ts; new pages numbered here, on the writer's connection). A visit's start only
+   * moves earlier, so its old row started no earlier than the batch's earliest start: rows before that (most of the
+   * table, visits are stored in start order) are skipped by their zone maps.
    */
   private async replaceVisits(q: Querier): Promise<void> {
     await q.exec(
       'DELETE FROM visits WHERE started_at >= (SELECT min(started_at) FROM visit_updates) AND visit_id IN (SELECT visit_id FROM visit_updates)',
     );
-    await q.exec('INSERT INTO visits SELECT * FROM visit_updates');
+    await q.exec(numberNewPages('visit_updates'));
+    const numbered = (ids: string[]) => `u.* REPLACE (${ids.map((id, i) => `${id} AS ${JOURNEY_ID_COLUMNS[i]}`).join(', ')})`;
+    await q.exec(`INSERT INTO visits ${withJourneyIds('visit_updates', numbered, 'u.rowid')}`);
   }
 
   /**
@@ -276,12 +282,20 @@ export class DuckEventStore implements EventStore {
    * this one is done. If one of the two fails the other may have committed, as rows of a chunk already may when
    * the chunk spans two loads: the chunk fails either way.
    */
-  writeCsv(rows: CsvRows): Promise<void> {
+  async writeCsv(rows: CsvRows): Promise<void> {
     const insert = (table: string, file: string, columns: readonly CsvColumn[]) =>
       `INSERT INTO ${table} (${columnList(columns)}) ${selectCsv(file, columns)}`;
+    // The new visits' journey pages are numbered first, on the writer's connection and committed, so that the side
+    // connection finds their numbers and never gives any out.
+    let insertNew: string | undefined;
+    if (rows.newVisits > 0) {
+      const newVisits = `(${selectCsv(rows.newVisitsFile, VISIT_CSV_COLUMNS)})`;
+      await this.conn.serial((q) => inTransaction(q, (q) => q.exec(numberNewPages(newVisits))));
+      const numbered = (ids: string[]) => `u.*, ${ids.join(', ')}`;
+      insertNew = `INSERT INTO visits (${columnList(VISIT_CSV_COLUMNS)}, ${JOURNEY_ID_COLUMNS.join(', ')}) ${withJourneyIds(newVisits, numbered)}`;
+    }
     return this.loadOnOneThread(async (q) => {
-      const fresh =
-        rows.newVisits > 0 ? this.side.transaction((s) => s.exec(insert('visits', rows.newVisitsFile, VISIT_CSV_COLUMNS))) : Promise.resolve();
+      const fresh = insertNew !== undefined ? this.side.transaction((s) => s.exec(insertNew!)) : Promise.resolve();
       // Awaited below whatever happens here: the load is not over while the side's insert runs.
       fresh.catch(() => undefined);
       try {
@@ -343,6 +357,7 @@ export class DuckEventStore implements EventStore {
     await this.conn.transaction(async (q) => {
       await q.exec('DELETE FROM hits WHERE site_id = ?', [siteId]);
       await q.exec('DELETE FROM visits WHERE site_id = ?', [siteId]);
+      await q.exec('DELETE FROM journey_pages WHERE site_id = ?', [siteId]);
       await q.exec('DELETE FROM imported_daily WHERE site_id = ?', [siteId]);
     });
   }
