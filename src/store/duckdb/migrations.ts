@@ -645,7 +645,7 @@ export const MIGRATIONS: Migration[] = [
     version: 28,
     name: 'journey page numbers',
     sql: `
-      -- Journeys group visits by their pages' numbers, not their texts (a quarter less time at 10 M pageviews,
+      -- Journeys group visits by their pages' numbers, not their texts (a third less time at 10 M pageviews,
       -- docs/benchmarks.md "Analysis reports"): each site's journey pages numbered from 1 (0: no page), given out
       -- by the writer's connection only (src/store/duckdb/journey-pages.ts), and a recorded journey's pages as
       -- numbers beside their texts (journey_id_1 is the entry page's). 0 where the journey is not known.
