@@ -172,7 +172,7 @@ const stepName = (k: number) => `funnel_step_${k}`;
  * is each visit's first hit of step 1 (among the visits taking part; an exact path's flagged first view where the
  * flags answer, firstPageView); step k joins step k-1's visits to the hits of
  * step k at or after step k-1's time and keeps the first. Where subqueries are named once (WITH): each step's visits
- * are read by the next step and by the counts without being computed again.
+ * are read by the next step and by the counts without being computed again (but a cheap filter, below).
  *
  * "First" is by time alone when no hit can match two steps (disjoint). Otherwise it is the walk's order (hitKey:
  * time, a pageview before an event, then the steps a hit matches), and a hit that reached an earlier step cannot
@@ -205,8 +205,8 @@ function chainedSteps(d: SqlDialect, q: ReportQuery, steps: readonly FunnelStep[
     first = `SELECT ${['visit_id', 'o', 'who', ...firstRowIds].map((c) => `f.${c} AS ${c}`).join(', ')} FROM (${first}) AS f ${join} WHERE ${visitWhere.join(' AND ')}`;
   }
   // Step 1 from first views without visit filters is a filter of rows already kept (funnel_first_hits): read twice
-  // (by step 2 and by the counts), it costs less than a copy (3 steps at 10 M pageviews: 7% less time,
-  // docs/benchmarks.md). Grouped from the hits or joined to the visits, it is kept: not done twice.
+  // (by step 2 and by the counts), it costs less than a copy (3 steps at 10 M pageviews: up to 7% less
+  // time, docs/benchmarks.md). Grouped from the hits or joined to the visits, it is kept: not done twice.
   const stepOneKept = !byFirstViews || visitWhere.length > 0;
   w.add(stepName(1), `SELECT ${['visit_id', `${time('o')} AS t`, 'who', ...firstRowIds].join(', ')} FROM (${first}) AS s`, { materialized: stepOneKept });
   for (let k = 2; k <= upTo; k++) {
