@@ -172,7 +172,8 @@ const stepName = (k: number) => `funnel_step_${k}`;
  * is each visit's first hit of step 1 (among the visits taking part; an exact path's flagged first view where the
  * flags answer, firstPageView); step k joins step k-1's visits to the hits of
  * step k at or after step k-1's time and keeps the first. Where subqueries are named once (WITH): each step's visits
- * are read by the next step and by the counts without being computed again (but a cheap filter, below).
+ * are read by the next step and by the counts without being computed again (step 1 from first views aside: a filter
+ * of rows already kept, read twice).
  *
  * "First" is by time alone when no hit can match two steps (disjoint). Otherwise it is the walk's order (hitKey:
  * time, a pageview before an event, then the steps a hit matches), and a hit that reached an earlier step cannot
