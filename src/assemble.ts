@@ -24,7 +24,8 @@ import { ReportCompiler } from './report/compiler.js';
 import { ClickHouseDialect } from './report/clickhouse-dialect.js';
 import { SqlDialect } from './report/dialect.js';
 import { DoneImports } from './report/done-imports.js';
-import { MAX_CURRENT_ROWS, ReportEngine } from './report/engine.js';
+import { MAX_CURRENT_ROWS, ReportEngine, runCompiled } from './report/engine.js';
+import { DayRollupBuilder } from './report/day-rollups/builder.js';
 import { QueryGate, type QueryGateOptions } from './report/query-gate.js';
 import { claimDataDir } from './data-dir.js';
 import { untilReachable } from './store/until-reachable.js';
@@ -90,6 +91,8 @@ export interface AssembleOptions {
   publicUrl?: string | undefined;
   /** Whether email reports go out on a timer (tests run them with `reportEmails.runOnce(now)` instead). */
   reportEmailTimer?: boolean;
+  /** Whether day rollups are built on a timer where the store keeps them (tests build them with `dayRollups.runOnce()`). */
+  dayRollupTimer?: boolean;
   /** Heartbeat, lease and sweep intervals of imports (src/ingest/peer-imports/import-owner.ts); tests shorten them. */
   importTiming?: Partial<ImportTiming>;
   /** The process's id as the owner of imports (tests of several processes in one); by default as described in assemble. */
@@ -115,6 +118,8 @@ export interface Plumb {
   mailer: Mailer;
   /** Email reports, when mail is configured. */
   reportEmails: ReportScheduler | undefined;
+  /** Builds closed days' rollups where the store keeps them (ClickHouse). */
+  dayRollups: DayRollupBuilder | undefined;
   /** Runs `work` while no other process of this installation runs exclusive work (first-start bootstrap). */
   exclusive<T>(work: () => Promise<T>): Promise<T>;
   /** Stops taking requests, finishes those in flight, writes everything buffered, closes the stores. */
@@ -224,7 +229,8 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
   const { meta, team, events } = stores;
   // Imported days count once their import is done: not while it runs, nor after it failed or its process died.
   const doneImports = new DoneImports(meta);
-  const reports = new ReportEngine(events, new ReportCompiler(stores.dialect, false, o.topGroupRows), gate, o.reportsNow, (siteId) => doneImports.of(siteId), o.visitorSlices === undefined ? undefined : () => o.visitorSlices!);
+  const compiler = new ReportCompiler(stores.dialect, false, o.topGroupRows);
+  const reports = new ReportEngine(events, compiler, gate, o.reportsNow, (siteId) => doneImports.of(siteId), o.visitorSlices === undefined ? undefined : () => o.visitorSlices!);
   const metrics = new Metrics({ processMetrics: o.processMetrics ?? false });
   // Ingest starts before the app (it resumes recent visits); its thread loads while the app is built, and is ready
   // (awaited below) before anything else starts or the server listens.
@@ -301,12 +307,23 @@ export async function assemble(o: AssembleOptions): Promise<Plumb> {
           info: (fields, m) => app.log.info(fields, m),
         }) : undefined;
   if (o.reportEmailTimer !== false) reportEmails?.start();
+  // Closed days' rollups (ClickHouse), built in the background by every process (builds of one day are alike).
+  const dayRollups = events.dayRollups
+    ? new DayRollupBuilder({
+        rollups: events.dayRollups, compiler,
+        run: (c) => gate.run(() => runCompiled(events, c)),
+        log: (err, m) => logError(err, m),
+        info: (fields, m) => app.log.info(fields, m),
+      })
+    : undefined;
+  if (o.dayRollupTimer !== false) dayRollups?.start();
 
   return {
-    app, meta, team, events, ingest, imports, importSweeper, doneImports, reports, metrics, auth, usage, mailer, reportEmails,
+    app, meta, team, events, ingest, imports, importSweeper, doneImports, reports, metrics, auth, usage, mailer, reportEmails, dayRollups,
     exclusive: (work) => stores.exclusive(work),
     async close() {
       await reportEmails?.close();
+      await dayRollups?.close();
       await importSweeper.close();
       await app.close();
       await ingest.close();

@@ -19,6 +19,7 @@ import type { FunnelStep } from '../store/types.js';
 import type { QueryGate } from './query-gate.js';
 import type { ReportQuery } from './query.js';
 import { VISITORS_OVER_BOUND } from './plans/top-visitors.js';
+import { recordedRowsWithRollups } from './day-rollups/recorded-rows.js';
 
 const SECOND = 1000;
 const HOUR_GROUPING_MAX_MS = 7 * 24 * 3_600_000;
@@ -120,10 +121,16 @@ export class ReportEngine {
   }
 
   private live: LiveVisitSource | undefined;
+  private dayRollupsRead = true;
 
   /** Current visitors count the visits in progress `source` gives too, before their rows are written. */
   useLiveVisits(source: LiveVisitSource): void {
     this.live = source;
+  }
+
+  /** Whether closed days are read from the store's day rollups where it keeps them (default: yes; tests compare). */
+  readDayRollups(on: boolean): void {
+    this.dayRollupsRead = on;
   }
 
   /** Report queries running and waiting (for /metrics). */
@@ -142,10 +149,31 @@ export class ReportEngine {
       const days = importedDaySums(await this.run(importedDaysQuery(this.compiler.dialect, site.id, plan, counted.ids)));
       // A number some row read lacks (an export without it: Fathom's visitors) is left to recorded hits alone.
       const answers = days.length > 0 ? importedAnswers(plan, days) : undefined;
-      if (answers?.size) return mergeImported(query, await this.run(this.partsCompiler.aggregation(recordedPartsQuery(query))), days, answers);
+      if (answers?.size) {
+        const parts = recordedPartsQuery(query);
+        const recorded = (await this.withDayRollups(parts)) ?? (await this.run(this.partsCompiler.aggregation(parts)));
+        return mergeImported(query, recorded, days, answers);
+      }
     }
+    // Closed days from their rollups (ClickHouse), summed with the rest of the range's hits as imported days are.
+    const recorded = await this.withDayRollups(recordedPartsQuery(query));
+    if (recorded) return mergeImported(query, recorded, [], new Set(query.aggregates));
     const rows = await this.runBounded(query, compiled);
     return rows.map((row) => this.shape(query, row));
+  }
+
+  /** The recorded rows of parts query `q` with closed days read from day rollups, or undefined where none answers. */
+  private async withDayRollups(q: ReportQuery): Promise<Record<string, unknown>[] | undefined> {
+    const rollups = this.store.dayRollups;
+    if (!rollups || !this.dayRollupsRead) return undefined;
+    return recordedRowsWithRollups(q, {
+      rollups: {
+        validBuilds: (...a) => this.gate.run(() => rollups.validBuilds(...a)),
+        sums: (...a) => this.gate.run(() => rollups.sums(...a)),
+      },
+      compile: (part) => this.partsCompiler.aggregation(part),
+      run: (c) => this.run(c),
+    });
   }
 
   /**

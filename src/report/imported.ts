@@ -239,7 +239,7 @@ const noParts = (): Parts => ({
 });
 
 /** A number the database returned (bigint, number or decimal text) as an integer. */
-function integer(raw: unknown): bigint {
+export function integer(raw: unknown): bigint {
   if (raw === null || raw === undefined) return 0n;
   if (typeof raw === 'bigint') return raw;
   if (typeof raw === 'number') return BigInt(Math.round(raw));

@@ -538,7 +538,66 @@ export interface EventStore {
   /** Whether the site has any imported days (remembered for a few seconds: most sites have none). */
   hasImportedDays(siteId: string): Promise<boolean>;
   deleteImportedDays(siteId: string, importId: string): Promise<void>;
+  /** Closed UTC days summed per field value, read in place of their hits (ClickHouse: src/report/day-rollups/). */
+  readonly dayRollups?: DayRollupStore;
   close(): Promise<void>;
+}
+
+/** How often a site's UTC day had hits inserted and deleted: a day rollup is valid while both are unchanged. */
+export interface DayChanges {
+  inserted: bigint;
+  deleted: bigint;
+}
+
+/** One build of a site's UTC day (`YYYY-MM-DD`): its rows share `builtAt` and the counts it was built from. */
+export interface DayBuild extends DayChanges {
+  day: string;
+  builtAt: number;
+}
+
+/** A row of a build: a field's value (field '' and value '': the day's totals) and its sums over the day's hits. */
+export interface DayRollupRow {
+  field: string;
+  value: string;
+  pageviews: bigint;
+  visitors: bigint;
+}
+
+/** A field value's sums over some builds, per date bucket when asked for (its start, as reports write it). */
+export interface DayRollupSum {
+  value: string;
+  bucket?: string;
+  pageviews: bigint;
+  visitors: bigint;
+}
+
+/** Where day rollups are kept and checked against their day's hits. */
+export interface DayRollupStore {
+  /**
+   * The site's UTC days in `[fromDay, untilDay)` with a valid build (the newest, where several are), in day
+   * order: a build whose counts are the day's counts now.
+   */
+  validBuilds(siteId: string, fromDay: string, untilDay: string): Promise<DayBuild[]>;
+  /**
+   * The builds' rows of `field` ('': the totals) summed per value, and per `buckets.get(day)` when given (every
+   * build's day must have one); undefined when some build's rows were not found (a replica that does not have them
+   * yet): the caller reads the hits instead.
+   */
+  sums(siteId: string, field: string, builds: readonly DayBuild[], buckets?: ReadonlyMap<string, string>): Promise<DayRollupSum[] | undefined>;
+  /** A day's counts now, and how many hits it holds (counted, not from the counts). */
+  changes(siteId: string, day: string): Promise<DayChanges & { hits: bigint }>;
+  /** Adds to a day's counts (making them tell its hits again: see heal). */
+  addChanges(siteId: string, day: string, change: DayChanges): Promise<void>;
+  /**
+   * Days whose counts do not tell their hits (every day stored before the counts existed, and any whose count was
+   * cut short): counted in full, and the difference added as inserted or deleted hits. A full read of the hits'
+   * sites and times; returns how many days were mended.
+   */
+  heal(): Promise<number>;
+  /** Days before `beforeDay` with hits, newest first, that have no valid build; at most `limit`. */
+  daysToBuild(beforeDay: string, limit: number): Promise<{ siteId: string; day: string }[]>;
+  /** Stores one build, its totals row included, in one insert: seen whole or not at all. */
+  insertBuild(siteId: string, day: string, builtAt: number, counts: DayChanges, rows: readonly DayRollupRow[]): Promise<void>;
 }
 
 /** A compare-and-set write of one visit's state (see VisitStateStore). */

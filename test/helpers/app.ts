@@ -87,6 +87,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...(options.localAdminKey ? { localAdminKey: options.localAdminKey } : {}),
     ...(options.mail ? { mail: { smtpUrl: options.mail.smtpUrl, from: 'Plumb <plumb@example.test>' }, publicUrl: options.mail.publicUrl } : {}),
     reportEmailTimer: false,
+    dayRollupTimer: false,
     ...(options.importTiming ? { importTiming: options.importTiming } : {}),
   });
   const { app, meta } = plumb;

@@ -79,6 +79,10 @@ describe('ClickHouseEventStore on a cluster', { skip: NODES.length === 0 || CLUS
       assert.ok(tables.includes('hits\tDistributed'), `${node.name}: ${tables.join(', ')}`);
       assert.ok(tables.some((t) => /^hits_local\t(Replicated)?MergeTree$/.test(t)), `${node.name}: ${tables.join(', ')}`);
       assert.ok(tables.some((t) => /^visits_local\t(Replicated)?ReplacingMergeTree$/.test(t)), `${node.name}: ${tables.join(', ')}`);
+      // Each node counts the hits inserted into its own local table (day rollups' counts).
+      assert.ok(tables.some((t) => /^day_changes_local\t(Replicated)?SummingMergeTree$/.test(t)), `${node.name}: ${tables.join(', ')}`);
+      assert.ok(tables.includes('day_changes_view_local\tMaterializedView'), `${node.name}: ${tables.join(', ')}`);
+      assert.ok(tables.includes('day_rollups\tDistributed'), `${node.name}: ${tables.join(', ')}`);
     }
     // Whichever node answers, the cluster's one record of versions (processes opening at once may both record one).
     const versions = await stores[0]!.query('SELECT DISTINCT version FROM schema_migrations ORDER BY version', []);

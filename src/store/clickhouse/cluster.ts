@@ -24,7 +24,8 @@ export const CLUSTER_SETTINGS = { insert_distributed_sync: 1, distributed_produc
  * Each table's sharding key. hits and visits by visit_id: a visit's hits, all its versions (read with FINAL) and
  * its row in every join are on one shard. Not visitor_id: a visit that goes on past midnight keeps its id while
  * its later hits carry the new day's visitor id (the salt changes), so they would land on another shard. Counts
- * of distinct visitors are merged across shards by the Distributed aggregation. imported_daily is only summed,
+ * of distinct visitors are merged across shards by the Distributed aggregation. imported_daily and day_changes are
+ * only summed, and a day rollup's build is one insert (by site: on one shard, so it is seen whole or not at all),
  * hit_log_marks only read for max(seq) of a node: any key would do; theirs keep a site's imports and a node's
  * marks together.
  */
@@ -32,6 +33,8 @@ export const SHARDING_KEYS: Record<string, string> = {
   hits: 'visit_id',
   visits: 'visit_id',
   imported_daily: 'cityHash64(site_id)',
+  day_changes: 'cityHash64(site_id)',
+  day_rollups: 'cityHash64(site_id)',
   hit_log_marks: 'cityHash64(node)',
   schema_migrations: 'version',
 };

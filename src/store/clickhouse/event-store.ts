@@ -11,6 +11,7 @@ import { ImportedSites } from '../imported-sites.js';
 import type { EventStore, ImportedDay, InsertStatements, QueryParam, Statement } from '../types.js';
 import { ClickHouseConnection, parseClickHouseUrl, type ClickHouseTarget, type OpenTransport, type QuerySettings, type Row } from './client.js';
 import { ClickHouseCluster, CLUSTER_SETTINGS } from './cluster.js';
+import { ClickHouseDayRollups, countDeletions } from './day-rollups.js';
 import { atLeast, featuresOf, type ClickHouseFeatures } from './features.js';
 import { batchInserts } from './insert-text.js';
 import { identifier, sqlLiteral } from './literal.js';
@@ -62,6 +63,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class ClickHouseEventStore implements EventStore {
   private readonly importedSites = new ImportedSites();
+  readonly dayRollups: ClickHouseDayRollups;
   /** Whether the last logged batch failed part way: see writeInserts. */
   private lastLoggedBatchFailed = false;
 
@@ -74,7 +76,9 @@ export class ClickHouseEventStore implements EventStore {
     readonly features: ClickHouseFeatures,
     /** The cluster the tables are spread over; undefined: one server. */
     readonly cluster: ClickHouseCluster | undefined,
-  ) {}
+  ) {
+    this.dayRollups = new ClickHouseDayRollups(conn);
+  }
 
   /** Connects, creates the database if missing and applies migrations (safe when several processes start at once). */
   static async open(o: ClickHouseEventStoreOptions): Promise<ClickHouseEventStore> {
@@ -175,6 +179,7 @@ export class ClickHouseEventStore implements EventStore {
     const beyond = `log_node = ${node} AND log_seq > ${sqlLiteral(watermark)}`;
     const [orphans] = await this.conn.rows(`SELECT count() AS n FROM hits WHERE ${beyond}`);
     if (Number(orphans?.n ?? 0) > 0) {
+      await this.conn.insert(countDeletions(beyond));
       await this.mutate('hits', `DELETE WHERE ${beyond}`);
       await this.mutationsDone('removing the hits of an unfinished batch');
     }
@@ -196,14 +201,16 @@ export class ClickHouseEventStore implements EventStore {
   /** Deletes by mutation and waits until the mutations are done, so nothing of the site is read afterwards. */
   async deleteSite(siteId: string): Promise<void> {
     this.importedSites.forget(siteId);
-    for (const table of ['hits', 'visits', 'imported_daily'] as const) await this.mutate(table, `DELETE WHERE site_id = ${sqlLiteral(siteId)}`);
+    for (const table of ['hits', 'visits', 'imported_daily', 'day_changes', 'day_rollups'] as const) {
+      await this.mutate(table, `DELETE WHERE site_id = ${sqlLiteral(siteId)}`);
+    }
     await this.mutationsDone(`deleting site ${siteId}`);
   }
 
   async deleteVisitRange(siteId: string, from: bigint, to: bigint): Promise<void> {
-    for (const table of ['hits', 'visits'] as const) {
-      await this.mutate(table, `DELETE WHERE site_id = ${sqlLiteral(siteId)} AND visit_id BETWEEN ${sqlLiteral(from)} AND ${sqlLiteral(to)}`);
-    }
+    const range = `site_id = ${sqlLiteral(siteId)} AND visit_id BETWEEN ${sqlLiteral(from)} AND ${sqlLiteral(to)}`;
+    await this.conn.insert(countDeletions(range));
+    for (const table of ['hits', 'visits'] as const) await this.mutate(table, `DELETE WHERE ${range}`);
     await this.mutationsDone(`deleting visits of site ${siteId}`);
   }
 
@@ -232,13 +239,14 @@ export class ClickHouseEventStore implements EventStore {
     await this.mutationsDone(`deleting import ${importId}`);
   }
 
-  /** Waits until every mutation of hits, visits and imported days has finished (ALTER ... DELETE runs in the background). */
+  /** Waits until every mutation of Plumb's tables has finished (ALTER ... DELETE runs in the background). */
   private async mutationsDone(what: string): Promise<void> {
     const deadline = Date.now() + MUTATION_TIMEOUT_MS;
     // On a cluster, the node-local tables' mutations on every node (each replica applies them itself).
     const c = this.cluster;
     const mutations = c ? c.everyNode('mutations') : 'system.mutations';
-    const tables = c ? "('hits_local', 'visits_local', 'imported_daily_local')" : "('hits', 'visits', 'imported_daily')";
+    const names = ['hits', 'visits', 'imported_daily', 'day_changes', 'day_rollups'];
+    const tables = `(${names.map((t) => sqlLiteral(c ? `${t}_local` : t)).join(', ')})`;
     for (;;) {
       const [row] = await this.conn.rows(
         `SELECT count() AS pending FROM ${mutations} WHERE database = ${sqlLiteral(this.target.database)} ` +
@@ -254,7 +262,7 @@ export class ClickHouseEventStore implements EventStore {
    * `ALTER TABLE <table> <change>` (a DELETE mutation). On a cluster the node-local tables are altered, on every
    * shard: a Distributed table takes no mutation.
    */
-  private async mutate(table: 'hits' | 'visits' | 'imported_daily', change: string): Promise<void> {
+  private async mutate(table: 'hits' | 'visits' | 'imported_daily' | 'day_changes' | 'day_rollups', change: string): Promise<void> {
     const c = this.cluster;
     if (!c) return this.conn.exec(`ALTER TABLE ${table} ${change}`);
     await c.run(this.conn, `ALTER TABLE ${c.local(table)}${c.onCluster} ${change}`);

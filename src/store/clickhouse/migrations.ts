@@ -119,6 +119,28 @@ export const MIGRATIONS: Migration[] = [
       ...JOURNEY_PAGE_COLUMNS.map((c) => (f: ClickHouseFeatures) => `ALTER TABLE visits ${addColumn(f)} ${c} String DEFAULT ''`),
     ],
   },
+  {
+    version: 9,
+    name: 'day rollups',
+    // Closed UTC days' pageviews and visitors per field value, built from the hits (src/report/day-rollups/) and
+    // read instead of them while the day's hits are as they were: day_changes counts, per site and UTC day, every
+    // hit ever inserted (the view, as the insert is written) and deleted (the deletions themselves). A build
+    // records both counts; it is read only while they are unchanged. Days stored before this version have no counts:
+    // the builder adds them (DayRollupStore.heal).
+    statements: [
+      `CREATE TABLE IF NOT EXISTS day_changes (site_id String, day Date, inserted UInt64, deleted UInt64)
+        ENGINE = SummingMergeTree ORDER BY (site_id, day)`,
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS day_changes_view TO day_changes AS
+        SELECT site_id, toDate(toDateTime(intDiv(ts, 1000), 'UTC')) AS day, count() AS inserted, toUInt64(0) AS deleted
+        FROM hits GROUP BY site_id, day`,
+      // One build of a site's day: rows with the same built_at, field '' holding the day's totals (a build without
+      // that row is not read) and the counts it was built from.
+      `CREATE TABLE IF NOT EXISTS day_rollups (
+        site_id String, day Date, built_at Int64, field String, value String, pageviews UInt64, visitors UInt64,
+        inserted UInt64, deleted UInt64
+      ) ENGINE = MergeTree PARTITION BY toYYYYMM(day) ORDER BY (site_id, field, day, value)`,
+    ],
+  },
 ];
 
 // ClickHouse's codes for "already exists": two processes creating the same thing at the same moment may see
@@ -173,6 +195,8 @@ interface LocalStatement {
   table: string;
   /** A CREATE (else an ALTER's change, `ADD COLUMN ...`, to be joined with the same table's next ones). */
   create: boolean;
+  /** A materialized view: made on every node over the local tables, with no Distributed table of its own. */
+  view?: boolean;
   sql: string;
 }
 
@@ -190,6 +214,17 @@ function clusterStatement(sql: string, cluster: ClickHouseCluster, database: str
       ? `Replicated${engine}(${[sqlLiteral(`/clickhouse/tables/{shard}/${db}/${table}`), "'{replica}'", ...(args ? [args] : [])].join(', ')})`
       : `${engine}${args === undefined ? '' : `(${args})`}`;
     return { table, create: true, sql: `CREATE TABLE IF NOT EXISTS ${cluster.local(table)}${cluster.onCluster} (${columns}) ENGINE = ${replicated}${rest}` };
+  }
+  // A view fed by inserts into the local table of one node writes that node's local target (replicated from there).
+  const view = /^CREATE MATERIALIZED VIEW IF NOT EXISTS (\w+) TO (\w+) AS\s+([\s\S]*)\s+FROM (\w+)([\s\S]*)$/.exec(sql);
+  if (view) {
+    const [, name, target, select, source, rest] = view as unknown as [string, string, string, string, string, string];
+    return {
+      table: name,
+      create: true,
+      view: true,
+      sql: `CREATE MATERIALIZED VIEW IF NOT EXISTS ${cluster.local(name)}${cluster.onCluster} TO ${cluster.local(target)} AS ${select} FROM ${cluster.local(source)}${rest}`,
+    };
   }
   const alter = /^ALTER TABLE (\w+) ([\s\S]*)$/.exec(sql);
   if (alter) return { table: alter[1]!, create: false, sql: alter[2]! };
@@ -222,7 +257,7 @@ async function migrateCluster(conn: ClickHouseConnection, features: ClickHouseFe
       const s = statements[i]!;
       if (s.create) {
         await idempotentOnCluster(cluster, conn, s.sql);
-        created.add(s.table);
+        if (!s.view) created.add(s.table);
         i++;
         continue;
       }

@@ -1,0 +1,73 @@
+// Which UTC days of a report's range its day rollups may answer, the date bucket each falls in, and the parts of the
+// range left to the hits. A UTC day is answered whole or not at all: it must lie inside the range and inside one of
+// the report's date buckets (a bucket cut by the zone's midnight mid-day leaves that day to the hits).
+
+import { zoneOffsetMs } from '../../domain/zoned-time.js';
+import { DAY_MS } from '../dialect.js';
+import type { DateGrouping } from '../fields.js';
+
+/** `YYYY-MM-DD` of a UTC instant. */
+export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+export const utcDayStart = (day: string): number => Date.parse(`${day}T00:00:00Z`);
+
+/** The UTC days wholly inside `[fromMs, untilMs)`, as `[first, afterLast)` (equal when there are none). */
+export function wholeDays(fromMs: number, untilMs: number): { first: string; afterLast: string } {
+  const first = Math.ceil(fromMs / DAY_MS) * DAY_MS;
+  const afterLast = Math.max(first, Math.floor(untilMs / DAY_MS) * DAY_MS);
+  return { first: utcDay(first), afterLast: utcDay(afterLast) };
+}
+
+/** The start of the bucket holding local time `localMs`, as reports write a bucket's `timestamp`. */
+function bucketStart(grouping: Exclude<DateGrouping, 'hour'>, localMs: number): string {
+  const day = new Date(localMs).toISOString().slice(0, 10);
+  if (grouping === 'day') return `${day} 00:00:00`;
+  if (grouping === 'month') return `${day.slice(0, 7)}-01 00:00:00`;
+  return `${day.slice(0, 4)}-01-01 00:00:00`;
+}
+
+/** The bucket UTC day `day` lies wholly in for `grouping` in `zone`, or undefined when one of its boundaries cuts it. */
+export function bucketOfDay(day: string, grouping: Exclude<DateGrouping, 'hour'>, zone: string): string | undefined {
+  const start = utcDayStart(day);
+  const last = start + DAY_MS - 1;
+  const first = bucketStart(grouping, start + zoneOffsetMs(zone, start));
+  return first === bucketStart(grouping, last + zoneOffsetMs(zone, last)) ? first : undefined;
+}
+
+/**
+ * `[fromMs, untilMs)` without the UTC days `covered` (sorted, each inside the range): the intervals the hits
+ * answer, in order. Days left out of `covered` by `mergeGaps` are part of them.
+ */
+export function uncoveredIntervals(fromMs: number, untilMs: number, covered: readonly string[]): [number, number][] {
+  const out: [number, number][] = [];
+  let at = fromMs;
+  for (const day of covered) {
+    const start = utcDayStart(day);
+    if (start > at) out.push([at, start]);
+    at = start + DAY_MS;
+  }
+  if (untilMs > at) out.push([at, untilMs]);
+  return out;
+}
+
+/**
+ * Covered days trimmed so that at most `maxIntervals` intervals are left to the hits (each is a query of its own):
+ * while there are more, the shortest run of covered days between two intervals is given back to the hits.
+ */
+export function limitIntervals(fromMs: number, untilMs: number, covered: readonly string[], maxIntervals: number): string[] {
+  let days = [...covered];
+  for (;;) {
+    const intervals = uncoveredIntervals(fromMs, untilMs, days);
+    if (intervals.length <= maxIntervals) return days;
+    // Runs of consecutive covered days that have an interval on both sides.
+    let best: { from: number; to: number } | undefined;
+    let runStart = 0;
+    for (let i = 1; i <= days.length; i++) {
+      if (i < days.length && utcDayStart(days[i]!) === utcDayStart(days[i - 1]!) + DAY_MS) continue;
+      const inside = utcDayStart(days[runStart]!) > fromMs && utcDayStart(days[i - 1]!) + DAY_MS < untilMs;
+      if (inside && (!best || i - runStart < best.to - best.from)) best = { from: runStart, to: i };
+      runStart = i;
+    }
+    if (!best) return days;
+    days = [...days.slice(0, best.from), ...days.slice(best.to)];
+  }
+}

@@ -1,0 +1,85 @@
+// A report's recorded rows with its closed UTC days read from their rollups: the valid builds' sums per value (and
+// date bucket) plus the hits of the rest of the range, as rows of the parts compiler, to be summed per group by
+// mergeImported (imported.ts). Exact for the numbers rollups hold: pageviews add up over days, and so do visitors,
+// each visitor id being one UTC day's (docs/reports.md, "Visitors").
+
+import type { DayBuild, DayRollupStore } from '../../store/types.js';
+import type { CompiledQuery } from '../dialect.js';
+import { GROUP_FIELDS, type Aggregate, type GroupField } from '../fields.js';
+import type { ReportQuery } from '../query.js';
+import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS } from '../result-columns.js';
+import { bucketOfDay, limitIntervals, uncoveredIntervals, wholeDays } from './days.js';
+
+/** The numbers a build holds per field value. */
+export const ROLLUP_AGGREGATES: ReadonlySet<Aggregate> = new Set(['pageviews', 'visitors']);
+
+/** The fields whose values a build holds: those of the hit itself (a visit's entry and exit pages are not). */
+export const ROLLUP_FIELDS = (Object.keys(GROUP_FIELDS) as GroupField[]).filter((f) => GROUP_FIELDS[f].table === 'hit');
+const IS_ROLLUP_FIELD: ReadonlySet<string> = new Set(ROLLUP_FIELDS);
+
+/** At most this many parts of a range are read from the hits, each a query (more: fewer days from rollups). */
+const MAX_HIT_INTERVALS = 6;
+
+/** Whether a report's shape is one builds answer: unfiltered pageviews and visitors, by at most one hit field, by day or longer. */
+export function rollupsAnswer(q: ReportQuery): boolean {
+  return (
+    q.entity === 'pageview' &&
+    q.aggregates.length > 0 &&
+    q.aggregates.every((a) => ROLLUP_AGGREGATES.has(a)) &&
+    q.filters.length === 0 &&
+    !q.props?.length &&
+    q.propGroup === undefined &&
+    q.funnel === undefined &&
+    q.fieldGrouping.length <= 1 &&
+    q.fieldGrouping.every((f) => IS_ROLLUP_FIELD.has(f)) &&
+    q.dateGrouping !== 'hour'
+  );
+}
+
+export interface RecordedRowsDeps {
+  rollups: Pick<DayRollupStore, 'validBuilds' | 'sums'>;
+  /** The parts compiler's statement for a query (ReportCompiler.aggregation in parts mode). */
+  compile: (q: ReportQuery) => CompiledQuery;
+  run: (c: CompiledQuery) => Promise<Record<string, unknown>[]>;
+}
+
+/**
+ * The recorded rows of `q` (without its limit) with the valid builds of its whole UTC days in place of their hits;
+ * undefined when no build answers any of its days (or one was not found whole): the caller reads the hits.
+ */
+export async function recordedRowsWithRollups(q: ReportQuery, deps: RecordedRowsDeps): Promise<Record<string, unknown>[] | undefined> {
+  if (!rollupsAnswer(q)) return undefined;
+  const fromMs = q.from.getTime();
+  const untilMs = q.until.getTime();
+  const { first, afterLast } = wholeDays(fromMs, untilMs);
+  if (first === afterLast) return undefined;
+  const grouping = q.dateGrouping === 'hour' ? undefined : q.dateGrouping;
+  const buckets = new Map<string, string>();
+  const builds: DayBuild[] = [];
+  for (const build of await deps.rollups.validBuilds(q.siteId, first, afterLast)) {
+    if (grouping) {
+      const bucket = bucketOfDay(build.day, grouping, q.timezone);
+      if (bucket === undefined) continue;
+      buckets.set(build.day, bucket);
+    }
+    builds.push(build);
+  }
+  const kept = new Set(limitIntervals(fromMs, untilMs, builds.map((b) => b.day), MAX_HIT_INTERVALS));
+  const used = builds.filter((b) => kept.has(b.day));
+  if (used.length === 0) return undefined;
+
+  const field = q.fieldGrouping[0] ?? '';
+  const sums = await deps.rollups.sums(q.siteId, field, used, grouping ? buckets : undefined);
+  if (!sums) return undefined;
+  const rows: Record<string, unknown>[] = sums.map((s) => ({
+    ...(field ? { [fieldAlias(0)]: s.value } : {}),
+    ...(grouping ? { [TIMESTAMP_ALIAS]: s.bucket } : {}),
+    [aggregateAlias('pageviews')]: s.pageviews,
+    [aggregateAlias('visitors')]: s.visitors,
+  }));
+  const { limit: _limit, ...unlimited } = q;
+  for (const [from, until] of uncoveredIntervals(fromMs, untilMs, used.map((b) => b.day))) {
+    rows.push(...(await deps.run(deps.compile({ ...unlimited, from: new Date(from), until: new Date(until) }))));
+  }
+  return rows;
+}

@@ -1,0 +1,138 @@
+// Day rollups on ClickHouse (migration 9): each site's UTC days' counts of inserted and deleted hits (day_changes,
+// kept by a view as hits are written and by the deletions), and the builds of closed days (day_rollups), read in
+// place of their hits while those counts are the ones a build was made from. What is built: src/report/day-rollups/.
+
+import type { DayBuild, DayChanges, DayRollupRow, DayRollupStore, DayRollupSum } from '../types.js';
+import type { ClickHouseConnection, Row } from './client.js';
+import { sqlLiteral } from './literal.js';
+
+/** A hit's UTC day, as the view counts it (hits keep their times as epoch milliseconds). */
+export const HIT_UTC_DAY = "toDate(toDateTime(intDiv(ts, 1000), 'UTC'))";
+
+/** Rows added to the counts in one statement when healing. */
+const CHANGES_PER_INSERT = 10_000;
+
+const DAY_MS = 86_400_000;
+const dayStart = (day: string) => Date.parse(`${day}T00:00:00Z`);
+const bigint = (v: unknown) => BigInt(String(v ?? 0));
+const date = (day: string) => `toDate(${sqlLiteral(day)})`;
+
+/**
+ * The statement recording that the hits `where` selects are about to be deleted: run before the deletion, so a
+ * build of their days stops being read as soon as it is asked (the deletion runs in the background).
+ */
+export function countDeletions(where: string): string {
+  return `INSERT INTO day_changes (site_id, day, inserted, deleted) SELECT site_id, ${HIT_UTC_DAY} AS day, toUInt64(0), count() FROM hits WHERE ${where} GROUP BY site_id, day`;
+}
+
+export class ClickHouseDayRollups implements DayRollupStore {
+  constructor(private readonly conn: ClickHouseConnection) {}
+
+  async validBuilds(siteId: string, fromDay: string, untilDay: string): Promise<DayBuild[]> {
+    const site = sqlLiteral(siteId);
+    const range = `day >= ${date(fromDay)} AND day < ${date(untilDay)}`;
+    const rows = await this.conn.rows(
+      `SELECT toString(day) AS d, max(built_at) AS b, any(inserted) AS i, any(deleted) AS x FROM day_rollups
+       WHERE site_id = ${site} AND field = '' AND ${range} AND (day, inserted, deleted) IN
+         (SELECT day, sum(inserted), sum(deleted) FROM day_changes WHERE site_id = ${site} AND ${range} GROUP BY day)
+       GROUP BY day ORDER BY day`,
+    );
+    return rows.map((r) => ({ day: String(r.d), builtAt: Number(r.b), inserted: bigint(r.i), deleted: bigint(r.x) }));
+  }
+
+  async sums(siteId: string, field: string, builds: readonly DayBuild[], buckets?: ReadonlyMap<string, string>): Promise<DayRollupSum[] | undefined> {
+    if (builds.length === 0) return [];
+    // A build is its day, time and counts: an older build of the same day made in the same millisecond (a clock
+    // that stands still) is another build.
+    const keys = builds.map((b) => `(${date(b.day)}, ${sqlLiteral(b.builtAt)}, ${sqlLiteral(b.inserted)}, ${sqlLiteral(b.deleted)})`).join(', ');
+    let bucket = "''";
+    if (buckets) {
+      const days = builds.map((b) => sqlLiteral(b.day)).join(', ');
+      const starts = builds.map((b) => sqlLiteral(buckets.get(b.day) ?? '')).join(', ');
+      bucket = `transform(toString(day), [${days}], [${starts}], '')`;
+    }
+    // The totals rows come along to tell that every build was found: one each.
+    const rows = await this.conn.rows(
+      `SELECT field, value, ${bucket} AS bucket, sum(pageviews) AS pageviews, sum(visitors) AS visitors, count() AS builds
+       FROM day_rollups WHERE site_id = ${sqlLiteral(siteId)} AND field IN ('', ${sqlLiteral(field)})
+         AND (day, built_at, inserted, deleted) IN (${keys})
+       GROUP BY field, value, bucket`,
+    );
+    let found = 0;
+    for (const r of rows) if (r.field === '') found += Number(r.builds);
+    if (found !== builds.length) return undefined;
+    return rows
+      .filter((r) => r.field === field)
+      .map((r) => ({ value: String(r.value), ...(buckets ? { bucket: String(r.bucket) } : {}), pageviews: bigint(r.pageviews), visitors: bigint(r.visitors) }));
+  }
+
+  async changes(siteId: string, day: string): Promise<DayChanges & { hits: bigint }> {
+    const site = sqlLiteral(siteId);
+    const start = dayStart(day);
+    const [counts] = await this.conn.rows(
+      `SELECT sum(inserted) AS inserted, sum(deleted) AS deleted FROM day_changes WHERE site_id = ${site} AND day = ${date(day)}`,
+    );
+    const [hits] = await this.conn.rows(
+      `SELECT count() AS hits FROM hits WHERE site_id = ${site} AND ts >= ${sqlLiteral(start)} AND ts < ${sqlLiteral(start + DAY_MS)}`,
+    );
+    return { inserted: bigint(counts?.inserted), deleted: bigint(counts?.deleted), hits: bigint(hits?.hits) };
+  }
+
+  addChanges(siteId: string, day: string, change: DayChanges): Promise<void> {
+    return this.conn.insert(
+      `INSERT INTO day_changes (site_id, day, inserted, deleted) VALUES (${sqlLiteral(siteId)}, ${sqlLiteral(day)}, ${sqlLiteral(change.inserted)}, ${sqlLiteral(change.deleted)})`,
+    );
+  }
+
+  async heal(): Promise<number> {
+    const key = (r: Row) => `${String(r.site_id)}\0${String(r.d)}`;
+    const hits = new Map<string, { siteId: string; day: string; hits: bigint }>();
+    for (const r of await this.conn.rows(`SELECT site_id, toString(${HIT_UTC_DAY}) AS d, count() AS n FROM hits GROUP BY site_id, d`)) {
+      hits.set(key(r), { siteId: String(r.site_id), day: String(r.d), hits: bigint(r.n) });
+    }
+    const counted = new Map<string, { siteId: string; day: string; net: bigint }>();
+    for (const r of await this.conn.rows(
+      'SELECT site_id, toString(day) AS d, sum(inserted) AS inserted, sum(deleted) AS deleted FROM day_changes GROUP BY site_id, d',
+    )) {
+      counted.set(key(r), { siteId: String(r.site_id), day: String(r.d), net: bigint(r.inserted) - bigint(r.deleted) });
+    }
+    const mends: string[] = [];
+    for (const k of new Set([...hits.keys(), ...counted.keys()])) {
+      const h = hits.get(k);
+      const c = counted.get(k);
+      const diff = (h?.hits ?? 0n) - (c?.net ?? 0n);
+      if (diff === 0n) continue;
+      const { siteId, day } = (h ?? c)!;
+      const [inserted, deleted] = diff > 0n ? [diff, 0n] : [0n, -diff];
+      mends.push(`(${sqlLiteral(siteId)}, ${sqlLiteral(day)}, ${sqlLiteral(inserted)}, ${sqlLiteral(deleted)})`);
+    }
+    for (let i = 0; i < mends.length; i += CHANGES_PER_INSERT) {
+      await this.conn.insert(`INSERT INTO day_changes (site_id, day, inserted, deleted) VALUES ${mends.slice(i, i + CHANGES_PER_INSERT).join(', ')}`);
+    }
+    return mends.length;
+  }
+
+  async daysToBuild(beforeDay: string, limit: number): Promise<{ siteId: string; day: string }[]> {
+    const before = `day < ${date(beforeDay)}`;
+    const rows = await this.conn.rows(
+      `SELECT site_id, toString(day) AS d FROM
+         (SELECT site_id, day, sum(inserted) AS inserted, sum(deleted) AS deleted FROM day_changes WHERE ${before} GROUP BY site_id, day)
+       WHERE inserted > deleted AND (site_id, day, inserted, deleted) NOT IN
+         (SELECT site_id, day, inserted, deleted FROM day_rollups WHERE field = '' AND ${before})
+       ORDER BY day DESC, site_id LIMIT ${sqlLiteral(limit)}`,
+    );
+    return rows.map((r) => ({ siteId: String(r.site_id), day: String(r.d) }));
+  }
+
+  async insertBuild(siteId: string, day: string, builtAt: number, counts: DayChanges, rows: readonly DayRollupRow[]): Promise<void> {
+    const head = `${sqlLiteral(siteId)}, ${sqlLiteral(day)}, ${sqlLiteral(builtAt)}`;
+    const tail = `${sqlLiteral(counts.inserted)}, ${sqlLiteral(counts.deleted)}`;
+    // The totals row last: an insert too large for one block is committed block by block, and the build is read
+    // only once its totals row is there.
+    const ordered = [...rows.filter((r) => r.field !== ''), ...rows.filter((r) => r.field === '')];
+    const values = ordered.map((r) => `(${head}, ${sqlLiteral(r.field)}, ${sqlLiteral(r.value)}, ${sqlLiteral(r.pageviews)}, ${sqlLiteral(r.visitors)}, ${tail})`);
+    await this.conn.insert(
+      `INSERT INTO day_rollups (site_id, day, built_at, field, value, pageviews, visitors, inserted, deleted) VALUES ${values.join(', ')}`,
+    );
+  }
+}

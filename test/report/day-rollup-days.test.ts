@@ -1,0 +1,56 @@
+// Which UTC days a report's day rollups may answer (src/report/day-rollups/days.ts): whole days of the range, each
+// inside one date bucket of the report's zone, and what is left to the hits, in few enough intervals.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { bucketOfDay, limitIntervals, uncoveredIntervals, utcDayStart, wholeDays } from '../../src/report/day-rollups/days.js';
+
+const at = (iso: string) => Date.parse(iso);
+
+describe('day rollups: days of a range', () => {
+  it('finds the UTC days wholly inside a range', () => {
+    assert.deepEqual(wholeDays(at('2026-03-01T00:00:00Z'), at('2026-03-04T00:00:00Z')), { first: '2026-03-01', afterLast: '2026-03-04' });
+    // New York's March 1-3: from 05:00 UTC, so the 1st is cut; until the 4th 05:00, so the 4th is cut too.
+    assert.deepEqual(wholeDays(at('2026-03-01T05:00:00Z'), at('2026-03-04T05:00:00Z')), { first: '2026-03-02', afterLast: '2026-03-04' });
+    // Within one day: none.
+    const none = wholeDays(at('2026-03-01T01:00:00Z'), at('2026-03-01T20:00:00Z'));
+    assert.equal(none.first, none.afterLast);
+  });
+
+  it('puts a UTC day in the bucket it lies wholly in, or in none', () => {
+    assert.equal(bucketOfDay('2026-03-05', 'day', 'UTC'), '2026-03-05 00:00:00');
+    assert.equal(bucketOfDay('2026-03-05', 'day', 'Europe/Berlin'), undefined);
+    assert.equal(bucketOfDay('2026-03-05', 'month', 'Europe/Berlin'), '2026-03-01 00:00:00');
+    // Berlin's March starts on Feb 28 at 23:00 UTC: that UTC day holds an hour of March.
+    assert.equal(bucketOfDay('2026-02-28', 'month', 'Europe/Berlin'), undefined);
+    assert.equal(bucketOfDay('2026-03-31', 'month', 'Asia/Kolkata'), undefined);
+    assert.equal(bucketOfDay('2026-03-30', 'month', 'Asia/Kolkata'), '2026-03-01 00:00:00');
+    // New York's 2027 starts at 05:00 UTC on January 1st: that UTC day is cut, December 31st is not.
+    assert.equal(bucketOfDay('2027-01-01', 'year', 'America/New_York'), undefined);
+    assert.equal(bucketOfDay('2026-12-31', 'year', 'America/New_York'), '2026-01-01 00:00:00');
+    assert.equal(bucketOfDay('2026-07-14', 'year', 'Pacific/Chatham'), '2026-01-01 00:00:00');
+    // London is UTC in winter, an hour ahead in summer.
+    assert.equal(bucketOfDay('2026-01-10', 'day', 'Europe/London'), '2026-01-10 00:00:00');
+    assert.equal(bucketOfDay('2026-07-10', 'day', 'Europe/London'), undefined);
+  });
+
+  it('leaves the rest of the range to the hits, merged into few intervals', () => {
+    const from = at('2026-03-01T05:00:00Z');
+    const until = at('2026-03-09T05:00:00Z');
+    const days = ['2026-03-02', '2026-03-03', '2026-03-05', '2026-03-07'];
+    assert.deepEqual(uncoveredIntervals(from, until, days), [
+      [from, utcDayStart('2026-03-02')],
+      [utcDayStart('2026-03-04'), utcDayStart('2026-03-05')],
+      [utcDayStart('2026-03-06'), utcDayStart('2026-03-07')],
+      [utcDayStart('2026-03-08'), until],
+    ]);
+    assert.deepEqual(uncoveredIntervals(utcDayStart('2026-03-02'), utcDayStart('2026-03-04'), ['2026-03-02', '2026-03-03']), []);
+    // At most 3 intervals: the shortest inner run (the 5th, then the 7th) goes back to the hits.
+    assert.deepEqual(limitIntervals(from, until, days, 3), ['2026-03-02', '2026-03-03', '2026-03-07']);
+    assert.deepEqual(limitIntervals(from, until, days, 2), ['2026-03-02', '2026-03-03']);
+    assert.equal(uncoveredIntervals(from, until, limitIntervals(from, until, days, 2)).length, 2);
+    // A run touching an end removes no interval: kept.
+    assert.deepEqual(limitIntervals(utcDayStart('2026-03-02'), until, days, 1), ['2026-03-02', '2026-03-03']);
+    assert.deepEqual(limitIntervals(from, until, days, 4), days);
+  });
+});

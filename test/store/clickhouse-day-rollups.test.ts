@@ -1,0 +1,222 @@
+// Day rollups on ClickHouse: closed UTC days built from their hits answer pageviews and visitors exactly as the hits
+// do, for any zone, range, field, date grouping, sort and limit; a day whose hits change afterwards (a late hit, a
+// deletion, counts that do not tell the hits) is read from its hits until it is built again. Generated traffic over
+// six days in two zones goes through the real import pipeline into DuckDB and is copied into a fresh ClickHouse
+// database; one engine reads the rollups, the other only the hits.
+
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { StoredHit } from '../../src/domain/hits.js';
+import { demoTraffic } from '../../src/cli/demo-traffic.js';
+import { importLines } from '../../src/ingest/line-import.js';
+import { Ingest } from '../../src/ingest/ingest.js';
+import { Metrics } from '../../src/metrics.js';
+import { ClickHouseDialect } from '../../src/report/clickhouse-dialect.js';
+import { ReportCompiler } from '../../src/report/compiler.js';
+import { DayRollupBuilder } from '../../src/report/day-rollups/builder.js';
+import { ROLLUP_FIELDS } from '../../src/report/day-rollups/recorded-rows.js';
+import { ReportEngine, runCompiled } from '../../src/report/engine.js';
+import { parseReportRequest } from '../../src/report/parse.js';
+import { QueryGate } from '../../src/report/query-gate.js';
+import { ClickHouseEventStore } from '../../src/store/clickhouse/event-store.js';
+import { DuckDatabase } from '../../src/store/duckdb/database.js';
+import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
+import { migrate } from '../../src/store/duckdb/migrations.js';
+import { SqlMetaStore } from '../../src/store/sql-meta-store.js';
+import type { DayRollupStore, Site } from '../../src/store/types.js';
+import { testEngine } from '../helpers/clickhouse.js';
+
+const NOW = new Date('2026-03-10T12:00:00.250Z');
+const DAYS = ['2026-03-04', '2026-03-05', '2026-03-06', '2026-03-07', '2026-03-08', '2026-03-09'];
+
+type Params = Record<string, string>;
+
+describe('day rollups on ClickHouse', () => {
+  let db: DuckDatabase;
+  let meta: SqlMetaStore;
+  let duck: DuckEventStore;
+  let ch: ClickHouseEventStore;
+  let ingest: Ingest;
+  let fromHits: ReportEngine;
+  let withRollups: ReportEngine;
+  let builder: DayRollupBuilder;
+  /** How many reports read some build (the engine reading rollups goes through this). */
+  let sumsRead = 0;
+  const sites: Record<'ny' | 'kolkata' | 'utc', Site> = {} as never;
+  let nyHits: StoredHit[] = [];
+
+  before(async () => {
+    db = await DuckDatabase.open(':memory:');
+    await migrate(db);
+    meta = new SqlMetaStore(db);
+    duck = await DuckEventStore.open(db);
+    ingest = await Ingest.start(meta, duck, new Metrics({ processMetrics: false }));
+    const account = await meta.createAccount({ name: 'A', email: 'a@a.test', timezone: 'UTC', tier: 1, subscriptionStatus: 'active' });
+    const newSite = (timezone: string) =>
+      meta.createSite({ accountId: account.id, name: timezone, sharing: 'none', sharePasswordHash: null, timezone, multiDomain: false, multiDomainOption: null });
+    sites.ny = await newSite('America/New_York');
+    sites.kolkata = await newSite('Asia/Kolkata');
+    sites.utc = await newSite('UTC');
+    for (const site of Object.values(sites)) {
+      const lines = [...demoTraffic({ siteId: site.id, start: new Date(`${DAYS[0]}T00:00:00Z`), days: DAYS.length + 1, visitsPerDay: 60, seed: site.timezone.length })];
+      const result = await importLines(lines.filter((l) => Date.parse(`${l.timestamp.replace(' ', 'T')}Z`) < NOW.getTime()).map((l) => JSON.stringify(l)), await ingest.importPipeline(), ingest.buffer);
+      assert.ok(result.imported > 500, JSON.stringify(result.errors));
+    }
+    await ingest.flush();
+    ch = await ClickHouseEventStore.open({ ...testEngine(), database: `plumb_test_${randomBytes(6).toString('hex')}`, node: 'test' });
+    for (const site of Object.values(sites)) await ch.write(await duck.listHits(site.id), await duck.listVisits(site.id));
+    nyHits = await duck.listHits(sites.ny.id);
+
+    const compiler = new ReportCompiler(new ClickHouseDialect(ch.features));
+    fromHits = new ReportEngine(ch, compiler, new QueryGate(), () => NOW);
+    fromHits.readDayRollups(false);
+    // The same store, its rollups counted as they are read.
+    const counted: DayRollupStore = Object.create(ch.dayRollups);
+    counted.sums = async (...a) => {
+      const sums = await ch.dayRollups.sums(...a);
+      if (sums) sumsRead += 1;
+      return sums;
+    };
+    withRollups = new ReportEngine(Object.assign(Object.create(ch), { dayRollups: counted }), compiler, new QueryGate(), () => NOW);
+    builder = new DayRollupBuilder({ rollups: ch.dayRollups, compiler, run: (c) => runCompiled(ch, c), now: () => NOW, log: (err) => assert.fail(String(err)) });
+  });
+  after(async () => {
+    await ingest?.close();
+    await ch?.dropDatabase();
+    await ch?.close();
+    await duck?.close();
+    await meta?.close();
+  });
+
+  async function answer(engine: ReportEngine, site: Site, params: Params): Promise<unknown> {
+    try {
+      return await engine.aggregate(parseReportRequest({ entity: 'pageview', entity_id: site.id, ...params }), site);
+    } catch (err) {
+      return { error: (err as Error).constructor.name, message: (err as Error).message };
+    }
+  }
+
+  /** Both engines' answers are equal, and not empty; returns whether the rollups were read for it. */
+  async function same(site: Site, params: Params): Promise<boolean> {
+    const expected = await answer(fromHits, site, params);
+    const before = sumsRead;
+    const actual = await answer(withRollups, site, params);
+    assert.deepEqual(actual, expected, `${site.timezone} ${JSON.stringify(params)}`);
+    assert.ok(Array.isArray(expected) && expected.length > 0, `nothing for ${JSON.stringify(params)}: the case tests too little`);
+    return sumsRead > before;
+  }
+
+  const WEEK = { date_from: '2026-03-04 00:00:00', date_to: '2026-03-10 23:59:59' };
+
+  it('builds every closed day of every site once, and no day still open', async () => {
+    const first = await builder.runOnce();
+    assert.equal(first.built, DAYS.length * 3);
+    // Every day's hits were counted by the view as they were written: nothing to mend.
+    assert.equal(first.healed, 0);
+    assert.deepEqual((await ch.dayRollups.validBuilds(sites.ny.id, '2026-03-01', '2026-03-11')).map((b) => b.day), DAYS);
+    assert.deepEqual(await builder.runOnce(), { healed: 0, built: 0 });
+  });
+
+  it('answers totals, every hit field and every date grouping as the hits do, in three zones', async () => {
+    let read = 0;
+    for (const site of Object.values(sites)) {
+      for (const aggregates of ['pageviews', 'visitors', 'visitors,pageviews']) {
+        if (await same(site, { aggregates, ...WEEK })) read++;
+        for (const field of ROLLUP_FIELDS) if (await same(site, { aggregates, field_grouping: field, ...WEEK })) read++;
+        for (const date_grouping of ['day', 'month', 'year']) {
+          if (await same(site, { aggregates, date_grouping, ...WEEK })) read++;
+          if (await same(site, { aggregates, date_grouping, field_grouping: 'pathname', ...WEEK })) read++;
+        }
+      }
+    }
+    // Every case had whole UTC days in range (by day, only UTC's days fall in one local day each).
+    assert.equal(read, 3 * 3 * (1 + ROLLUP_FIELDS.length + 3 * 2) - 2 * 3 * 2);
+  });
+
+  it('sorts, limits and cuts ranges as the hits do', async () => {
+    const cases: Params[] = [
+      { aggregates: 'visitors,pageviews', field_grouping: 'pathname', limit: '5', ...WEEK },
+      { aggregates: 'visitors,pageviews', field_grouping: 'pathname', sort_by: 'pathname:asc', limit: '7', ...WEEK },
+      { aggregates: 'pageviews,visitors', field_grouping: 'browser', sort_by: 'visitors:asc', ...WEEK },
+      { aggregates: 'pageviews', field_grouping: 'country_code', sort_by: 'pageviews:asc', limit: '3', ...WEEK },
+      { aggregates: 'visitors', date_from: '2026-03-05 13:30:00', date_to: '2026-03-08 06:15:00' },
+      { aggregates: 'visitors', field_grouping: 'referrer_source', date_from: '2026-03-05 00:00:00', date_to: '2026-03-09 23:59:59', timezone: 'UTC' },
+      { aggregates: 'visitors,pageviews', field_grouping: 'pathname' },
+      { aggregates: 'pageviews', date_grouping: 'month', timezone: 'Pacific/Chatham', ...WEEK },
+    ];
+    for (const site of Object.values(sites)) for (const params of cases) assert.ok(await same(site, params), JSON.stringify(params));
+    // By day in a zone whose midnight is not UTC's, every UTC day is cut in two: all from the hits.
+    const byDay = { aggregates: 'pageviews', date_grouping: 'day', sort_by: 'timestamp:desc', ...WEEK };
+    assert.equal(await same(sites.utc, byDay), true);
+    assert.equal(await same(sites.ny, byDay), false);
+    // A range inside one UTC day has no day to read from rollups.
+    assert.equal(await same(sites.utc, { aggregates: 'pageviews', date_from: '2026-03-06 01:00:00', date_to: '2026-03-06 20:00:00' }), false);
+    // Filters, visits and hours are read from the hits.
+    assert.equal(await same(sites.ny, { aggregates: 'visits,visitors', ...WEEK }), false);
+    assert.equal(await same(sites.ny, { aggregates: 'pageviews', filters: JSON.stringify([{ property: 'pathname', operator: 'is not', value: '/' }]), ...WEEK }), false);
+    assert.equal(await same(sites.ny, { aggregates: 'pageviews', date_grouping: 'hour', date_from: '2026-03-06 00:00:00', date_to: '2026-03-08 23:59:59' }), false);
+  });
+
+  it('adds imported days to rollups and hits as to hits alone', async () => {
+    const site = sites.kolkata;
+    const days = ['2026-03-01', '2026-03-02', '2026-03-05'];
+    await ch.writeImportedDays(days.flatMap((day, i) => [
+      { importId: 'imp', siteId: site.id, day, dimension: '' as const, value: '', pageviews: 40 + i, visits: 20, visitors: 15 + i, bounces: 5, visitDuration: 600 },
+      { importId: 'imp', siteId: site.id, day, dimension: 'pathname' as const, value: '/', pageviews: 30 + i, visits: 20, visitors: 12, bounces: 0, visitDuration: 0 },
+      { importId: 'imp', siteId: site.id, day, dimension: 'pathname' as const, value: '/imported-only', pageviews: 10, visits: 5, visitors: 3, bounces: 0, visitDuration: 0 },
+    ]));
+    const range = { date_from: '2026-03-01 00:00:00', date_to: '2026-03-10 23:59:59' };
+    assert.ok(await same(site, { aggregates: 'visitors,pageviews', ...range }));
+    assert.ok(await same(site, { aggregates: 'pageviews,visitors', field_grouping: 'pathname', limit: '1000', ...range }));
+    assert.ok(await same(site, { aggregates: 'pageviews', date_grouping: 'month', ...range }));
+    const rows = (await answer(withRollups, site, { aggregates: 'pageviews', field_grouping: 'pathname', limit: '1000', ...range })) as Record<string, string>[];
+    assert.deepEqual(rows.find((r) => r.pathname === '/imported-only'), { pathname: '/imported-only', pageviews: '30' });
+  });
+
+  it('reads a day from its hits once they change, until it is built again: a late hit', async () => {
+    const site = sites.ny;
+    const late = { ...nyHits.find((h) => h.type === 'pageview')!, timestamp: new Date('2026-03-07T10:00:00Z'), pathname: '/arrived-late' };
+    await ch.write([late], []);
+    assert.ok(!(await ch.dayRollups.validBuilds(site.id, '2026-03-07', '2026-03-08')).length, 'the day is no longer valid');
+    assert.ok(await same(site, { aggregates: 'visitors,pageviews', field_grouping: 'pathname', limit: '100', ...WEEK }));
+    const shown = (await answer(withRollups, site, { aggregates: 'pageviews', field_grouping: 'pathname', limit: '1000', ...WEEK })) as Record<string, string>[];
+    assert.deepEqual(shown.find((r) => r.pathname === '/arrived-late'), { pathname: '/arrived-late', pageviews: '1' });
+    assert.equal((await builder.runOnce()).built, 1);
+    assert.equal((await ch.dayRollups.validBuilds(site.id, '2026-03-07', '2026-03-08')).length, 1);
+    assert.ok(await same(site, { aggregates: 'pageviews', field_grouping: 'pathname', limit: '1000', ...WEEK }));
+  });
+
+  it('reads a day from its hits once they change, until it is built again: a deletion', async () => {
+    const site = sites.kolkata;
+    const visitIds = [...new Set((await ch.listHits(site.id)).filter((h) => h.timestamp.toISOString().startsWith('2026-03-06')).map((h) => h.visitId))].sort((a, b) => (a < b ? -1 : 1));
+    await ch.deleteVisitRange(site.id, visitIds[0]!, visitIds[9]!);
+    assert.ok(!(await ch.dayRollups.validBuilds(site.id, '2026-03-06', '2026-03-07')).length, 'the day is no longer valid');
+    for (const params of [{ aggregates: 'visitors,pageviews', ...WEEK }, { aggregates: 'pageviews', field_grouping: 'browser', ...WEEK }]) assert.ok(await same(site, params));
+    assert.ok((await builder.runOnce()).built >= 1);
+    assert.ok(await same(site, { aggregates: 'visitors', field_grouping: 'city', ...WEEK }));
+  });
+
+  it('mends counts that do not tell the hits before building again', async () => {
+    const site = sites.utc;
+    // As if the count of an insert were lost, or the hits were stored before the counts existed.
+    await ch.dayRollups.addChanges(site.id, '2026-03-08', { inserted: 3n, deleted: 0n });
+    assert.equal((await ch.dayRollups.validBuilds(site.id, '2026-03-08', '2026-03-09')).length, 0);
+    assert.equal((await builder.runOnce()).built, 0, 'the day is mended first');
+    const changes = await ch.dayRollups.changes(site.id, '2026-03-08');
+    assert.equal(changes.inserted - changes.deleted, changes.hits);
+    assert.equal((await builder.runOnce()).built, 1);
+    assert.ok(await same(site, { aggregates: 'visitors,pageviews', date_grouping: 'day', ...WEEK }));
+    // heal() finds days without any count (stored before them) and counts them.
+    await ch.dayRollups.addChanges(site.id, '2026-03-09', { inserted: 0n, deleted: 5n });
+    assert.equal(await ch.dayRollups.heal(), 1);
+    const mended = await ch.dayRollups.changes(site.id, '2026-03-09');
+    assert.equal(mended.inserted - mended.deleted, mended.hits);
+  });
+
+  it('forgets a deleted site\'s rollups and counts', async () => {
+    await ch.deleteSite(sites.utc.id);
+    assert.deepEqual(await ch.dayRollups.validBuilds(sites.utc.id, '2026-03-01', '2026-03-11'), []);
+    assert.deepEqual((await ch.dayRollups.daysToBuild('2026-03-11', 100)).filter((d) => d.siteId === sites.utc.id), []);
+  });
+});
