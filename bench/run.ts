@@ -1,9 +1,10 @@
 // `npm run bench [section ...]`: Plumb's benchmarks. Sections: collector, import, import-work, reports, overhead,
-// umami-import, props, fathom-import, plausible-import, startup, freshness, analysis; and soak, which
+// umami-import, props, fathom-import, plausible-import, startup, freshness, analysis, day-changes; and soak, which
 // runs only when named (an hour by default: `SOAK_MINUTES=60 npm run bench -- soak`).
 
 import { benchAnalysis } from './analysis.js';
 import { benchCollector } from './collector.js';
+import { benchDayChanges } from './day-changes.js';
 import { benchFathomImport } from './fathom-import.js';
 import { benchFreshness } from './freshness.js';
 import { benchImport } from './import.js';
@@ -31,6 +32,7 @@ const sections: Record<string, () => Promise<void>> = {
   startup: () => benchStartup(Number(process.env.BENCH_STARTUP_RUNS ?? 5)),
   freshness: () => benchFreshness(),
   analysis: () => benchAnalysis(Number(process.env.BENCH_PAGEVIEWS ?? 10_000_000)),
+  'day-changes': () => benchDayChanges(Number(process.env.BENCH_DAY_CHANGES_BATCHES ?? 200)),
 };
 /** Sections run only when named: an hour's soak is no part of a run of every benchmark. */
 const named: Record<string, () => Promise<void>> = { soak: () => benchSoak() };

@@ -78,8 +78,7 @@ export async function recordedRowsWithRollups(q: ReportQuery, deps: RecordedRows
     [aggregateAlias('visitors')]: s.visitors,
   }));
   const { limit: _limit, ...unlimited } = q;
-  for (const [from, until] of uncoveredIntervals(fromMs, untilMs, used.map((b) => b.day))) {
-    rows.push(...(await deps.run(deps.compile({ ...unlimited, from: new Date(from), until: new Date(until) }))));
-  }
-  return rows;
+  const intervals = uncoveredIntervals(fromMs, untilMs, used.map((b) => b.day));
+  const parts = await Promise.all(intervals.map(([from, until]) => deps.run(deps.compile({ ...unlimited, from: new Date(from), until: new Date(until) }))));
+  return rows.concat(...parts);
 }
