@@ -99,7 +99,7 @@ export async function load(db: DuckDatabase, siteId: string, pageviews: number, 
     );
     // Their pages' numbers, as the writer's connection gives them out (src/store/duckdb/journey-pages.ts).
     await q.exec(numberNewPages('visits'));
-    const numbered = withJourneyIds('visits', (ids) => ['u.visit_id AS visit_id', ...ids.map((id, i) => `${id} AS ${JOURNEY_ID_COLUMNS[i]}`)].join(', '));
+    const numbered = withJourneyIds({ table: 'visits' }, (ids) => ['u.visit_id AS visit_id', ...ids.map((id, i) => `${id} AS ${JOURNEY_ID_COLUMNS[i]}`)].join(', '));
     await q.exec(
       `UPDATE visits SET ${JOURNEY_ID_COLUMNS.map((c) => `${c} = n.${c}`).join(', ')} FROM (${numbered}) AS n WHERE visits.visit_id = n.visit_id`,
     );

@@ -4,12 +4,8 @@
 // each step. DuckDB's answers are checked against the oracle by test/report/funnel-filter.test.ts.
 
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { DEFAULT_DEMO_EVENTS, demoTraffic } from '../../src/cli/demo-traffic.js';
-import { importLines } from '../../src/ingest/line-import.js';
-import { Ingest } from '../../src/ingest/ingest.js';
-import { Metrics } from '../../src/metrics.js';
 import { ClickHouseDialect } from '../../src/report/clickhouse-dialect.js';
 import { ReportCompiler } from '../../src/report/compiler.js';
 import { SqlDialect } from '../../src/report/dialect.js';
@@ -18,52 +14,31 @@ import { parseReportRequest } from '../../src/report/parse.js';
 import { QueryGate } from '../../src/report/query-gate.js';
 import type { FunnelFilter } from '../../src/report/query.js';
 import { ClickHouseEventStore } from '../../src/store/clickhouse/event-store.js';
-import { DuckDatabase } from '../../src/store/duckdb/database.js';
-import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
-import { migrate } from '../../src/store/duckdb/migrations.js';
-import { SqlMetaStore } from '../../src/store/sql-meta-store.js';
 import type { FunnelStep, Site } from '../../src/store/types.js';
-import { testEngine } from '../helpers/clickhouse.js';
+import { pipelineStores, type PipelineStores } from '../helpers/pipeline-stores.js';
 
 const NOW = new Date('2026-03-10T12:00:00.250Z');
 const RANGE = { date_from: '2026-03-06 00:00:00', date_to: '2026-03-09 23:59:59' };
 const STEPS: FunnelStep[] = [{ type: 'page', value: '/' }, { type: 'page', value: '/pri*' }, { type: 'page', value: '/signup' }, { type: 'event', value: 'Purchase' }];
 
 describe('the funnel filter on ClickHouse answers as on DuckDB', () => {
-  let db: DuckDatabase;
-  let meta: SqlMetaStore;
-  let duck: DuckEventStore;
+  let stores: PipelineStores;
   let ch: ClickHouseEventStore;
-  let ingest: Ingest;
   let duckReports: ReportEngine;
   let chReports: ReportEngine;
   let site: Site;
 
   before(async () => {
-    db = await DuckDatabase.open(':memory:');
-    await migrate(db);
-    meta = new SqlMetaStore(db);
-    duck = await DuckEventStore.open(db);
-    ingest = await Ingest.start(meta, duck, new Metrics({ processMetrics: false }));
-    const account = await meta.createAccount({ name: 'A', email: 'a@a.test', timezone: 'UTC', tier: 1, subscriptionStatus: 'active' });
-    site = await meta.createSite({ accountId: account.id, name: 'F', sharing: 'none', sharePasswordHash: null, timezone: 'America/New_York', multiDomain: false, multiDomainOption: null });
-    for (const e of DEFAULT_DEMO_EVENTS) await meta.createGoal({ siteId: site.id, name: e.name, currency: 'dollar' });
-    const lines = [...demoTraffic({ siteId: site.id, start: new Date('2026-03-06T00:00:00Z'), days: 4, visitsPerDay: 150, seed: 7 })];
-    const result = await importLines(lines.map((l) => JSON.stringify(l)), await ingest.importPipeline(), ingest.buffer);
+    stores = await pipelineStores();
+    site = await stores.newSite('America/New_York', 'F');
+    for (const e of DEFAULT_DEMO_EVENTS) await stores.meta.createGoal({ siteId: site.id, name: e.name, currency: 'dollar' });
+    const result = await stores.importLines([...demoTraffic({ siteId: site.id, start: new Date('2026-03-06T00:00:00Z'), days: 4, visitsPerDay: 150, seed: 7 })]);
     assert.ok(result.imported > 1000, JSON.stringify(result.errors));
-    await ingest.flush();
-    ch = await ClickHouseEventStore.open({ ...testEngine(), database: `plumb_test_${randomBytes(6).toString('hex')}`, node: 'test' });
-    await ch.write(await duck.listHits(site.id), await duck.listVisits(site.id));
-    duckReports = new ReportEngine(duck, new ReportCompiler(new SqlDialect()), new QueryGate(), () => NOW);
+    ch = await stores.copyToClickHouse([site]);
+    duckReports = new ReportEngine(stores.duck, new ReportCompiler(new SqlDialect()), new QueryGate(), () => NOW);
     chReports = new ReportEngine(ch, new ReportCompiler(new ClickHouseDialect(ch.features)), new QueryGate(), () => NOW);
   });
-  after(async () => {
-    await ingest?.close();
-    await ch?.dropDatabase();
-    await ch?.close();
-    await duck?.close();
-    await meta?.close();
-  });
+  after(() => stores?.close());
 
   async function same(params: Record<string, string>, funnel: FunnelFilter): Promise<unknown> {
     const entity = params.entity === 'event' ? { site_id: site.id } : { entity: 'pageview', entity_id: site.id };

@@ -3,12 +3,8 @@
 // in ClickHouse, and scroll_depth and time_on_page answered alike by both, equal to the sums worked out by hand.
 
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { StoredHit } from '../../src/domain/hits.js';
-import { importLines } from '../../src/ingest/line-import.js';
-import { Ingest } from '../../src/ingest/ingest.js';
-import { Metrics } from '../../src/metrics.js';
 import { ClickHouseDialect } from '../../src/report/clickhouse-dialect.js';
 import { ReportCompiler } from '../../src/report/compiler.js';
 import { SqlDialect } from '../../src/report/dialect.js';
@@ -16,38 +12,27 @@ import { ReportEngine } from '../../src/report/engine.js';
 import { parseReportRequest } from '../../src/report/parse.js';
 import { QueryGate } from '../../src/report/query-gate.js';
 import { ClickHouseEventStore } from '../../src/store/clickhouse/event-store.js';
-import { DuckDatabase } from '../../src/store/duckdb/database.js';
-import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
-import { migrate } from '../../src/store/duckdb/migrations.js';
-import { SqlMetaStore } from '../../src/store/sql-meta-store.js';
 import type { ImportedDay, Site } from '../../src/store/types.js';
-import { testEngine } from '../helpers/clickhouse.js';
+import { pipelineStores, type PipelineStores } from '../helpers/pipeline-stores.js';
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
 const RANGE = { date_from: '2026-03-02', date_to: '2026-03-04' };
 
 describe('imported engagement on ClickHouse answers as on DuckDB', () => {
-  let meta: SqlMetaStore;
-  let duck: DuckEventStore;
+  let stores: PipelineStores;
   let ch: ClickHouseEventStore;
-  let ingest: Ingest;
   let site: Site;
   let engines: ReportEngine[] = [];
 
   before(async () => {
-    const db = await DuckDatabase.open(':memory:');
-    await migrate(db);
-    meta = new SqlMetaStore(db);
-    duck = await DuckEventStore.open(db);
-    ingest = await Ingest.start(meta, duck, new Metrics({ processMetrics: false }));
-    const account = await meta.createAccount({ name: 'A', email: 'a@a.test', timezone: 'UTC', tier: 1, subscriptionStatus: 'active' });
-    site = await meta.createSite({ accountId: account.id, name: 'S', sharing: 'none', sharePasswordHash: null, timezone: 'UTC', multiDomain: false, multiDomainOption: null });
+    stores = await pipelineStores();
+    const duck = stores.duck;
+    site = await stores.newSite('UTC', 'S');
     // 3 March: one visit views / and /a; another /b.
     const line = (ip: string, at: string, path: string) =>
-      JSON.stringify({ type: 'pageview', site_id: site.id, timestamp: `2026-03-03 ${at}`, url: `https://e.example${path}`, referrer: '', user_agent: UA, ip });
-    const result = await importLines([line('81.2.69.1', '10:00:00', '/'), line('81.2.69.1', '10:01:00', '/a'), line('81.2.69.2', '11:00:00', '/b')], await ingest.importPipeline(), ingest.buffer);
+      ({ type: 'pageview', site_id: site.id, timestamp: `2026-03-03 ${at}`, url: `https://e.example${path}`, referrer: '', user_agent: UA, ip });
+    const result = await stores.importLines([line('81.2.69.1', '10:00:00', '/'), line('81.2.69.1', '10:01:00', '/a'), line('81.2.69.2', '11:00:00', '/b')]);
     assert.equal(result.imported, 3, JSON.stringify(result.errors));
-    await ingest.flush();
     // Pairs: / 60 % and 15 s, /a 100 % and 30.001 s, /b 25 % and 4 s (185 over 3; 49,001 ms over 3).
     const engagement: Record<string, [number, number][]> = { '/': [[40, 10_000], [60, 5_000]], '/a': [[100, 30_001]], '/b': [[25, 4_000]] };
     const engaged: StoredHit[] = [];
@@ -56,8 +41,7 @@ describe('imported engagement on ClickHouse answers as on DuckDB', () => {
         engaged.push({ ...pv, type: 'engagement', timestamp: new Date(pv.timestamp.getTime() + (i + 1) * 1000), firstView: false, scrollDepth, engagedMs }));
     }
     await duck.write(engaged, []);
-    ch = await ClickHouseEventStore.open({ ...testEngine(), database: `plumb_test_${randomBytes(6).toString('hex')}`, node: 'test' });
-    await ch.write(await duck.listHits(site.id), await duck.listVisits(site.id));
+    ch = await stores.copyToClickHouse([site]);
     // Imported: /a 810 % over 12 pairs and 521 s over 7; /b 90 % over 3, no time; /c none; the totals their sums.
     const day = (d: string, dimension: '' | 'pathname', value: string, pageviews: number, e: [number, number, number, number]): ImportedDay => ({
       importId: 'i', siteId: site.id, day: d, dimension, value, pageviews, visits: 0, visitors: 0, bounces: 0, visitDuration: 0, lacks: 0,
@@ -75,13 +59,7 @@ describe('imported engagement on ClickHouse answers as on DuckDB', () => {
       new ReportEngine(ch, new ReportCompiler(new ClickHouseDialect(ch.features)), new QueryGate()),
     ];
   });
-  after(async () => {
-    await ingest?.close();
-    await ch?.dropDatabase();
-    await ch?.close();
-    await duck?.close();
-    await meta?.close();
-  });
+  after(() => stores?.close());
 
   /** Both engines' answer, which must be the same; returns it. */
   const answer = async (params: Record<string, string>) => {

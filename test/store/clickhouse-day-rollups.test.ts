@@ -5,13 +5,9 @@
 // database; one engine reads the rollups, the other only the hits.
 
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { StoredHit } from '../../src/domain/hits.js';
 import { demoTraffic } from '../../src/cli/demo-traffic.js';
-import { importLines } from '../../src/ingest/line-import.js';
-import { Ingest } from '../../src/ingest/ingest.js';
-import { Metrics } from '../../src/metrics.js';
 import { ClickHouseDialect } from '../../src/report/clickhouse-dialect.js';
 import { ReportCompiler } from '../../src/report/compiler.js';
 import { DayRollupBuilder } from '../../src/report/day-rollups/builder.js';
@@ -20,12 +16,9 @@ import { ReportEngine, runCompiled } from '../../src/report/engine.js';
 import { parseReportRequest } from '../../src/report/parse.js';
 import { QueryGate } from '../../src/report/query-gate.js';
 import { ClickHouseEventStore } from '../../src/store/clickhouse/event-store.js';
-import { DuckDatabase } from '../../src/store/duckdb/database.js';
-import { DuckEventStore } from '../../src/store/duckdb/event-store.js';
-import { migrate } from '../../src/store/duckdb/migrations.js';
-import { SqlMetaStore } from '../../src/store/sql-meta-store.js';
 import type { DayRollupStore, Site } from '../../src/store/types.js';
-import { testEngine } from '../helpers/clickhouse.js';
+import { pipelineStores, type PipelineStores } from '../helpers/pipeline-stores.js';
+import { storedHit } from '../helpers/stored-hits.js';
 
 const NOW = new Date('2026-03-10T12:00:00.250Z');
 const DAYS = ['2026-03-04', '2026-03-05', '2026-03-06', '2026-03-07', '2026-03-08', '2026-03-09'];
@@ -33,11 +26,8 @@ const DAYS = ['2026-03-04', '2026-03-05', '2026-03-06', '2026-03-07', '2026-03-0
 type Params = Record<string, string>;
 
 describe('day rollups on ClickHouse', () => {
-  let db: DuckDatabase;
-  let meta: SqlMetaStore;
-  let duck: DuckEventStore;
+  let stores: PipelineStores;
   let ch: ClickHouseEventStore;
-  let ingest: Ingest;
   let fromHits: ReportEngine;
   let withRollups: ReportEngine;
   let builder: DayRollupBuilder;
@@ -47,26 +37,17 @@ describe('day rollups on ClickHouse', () => {
   let nyHits: StoredHit[] = [];
 
   before(async () => {
-    db = await DuckDatabase.open(':memory:');
-    await migrate(db);
-    meta = new SqlMetaStore(db);
-    duck = await DuckEventStore.open(db);
-    ingest = await Ingest.start(meta, duck, new Metrics({ processMetrics: false }));
-    const account = await meta.createAccount({ name: 'A', email: 'a@a.test', timezone: 'UTC', tier: 1, subscriptionStatus: 'active' });
-    const newSite = (timezone: string) =>
-      meta.createSite({ accountId: account.id, name: timezone, sharing: 'none', sharePasswordHash: null, timezone, multiDomain: false, multiDomainOption: null });
-    sites.ny = await newSite('America/New_York');
-    sites.kolkata = await newSite('Asia/Kolkata');
-    sites.utc = await newSite('UTC');
+    stores = await pipelineStores();
+    sites.ny = await stores.newSite('America/New_York');
+    sites.kolkata = await stores.newSite('Asia/Kolkata');
+    sites.utc = await stores.newSite('UTC');
     for (const site of Object.values(sites)) {
       const lines = [...demoTraffic({ siteId: site.id, start: new Date(`${DAYS[0]}T00:00:00Z`), days: DAYS.length + 1, visitsPerDay: 60, seed: site.timezone.length })];
-      const result = await importLines(lines.filter((l) => Date.parse(`${l.timestamp.replace(' ', 'T')}Z`) < NOW.getTime()).map((l) => JSON.stringify(l)), await ingest.importPipeline(), ingest.buffer);
+      const result = await stores.importLines(lines.filter((l) => Date.parse(`${l.timestamp.replace(' ', 'T')}Z`) < NOW.getTime()));
       assert.ok(result.imported > 500, JSON.stringify(result.errors));
     }
-    await ingest.flush();
-    ch = await ClickHouseEventStore.open({ ...testEngine(), database: `plumb_test_${randomBytes(6).toString('hex')}`, node: 'test' });
-    for (const site of Object.values(sites)) await ch.write(await duck.listHits(site.id), await duck.listVisits(site.id));
-    nyHits = await duck.listHits(sites.ny.id);
+    ch = await stores.copyToClickHouse(Object.values(sites));
+    nyHits = await stores.duck.listHits(sites.ny.id);
 
     const compiler = new ReportCompiler(new ClickHouseDialect(ch.features));
     fromHits = new ReportEngine(ch, compiler, new QueryGate(), () => NOW);
@@ -81,13 +62,7 @@ describe('day rollups on ClickHouse', () => {
     withRollups = new ReportEngine(Object.assign(Object.create(ch), { dayRollups: counted }), compiler, new QueryGate(), () => NOW);
     builder = new DayRollupBuilder({ rollups: ch.dayRollups, compiler, run: (c) => runCompiled(ch, c), now: () => NOW, log: (err) => assert.fail(String(err)) });
   });
-  after(async () => {
-    await ingest?.close();
-    await ch?.dropDatabase();
-    await ch?.close();
-    await duck?.close();
-    await meta?.close();
-  });
+  after(() => stores?.close());
 
   async function answer(engine: ReportEngine, site: Site, params: Params): Promise<unknown> {
     try {
@@ -156,6 +131,16 @@ describe('day rollups on ClickHouse', () => {
     assert.equal(await same(sites.ny, { aggregates: 'visits,visitors', ...WEEK }), false);
     assert.equal(await same(sites.ny, { aggregates: 'pageviews', filters: JSON.stringify([{ property: 'pathname', operator: 'is not', value: '/' }]), ...WEEK }), false);
     assert.equal(await same(sites.ny, { aggregates: 'pageviews', date_grouping: 'hour', date_from: '2026-03-06 00:00:00', date_to: '2026-03-08 23:59:59' }), false);
+  });
+
+  it('builds a day of events alone, which adds no group to reports of pageviews', async () => {
+    const site = sites.utc;
+    await ch.write([storedHit(site.id, '2026-03-02T10:00:00Z', { type: 'event', eventName: 'Signup' })], []);
+    assert.equal((await builder.runOnce()).built, 1);
+    const range = { date_from: '2026-03-01 00:00:00', date_to: '2026-03-10 23:59:59' };
+    for (const params of [{ aggregates: 'pageviews,visitors', date_grouping: 'day', ...range }, { aggregates: 'visitors', ...range }]) {
+      assert.ok(await same(site, params));
+    }
   });
 
   it('adds imported days to rollups and hits as to hits alone', async () => {

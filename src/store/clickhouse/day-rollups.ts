@@ -61,8 +61,9 @@ export class ClickHouseDayRollups implements DayRollupStore {
     let found = 0;
     for (const r of rows) if (r.field === '') found += Number(r.builds);
     if (found !== builds.length) return undefined;
+    // A day of events alone has a totals row of no pageviews: no group, as reports of pageviews have none for it.
     return rows
-      .filter((r) => r.field === field)
+      .filter((r) => r.field === field && bigint(r.pageviews) > 0n)
       .map((r) => ({ value: String(r.value), ...(buckets ? { bucket: String(r.bucket) } : {}), pageviews: bigint(r.pageviews), visitors: bigint(r.visitors) }));
   }
 

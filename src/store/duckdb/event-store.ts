@@ -250,7 +250,7 @@ export class DuckEventStore implements EventStore {
     );
     await q.exec(numberNewPages('visit_updates'));
     const numbered = (ids: string[]) => `u.* REPLACE (${ids.map((id, i) => `${id} AS ${JOURNEY_ID_COLUMNS[i]}`).join(', ')})`;
-    await q.exec(`INSERT INTO visits ${withJourneyIds('visit_updates', numbered, 'u.rowid')}`);
+    await q.exec(`INSERT INTO visits ${withJourneyIds({ table: 'visit_updates' }, numbered, 'u.rowid')}`);
   }
 
   /**
@@ -289,10 +289,10 @@ export class DuckEventStore implements EventStore {
     // connection finds their numbers and never gives any out.
     let insertNew: string | undefined;
     if (rows.newVisits > 0) {
-      const newVisits = `(${selectCsv(rows.newVisitsFile, VISIT_CSV_COLUMNS)})`;
-      await this.conn.serial((q) => inTransaction(q, (q) => q.exec(numberNewPages(newVisits))));
+      const newVisits = selectCsv(rows.newVisitsFile, VISIT_CSV_COLUMNS);
+      await this.conn.serial((q) => inTransaction(q, (q) => q.exec(numberNewPages(`(${newVisits})`))));
       const numbered = (ids: string[]) => `u.*, ${ids.join(', ')}`;
-      insertNew = `INSERT INTO visits (${columnList(VISIT_CSV_COLUMNS)}, ${JOURNEY_ID_COLUMNS.join(', ')}) ${withJourneyIds(newVisits, numbered)}`;
+      insertNew = `INSERT INTO visits (${columnList(VISIT_CSV_COLUMNS)}, ${JOURNEY_ID_COLUMNS.join(', ')}) ${withJourneyIds({ subquery: newVisits }, numbered)}`;
     }
     return this.loadOnOneThread(async (q) => {
       const fresh = insertNew !== undefined ? this.side.transaction((s) => s.exec(insertNew!)) : Promise.resolve();

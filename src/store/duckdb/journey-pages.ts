@@ -26,16 +26,16 @@ export const numberNewPages = (rows: string) =>
 /**
  * `SELECT` of `rows` (aliased `u`) with each journey page's number as its JOURNEY_ID_COLUMNS column: `select` gets
  * the numbers' expressions and writes the select list; `order`, an ORDER BY on `u`. The pages must have been
- * numbered (numberNewPages) in a transaction this one sees. A subquery `rows` (an import's CSV file) is read once,
- * into memory, for both its pages and its rows.
+ * numbered (numberNewPages) in a transaction this one sees. A subquery (an import's CSV file) is read once, into
+ * memory, for both its pages and its rows; a table is read where it is.
  */
-export function withJourneyIds(rows: string, select: (ids: string[]) => string, order = ''): string {
-  const read = rows.startsWith('(');
-  const source = read ? 'journey_rows' : rows;
+export function withJourneyIds(rows: { table: string } | { subquery: string }, select: (ids: string[]) => string, order = ''): string {
+  const read = 'subquery' in rows;
+  const source = read ? 'journey_rows' : rows.table;
   const ids = PAGE_COLUMNS.map((_, i) => `CASE WHEN u.journey_length > 0 THEN coalesce(m${i + 1}.page_id, 0) ELSE 0 END`);
   const joins = PAGE_COLUMNS.map((c, i) => `LEFT JOIN m AS m${i + 1} ON m${i + 1}.site_id = u.site_id AND m${i + 1}.pathname = u.${c}`);
   return (
-    `WITH ${read ? `${source} AS MATERIALIZED ${rows}, ` : ''}` +
+    `WITH ${read ? `${source} AS MATERIALIZED (${rows.subquery}), ` : ''}` +
     `m AS (SELECT site_id, pathname, page_id FROM journey_pages WHERE (site_id, pathname) IN (SELECT site_id, p FROM (${pagesOf(source)}) AS q)) ` +
     `SELECT ${select(ids)} FROM ${source} AS u ${joins.join(' ')}${order ? ` ORDER BY ${order}` : ''}`
   );
