@@ -171,6 +171,7 @@ export class ReportEngine {
         validBuilds: (...a) => this.gate.run(() => rollups.validBuilds(...a)),
         sums: (...a) => this.gate.run(() => rollups.sums(...a)),
       },
+      dialect: this.partsCompiler.dialect,
       compile: (part) => this.partsCompiler.aggregation(part),
       run: (c) => this.run(c),
     });

@@ -580,10 +580,11 @@ export interface DayRollupStore {
   validBuilds(siteId: string, fromDay: string, untilDay: string): Promise<DayBuild[]>;
   /**
    * The builds' rows of `field` ('': the totals) summed per value, and per `buckets.get(day)` when given (every
-   * build's day must have one); undefined when some build's rows were not found (a replica that does not have them
-   * yet): the caller reads the hits instead.
+   * build's day must have one), of the values `valueWhere` keeps (a condition on the column `value`, written by the
+   * report compiler's dialect with its values escaped; default: every value); undefined when some build's rows were
+   * not found (a replica that does not have them yet): the caller reads the hits instead.
    */
-  sums(siteId: string, field: string, builds: readonly DayBuild[], buckets?: ReadonlyMap<string, string>): Promise<DayRollupSum[] | undefined>;
+  sums(siteId: string, field: string, builds: readonly DayBuild[], buckets?: ReadonlyMap<string, string>, valueWhere?: string): Promise<DayRollupSum[] | undefined>;
   /** A day's counts now, and how many hits it holds (counted, not from the counts). */
   changes(siteId: string, day: string): Promise<DayChanges & { hits: bigint }>;
   /** Adds to a day's counts (making them tell its hits again: see heal). */

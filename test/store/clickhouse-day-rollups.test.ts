@@ -127,10 +127,41 @@ describe('day rollups on ClickHouse', () => {
     assert.equal(await same(sites.ny, byDay), false);
     // A range inside one UTC day has no day to read from rollups.
     assert.equal(await same(sites.utc, { aggregates: 'pageviews', date_from: '2026-03-06 01:00:00', date_to: '2026-03-06 20:00:00' }), false);
-    // Filters, visits and hours are read from the hits.
+    // Visit-level filters, visits and hours are read from the hits.
     assert.equal(await same(sites.ny, { aggregates: 'visits,visitors', ...WEEK }), false);
-    assert.equal(await same(sites.ny, { aggregates: 'pageviews', filters: JSON.stringify([{ property: 'pathname', operator: 'is not', value: '/' }]), ...WEEK }), false);
+    assert.equal(await same(sites.ny, { aggregates: 'pageviews', filters: JSON.stringify([{ property: 'exit_page', operator: 'is not', value: '/' }]), ...WEEK }), false);
     assert.equal(await same(sites.ny, { aggregates: 'pageviews', date_grouping: 'hour', date_from: '2026-03-06 00:00:00', date_to: '2026-03-08 23:59:59' }), false);
+  });
+
+  it('answers filters on the field it groups by, and pageviews (or one value\'s visitors) filtered on one hit field', async () => {
+    const filters = (...f: [string, string, string][]) => JSON.stringify(f.map(([property, operator, value]) => ({ property, operator, value })));
+    const read: Params[] = [
+      { aggregates: 'visitors,pageviews', field_grouping: 'pathname', filters: filters(['pathname', 'is not', '/']) },
+      { aggregates: 'pageviews,visitors', field_grouping: 'pathname', filters: filters(['pathname', 'is', '/']), date_grouping: 'month' },
+      { aggregates: 'pageviews,visitors', field_grouping: 'pathname', filters: filters(['pathname', 'matching', '^/(pricing|signup|blog)']) },
+      { aggregates: 'visitors', field_grouping: 'pathname', filters: filters(['pathname', 'is like', '/PRI*'], ['pathname', 'is', '/']) },
+      { aggregates: 'pageviews,visitors', field_grouping: 'browser', filters: filters(['browser', 'is not', 'Chrome']) },
+      { aggregates: 'pageviews', filters: filters(['pathname', 'not matching', '^/$']) },
+      { aggregates: 'pageviews', filters: filters(['referrer_source', 'is not', '']), date_grouping: 'month' },
+      { aggregates: 'visitors', filters: filters(['pathname', 'is', '/']) },
+      { aggregates: 'visitors,pageviews', filters: filters(['country_code', 'is', 'US'], ['country_code', 'is', 'US']), date_grouping: 'year' },
+    ];
+    for (const site of [sites.utc, sites.kolkata]) for (const params of read) assert.ok(await same(site, { ...params, ...WEEK }), JSON.stringify(params));
+    // Visitors over several values, or filters on another field than the grouped one: from the hits.
+    const fromHitsOnly: Params[] = [
+      { aggregates: 'visitors', filters: filters(['pathname', 'is not', '/']) },
+      { aggregates: 'pageviews', field_grouping: 'browser', filters: filters(['pathname', 'is', '/']) },
+      { aggregates: 'pageviews', filters: filters(['pathname', 'is', '/'], ['browser', 'is', 'Chrome']) },
+      { aggregates: 'pageviews', filters: filters(['entry_page', 'is', '/']) },
+    ];
+    for (const params of fromHitsOnly) assert.equal(await same(sites.utc, { ...params, ...WEEK }), false, JSON.stringify(params));
+    // Hostile values match nothing, on either side.
+    for (const value of ["'; DROP TABLE day_rollups; --", '\\', '%', "' OR '1'='1"]) {
+      for (const operator of ['is', 'is like', 'matching']) {
+        const params = { aggregates: 'pageviews,visitors', field_grouping: 'pathname', filters: filters(['pathname', operator, value]), ...WEEK };
+        assert.deepEqual(await answer(withRollups, sites.utc, params), await answer(fromHits, sites.utc, params), JSON.stringify(params));
+      }
+    }
   });
 
   it('builds a day of events alone, which adds no group to reports of pageviews', async () => {

@@ -4,7 +4,8 @@
 // each visitor id being one UTC day's (docs/reports.md, "Visitors").
 
 import type { DayBuild, DayRollupStore } from '../../store/types.js';
-import type { CompiledQuery } from '../dialect.js';
+import { valueConditions } from '../conditions.js';
+import { Binder, type CompiledQuery, type SqlDialect } from '../dialect.js';
 import { GROUP_FIELDS, type Aggregate, type GroupField } from '../fields.js';
 import type { ReportQuery } from '../query.js';
 import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS } from '../result-columns.js';
@@ -20,24 +21,40 @@ const IS_ROLLUP_FIELD: ReadonlySet<string> = new Set(ROLLUP_FIELDS);
 /** At most this many parts of a range are read from the hits, each a query (more: fewer days from rollups). */
 const MAX_HIT_INTERVALS = 6;
 
-/** Whether a report's shape is one builds answer: unfiltered pageviews and visitors, by at most one hit field, by day or longer. */
-export function rollupsAnswer(q: ReportQuery): boolean {
-  return (
-    q.entity === 'pageview' &&
-    q.aggregates.length > 0 &&
-    q.aggregates.every((a) => ROLLUP_AGGREGATES.has(a)) &&
-    q.filters.length === 0 &&
-    !q.props?.length &&
-    q.propGroup === undefined &&
-    q.funnel === undefined &&
-    q.fieldGrouping.length <= 1 &&
-    q.fieldGrouping.every((f) => IS_ROLLUP_FIELD.has(f)) &&
-    q.dateGrouping !== 'hour'
-  );
+/**
+ * The hit field whose rows of a build answer a report, '' for the totals, or undefined when builds cannot: pageviews
+ * and visitors, by at most one hit field, by day or longer, filtered on at most that one field. A build's rows of a
+ * field are one value each, so filters on it pick whole rows; summed over several values, pageviews add up, but
+ * visitors do not (a visitor may view several pages), so filters without the grouping must pin one value.
+ */
+export function rollupField(q: ReportQuery): string | undefined {
+  if (
+    q.entity !== 'pageview' ||
+    q.aggregates.length === 0 ||
+    !q.aggregates.every((a) => ROLLUP_AGGREGATES.has(a)) ||
+    q.props?.length ||
+    q.propGroup !== undefined ||
+    q.funnel !== undefined ||
+    q.fieldGrouping.length > 1 ||
+    !q.fieldGrouping.every((f) => IS_ROLLUP_FIELD.has(f)) ||
+    q.dateGrouping === 'hour'
+  ) {
+    return undefined;
+  }
+  const grouped = q.fieldGrouping[0];
+  const filtered = [...new Set(q.filters.map((f) => f.property))];
+  if (filtered.length === 0) return grouped ?? '';
+  const [property] = filtered;
+  if (filtered.length > 1 || !IS_ROLLUP_FIELD.has(property!)) return undefined;
+  if (grouped !== undefined) return grouped === property ? grouped : undefined;
+  const pinned = q.filters.every((f) => f.operator === 'is' && f.value === q.filters[0]!.value);
+  return pinned || (q.aggregates.length === 1 && q.aggregates[0] === 'pageviews') ? property : undefined;
 }
 
 export interface RecordedRowsDeps {
   rollups: Pick<DayRollupStore, 'validBuilds' | 'sums'>;
+  /** The store's dialect, which writes the filters' conditions on a build's values as on the hits' columns. */
+  dialect: SqlDialect;
   /** The parts compiler's statement for a query (ReportCompiler.aggregation in parts mode). */
   compile: (q: ReportQuery) => CompiledQuery;
   run: (c: CompiledQuery) => Promise<Record<string, unknown>[]>;
@@ -48,7 +65,13 @@ export interface RecordedRowsDeps {
  * undefined when no build answers any of its days (or one was not found whole): the caller reads the hits.
  */
 export async function recordedRowsWithRollups(q: ReportQuery, deps: RecordedRowsDeps): Promise<Record<string, unknown>[] | undefined> {
-  if (!rollupsAnswer(q)) return undefined;
+  const field = rollupField(q);
+  if (field === undefined) return undefined;
+  // The filters on the field's values, written as for the hits' column; values inlined (the dialects of stores
+  // with rollups bind none).
+  const b = new Binder(deps.dialect);
+  const valueWhere = valueConditions(deps.dialect, 'value', q.filters, b).join(' AND ');
+  if (b.params.length > 0) return undefined;
   const fromMs = q.from.getTime();
   const untilMs = q.until.getTime();
   const { first, afterLast } = wholeDays(fromMs, untilMs);
@@ -68,11 +91,10 @@ export async function recordedRowsWithRollups(q: ReportQuery, deps: RecordedRows
   const used = builds.filter((b) => kept.has(b.day));
   if (used.length === 0) return undefined;
 
-  const field = q.fieldGrouping[0] ?? '';
-  const sums = await deps.rollups.sums(q.siteId, field, used, grouping ? buckets : undefined);
+  const sums = await deps.rollups.sums(q.siteId, field, used, grouping ? buckets : undefined, valueWhere || undefined);
   if (!sums) return undefined;
   const rows: Record<string, unknown>[] = sums.map((s) => ({
-    ...(field ? { [fieldAlias(0)]: s.value } : {}),
+    ...(q.fieldGrouping.length > 0 ? { [fieldAlias(0)]: s.value } : {}),
     ...(grouping ? { [TIMESTAMP_ALIAS]: s.bucket } : {}),
     [aggregateAlias('pageviews')]: s.pageviews,
     [aggregateAlias('visitors')]: s.visitors,

@@ -40,7 +40,7 @@ export class ClickHouseDayRollups implements DayRollupStore {
     return rows.map((r) => ({ day: String(r.d), builtAt: Number(r.b), inserted: bigint(r.i), deleted: bigint(r.x) }));
   }
 
-  async sums(siteId: string, field: string, builds: readonly DayBuild[], buckets?: ReadonlyMap<string, string>): Promise<DayRollupSum[] | undefined> {
+  async sums(siteId: string, field: string, builds: readonly DayBuild[], buckets?: ReadonlyMap<string, string>, valueWhere?: string): Promise<DayRollupSum[] | undefined> {
     if (builds.length === 0) return [];
     // A build is its day, time and counts: an older build of the same day made in the same millisecond (a clock
     // that stands still) is another build.
@@ -54,7 +54,8 @@ export class ClickHouseDayRollups implements DayRollupStore {
     // The totals rows come along to tell that every build was found: one each.
     const rows = await this.conn.rows(
       `SELECT field, value, ${bucket} AS bucket, sum(pageviews) AS pageviews, sum(visitors) AS visitors, count() AS builds
-       FROM day_rollups WHERE site_id = ${sqlLiteral(siteId)} AND field IN ('', ${sqlLiteral(field)})
+       FROM day_rollups WHERE site_id = ${sqlLiteral(siteId)}
+         AND (field = '' OR (field = ${sqlLiteral(field)}${valueWhere ? ` AND ${valueWhere}` : ''}))
          AND (day, built_at, inserted, deleted) IN (${keys})
        GROUP BY field, value, bucket`,
     );
