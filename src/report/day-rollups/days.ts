@@ -35,7 +35,7 @@ export function bucketOfDay(day: string, grouping: Exclude<DateGrouping, 'hour'>
 
 /**
  * `[fromMs, untilMs)` without the UTC days `covered` (sorted, each inside the range): the intervals the hits
- * answer, in order. Days left out of `covered` by `mergeGaps` are part of them.
+ * answer, in order (days limitIntervals gave back are among them).
  */
 export function uncoveredIntervals(fromMs: number, untilMs: number, covered: readonly string[]): [number, number][] {
   const out: [number, number][] = [];
