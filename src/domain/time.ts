@@ -7,6 +7,12 @@ const ZONE_NAME_RE = /^[A-Za-z][A-Za-z0-9_+\-]*(\/[A-Za-z0-9_+\-]+)*$/;
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
+/** The UTC day (`YYYY-MM-DD`) of an instant: the day a visitor id belongs to (its salt's), and a day rollup's. */
+export const utcDay = (at: Date | number): string => (typeof at === 'number' ? new Date(at) : at).toISOString().slice(0, 10);
+
+/** The first instant (epoch ms) of the UTC day `day` (`YYYY-MM-DD`). */
+export const utcDayStart = (day: string): number => Date.parse(`${day}T00:00:00Z`);
+
 /** A Date as the API's UTC timestamp string (seconds precision). */
 export function formatTimestamp(date: Date): string {
   return (

@@ -2,6 +2,7 @@
 // visits across midnight, anything older deleted.
 
 import { randomBytes } from 'node:crypto';
+import { utcDay, utcDayStart } from '../domain/time.js';
 import type { MetaStore } from '../store/types.js';
 
 /** The part of the MetaStore that keeps salts (the ingest thread reaches it by message). */
@@ -19,8 +20,7 @@ export interface SaltSource {
 }
 
 const DAY_MS = 86_400_000;
-export const utcDay = (at: Date) => at.toISOString().slice(0, 10);
-const dayBefore = (day: string) => utcDay(new Date(Date.parse(`${day}T00:00:00Z`) - DAY_MS));
+const dayBefore = (day: string) => utcDay(utcDayStart(day) - DAY_MS);
 const newSalt = () => randomBytes(32).toString('base64url');
 
 /** Live salts in the MetaStore, shared by every process; cached per day here. */

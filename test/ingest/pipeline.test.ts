@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { IncomingHit } from '../../src/domain/hits.js';
 import { Ingest } from '../../src/ingest/ingest.js';
 import { InvalidHit } from '../../src/ingest/pipeline.js';
-import { utcDay } from '../../src/ingest/salts.js';
+import { utcDay } from '../../src/domain/time.js';
 import { Metrics } from '../../src/metrics.js';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
 import { DuckEventStore } from '../../src/store/duckdb/event-store.js';

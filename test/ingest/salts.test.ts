@@ -2,7 +2,8 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { EphemeralSalts, StoredSalts, utcDay } from '../../src/ingest/salts.js';
+import { utcDay } from '../../src/domain/time.js';
+import { EphemeralSalts, StoredSalts } from '../../src/ingest/salts.js';
 import { visitorHash } from '../../src/ingest/visitor.js';
 import { DuckDatabase } from '../../src/store/duckdb/database.js';
 import { SqlMetaStore } from '../../src/store/sql-meta-store.js';

@@ -3,7 +3,8 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bucketOfDay, limitIntervals, uncoveredIntervals, utcDayStart, wholeDays } from '../../src/report/day-rollups/days.js';
+import { utcDayStart } from '../../src/domain/time.js';
+import { bucketOfDay, limitIntervals, uncoveredIntervals, wholeDays } from '../../src/report/day-rollups/days.js';
 
 const at = (iso: string) => Date.parse(iso);
 

@@ -3,6 +3,7 @@
 // value of every hit field), so a build holds what the hits answer. Any number of processes may build: two builds
 // of one day made from the same counts hold the same numbers, and readers take the newest.
 
+import { utcDay, utcDayStart } from '../../domain/time.js';
 import type { DayChanges, DayRollupRow, DayRollupStore } from '../../store/types.js';
 import type { ReportCompiler } from '../compiler.js';
 import { DAY_MS, type CompiledQuery } from '../dialect.js';
@@ -10,7 +11,6 @@ import type { ReportQuery } from '../query.js';
 import { aggregateAlias, fieldAlias } from '../result-columns.js';
 import { integer } from '../imported.js';
 import { ROLLUP_FIELDS } from './recorded-rows.js';
-import { utcDay, utcDayStart } from './days.js';
 
 /** A UTC day is built once it has been over this long (hits still in a process's write buffer have arrived). */
 export const CLOSED_AFTER_MS = 60 * 60_000;

@@ -2,13 +2,11 @@
 // range left to the hits. A UTC day is answered whole or not at all: it must lie inside the range and inside one of
 // the report's date buckets (a bucket cut by the zone's midnight mid-day leaves that day to the hits).
 
+import { utcDay, utcDayStart } from '../../domain/time.js';
 import { zoneOffsetMs } from '../../domain/zoned-time.js';
 import { DAY_MS } from '../dialect.js';
 import type { DateGrouping } from '../fields.js';
 
-/** `YYYY-MM-DD` of a UTC instant. */
-export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
-export const utcDayStart = (day: string): number => Date.parse(`${day}T00:00:00Z`);
 
 /** The UTC days wholly inside `[fromMs, untilMs)`, as `[first, afterLast)` (equal when there are none). */
 export function wholeDays(fromMs: number, untilMs: number): { first: string; afterLast: string } {

@@ -2,6 +2,7 @@
 // kept by a view as hits are written and by the deletions), and the builds of closed days (day_rollups), read in
 // place of their hits while those counts are the ones a build was made from. What is built: src/report/day-rollups/.
 
+import { utcDayStart } from '../../domain/time.js';
 import type { DayBuild, DayChanges, DayRollupRow, DayRollupStore, DayRollupSum } from '../types.js';
 import type { ClickHouseConnection, Row } from './client.js';
 import { sqlLiteral } from './literal.js';
@@ -13,7 +14,6 @@ export const HIT_UTC_DAY = "toDate(toDateTime(intDiv(ts, 1000), 'UTC'))";
 const CHANGES_PER_INSERT = 10_000;
 
 const DAY_MS = 86_400_000;
-const dayStart = (day: string) => Date.parse(`${day}T00:00:00Z`);
 const bigint = (v: unknown) => BigInt(String(v ?? 0));
 const date = (day: string) => `toDate(${sqlLiteral(day)})`;
 
@@ -70,7 +70,7 @@ export class ClickHouseDayRollups implements DayRollupStore {
 
   async changes(siteId: string, day: string): Promise<DayChanges & { hits: bigint }> {
     const site = sqlLiteral(siteId);
-    const start = dayStart(day);
+    const start = utcDayStart(day);
     const [counts] = await this.conn.rows(
       `SELECT sum(inserted) AS inserted, sum(deleted) AS deleted FROM day_changes WHERE site_id = ${site} AND day = ${date(day)}`,
     );
