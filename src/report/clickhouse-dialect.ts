@@ -4,6 +4,7 @@
 import { pageGoalPathRegex } from '../domain/page-goal-paths.js';
 import { atLeast, CLICKHOUSE_18_16, type ClickHouseFeatures } from '../store/clickhouse/features.js';
 import { sqlLiteral } from '../store/clickhouse/literal.js';
+import { CROSSING_FIELD } from '../store/types.js';
 import { DAY_MS, SqlDialect, type Binder, type JoinScope, type SqlValue } from './dialect.js';
 import type { DateGrouping } from './fields.js';
 
@@ -197,6 +198,13 @@ export class ClickHouseDialect extends SqlDialect {
     if (side !== 'both') return super.edgeVisitIds(site, from, until, whole, side, columns);
     const inside = [`v.started_at >= ${from}`, `v.last_seen_at < ${until}`, ...whole].join(' AND ');
     return this.visitIds(site, ['v.pageviews > 0', `v.started_at < ${until}`, `v.last_seen_at >= ${from}`, `NOT (${inside})`], columns);
+  }
+
+  override dayRollupCrossings(site: string, builds: readonly string[]): string {
+    return (
+      `SELECT toUInt64(value) FROM day_rollups WHERE site_id = ${site} AND field = ${sqlLiteral(CROSSING_FIELD)}` +
+      ` AND (day, built_at, inserted, deleted) IN (${builds.join(', ')})`
+    );
   }
 
   /**

@@ -158,6 +158,17 @@ export class ReportCompiler implements PlanContext {
     return { sql: `SELECT ${this.dialect.earliest('ts')} AS first FROM ${this.dialect.table('hits')} WHERE ${where.join(' AND ')}`, params: b.params };
   }
 
+  /**
+   * The site's visits with pageviews in [from, until) that are not wholly inside it (`visit_id`, and `started_ms`
+   * and `last_seen_ms`, epoch milliseconds): a day rollup's crossing visits (src/report/day-rollups/builder.ts).
+   */
+  crossingVisits(siteId: string, from: Date, until: Date): CompiledQuery {
+    const b = new Binder(this.dialect);
+    const d = this.dialect;
+    const columns = `v.visit_id AS visit_id, ${d.epochMs('v.started_at')} AS started_ms, ${d.epochMs('v.last_seen_at')} AS last_seen_ms`;
+    return b.compiled(d.edgeVisitIds(b.value(siteId), b.value(from), b.value(until), [], 'both', columns));
+  }
+
   /** Runs a pattern once, so an invalid one fails on its own before the report (and becomes a 400). */
   regexCheck(pattern: string): CompiledQuery {
     const b = new Binder(this.dialect);

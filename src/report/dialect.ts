@@ -297,6 +297,14 @@ export class SqlDialect {
     return parts.join(' UNION ALL ');
   }
 
+  /**
+   * `SELECT` of the visit ids that day rollups' builds list as crossing their day, the builds given as
+   * `(day, built_at, inserted, deleted)` tuples of bound values. Only stores that keep day rollups have it.
+   */
+  dayRollupCrossings(_site: string, _builds: readonly string[]): string {
+    throw new Error(`the ${this.name} store keeps no day rollups`);
+  }
+
   /** The earliest of a timestamp column, as the engine reads it: a Date, or UTC text `YYYY-MM-DD HH:MM:SS[.mmm]`. */
   earliest(column: string): string {
     return `min(${column})`;

@@ -31,11 +31,11 @@ export function queryLevels(q: ReportQuery): { hitFilters: Filter[]; visitFilter
 
 /**
  * The plan for `q`: plans 4 and 5 (alone or together) when the query has their shape and no custom property
- * filter or grouping (nor funnel filter), else the cheapest of 1-3 that answers it.
+ * filter or grouping (nor funnel filter, nor scope), else the cheapest of 1-3 that answers it.
  */
 export function choosePlan(q: ReportQuery): PlanName {
-  // A funnel filter, like a property filter, is a condition only plans 1-3 take.
-  const withProps = (q.props?.length ?? 0) > 0 || q.propGroup !== undefined || q.funnel !== undefined;
+  // A funnel filter or a scope, like a property filter, is a condition only plans 1-3 take.
+  const withProps = (q.props?.length ?? 0) > 0 || q.propGroup !== undefined || q.funnel !== undefined || q.scope !== undefined;
   const special = withProps ? undefined : specialPlan(q);
   if (special !== undefined) return special;
   const { visitLevel } = queryLevels(q);

@@ -1,6 +1,6 @@
 // The typed report query: what a valid /v1/aggregations request asks for, with every default resolved.
 
-import type { FunnelStep } from '../store/types.js';
+import type { DayBuild, FunnelStep } from '../store/types.js';
 import type { Aggregate, DateGrouping, Entity, FilterProperty, GroupField, Operator, PropOperator } from './fields.js';
 
 export interface Filter {
@@ -53,7 +53,23 @@ export interface ReportQuery {
   funnel?: FunnelFilter;
   /** `visitors` counted in slices, at least this many where grouped (SqlDialect.slicesVisitors); default 1: one pass. */
   visitorSlices?: number;
+  /** Only some of the range's hits (day rollups read the rest from their builds; plans/hit-scope.ts). */
+  scope?: HitScope;
 }
+
+/**
+ * The hits of a report's range that count: those in `intervals` (but not those of the visits `except` names), and
+ * within `crossing.windows` those of the visits it names (src/report/day-rollups/: the visits of a built UTC day
+ * that have hits outside it).
+ */
+export interface HitScope {
+  intervals: readonly (readonly [Date, Date])[];
+  except?: VisitSet;
+  crossing?: { windows: readonly (readonly [Date, Date])[]; visits: VisitSet };
+}
+
+/** Visits a scope names: those overlapping `edgesOf` without lying inside it, or those builds list as crossing their day. */
+export type VisitSet = { edgesOf: readonly [Date, Date] } | { builds: readonly DayBuild[] };
 
 /** A report's funnel filter (ReportQuery.funnel). */
 export interface FunnelFilter {

@@ -543,32 +543,58 @@ export interface EventStore {
   close(): Promise<void>;
 }
 
-/** How often a site's UTC day had hits inserted and deleted: a day rollup is valid while both are unchanged. */
+/**
+ * How often hits were inserted and deleted in a site's UTC day widened by the visit timeout on both sides (a hit
+ * that close to the day can join a visit of the day): a day rollup is valid while both are unchanged.
+ */
 export interface DayChanges {
   inserted: bigint;
   deleted: bigint;
 }
 
-/** One build of a site's UTC day (`YYYY-MM-DD`): its rows share `builtAt` and the counts it was built from. */
+/**
+ * One build of a site's UTC day (`YYYY-MM-DD`): its rows share `builtAt` and the counts it was built from. The
+ * day's crossing visits (those with hits outside it) have their hits in the day within `[day start, headUntil)`
+ * and `[tailFrom, day end)`, epoch milliseconds.
+ */
 export interface DayBuild extends DayChanges {
   day: string;
   builtAt: number;
+  headUntil: number;
+  tailFrom: number;
+}
+
+/** Sums over a day's pageviews: all of them, and the visits lying wholly inside the day (contained). */
+export interface DaySums {
+  pageviews: bigint;
+  visitors: bigint;
+  /** Of the contained visits: how many, bounced, their durations (ms), their distinct (visit, page) pairs. */
+  visits: bigint;
+  bounces: bigint;
+  durationMs: bigint;
+  uniques: bigint;
 }
 
 /** A row of a build: a field's value (field '' and value '': the day's totals) and its sums over the day's hits. */
-export interface DayRollupRow {
+export interface DayRollupRow extends DaySums {
   field: string;
   value: string;
-  pageviews: bigint;
-  visitors: bigint;
 }
 
 /** A field value's sums over some builds, per date bucket when asked for (its start, as reports write it). */
-export interface DayRollupSum {
+export interface DayRollupSum extends DaySums {
   value: string;
   bucket?: string;
-  pageviews: bigint;
-  visitors: bigint;
+}
+
+/** The field of a build's rows that list its day's crossing visits, one visit id each as the row's value. */
+export const CROSSING_FIELD = '#crossing';
+
+/** What a build records of its day's crossing visits (DayBuild). */
+export interface DayCrossings {
+  visitIds: readonly bigint[];
+  headUntil: number;
+  tailFrom: number;
 }
 
 /** Where day rollups are kept and checked against their day's hits. */
@@ -597,8 +623,11 @@ export interface DayRollupStore {
   heal(): Promise<number>;
   /** Days before `beforeDay` with hits, newest first, that have no valid build; at most `limit`. */
   daysToBuild(beforeDay: string, limit: number): Promise<{ siteId: string; day: string }[]>;
-  /** Stores one build, its totals row included, in one insert: seen whole or not at all. */
-  insertBuild(siteId: string, day: string, builtAt: number, counts: DayChanges, rows: readonly DayRollupRow[]): Promise<void>;
+  /**
+   * Stores one build: its rows and crossing visits first, its totals row last, once every replica has the rest
+   * (a build is read only with its totals row, so it is seen whole or not at all).
+   */
+  insertBuild(siteId: string, day: string, builtAt: number, counts: DayChanges, rows: readonly DayRollupRow[], crossings: DayCrossings): Promise<void>;
 }
 
 /** A compare-and-set write of one visit's state (see VisitStateStore). */

@@ -1,10 +1,11 @@
 // Which UTC days a report's day rollups may answer (src/report/day-rollups/days.ts): whole days of the range, each
-// inside one date bucket of the report's zone, and what is left to the hits, in few enough intervals.
+// inside one date bucket of the report's zone, and what is left to the hits, in few enough intervals; and where a
+// day's crossing visits have their hits in it.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { utcDayStart } from '../../src/domain/time.js';
-import { bucketOfDay, limitIntervals, uncoveredIntervals, wholeDays } from '../../src/report/day-rollups/days.js';
+import { bucketOfDay, crossingBounds, crossingWindows, limitIntervals, uncoveredIntervals, wholeDays } from '../../src/report/day-rollups/days.js';
 
 const at = (iso: string) => Date.parse(iso);
 
@@ -53,5 +54,22 @@ describe('day rollups: days of a range', () => {
     // A run touching an end removes no interval: kept.
     assert.deepEqual(limitIntervals(utcDayStart('2026-03-02'), until, days, 1), ['2026-03-02', '2026-03-03']);
     assert.deepEqual(limitIntervals(from, until, days, 4), days);
+  });
+
+  it('finds where the crossing visits have their hits in a day', () => {
+    const start = utcDayStart('2026-03-05');
+    const end = start + 86_400_000;
+    const visit = (from: string, to: string) => ({ visitId: 1n, startedMs: at(from), lastSeenMs: at(to) });
+    const windows = (visits: ReturnType<typeof visit>[]) => crossingWindows(start, end, crossingBounds(start, end, visits)).map(([a, b]) => [a.toISOString(), b.toISOString()]);
+    assert.deepEqual(windows([]), []);
+    // From the day before until 00:20, and from 23:10 into the next day: the head ends just after the last hit.
+    assert.deepEqual(windows([visit('2026-03-04T23:50:00Z', '2026-03-05T00:20:00Z'), visit('2026-03-04T23:55:00Z', '2026-03-05T00:05:00Z'), visit('2026-03-05T23:10:00Z', '2026-03-06T00:10:00Z')]), [
+      ['2026-03-05T00:00:00.000Z', '2026-03-05T00:20:00.001Z'],
+      ['2026-03-05T23:10:00.000Z', '2026-03-06T00:00:00.000Z'],
+    ]);
+    assert.deepEqual(windows([visit('2026-03-05T23:59:59.999Z', '2026-03-06T00:10:00Z')]), [['2026-03-05T23:59:59.999Z', '2026-03-06T00:00:00.000Z']]);
+    // A visit over the whole day, or windows that meet: the whole day, once.
+    assert.deepEqual(windows([visit('2026-03-04T23:00:00Z', '2026-03-06T01:00:00Z')]), [['2026-03-05T00:00:00.000Z', '2026-03-06T00:00:00.000Z']]);
+    assert.deepEqual(windows([visit('2026-03-04T23:00:00Z', '2026-03-05T14:00:00Z'), visit('2026-03-05T13:00:00Z', '2026-03-06T01:00:00Z')]), [['2026-03-05T00:00:00.000Z', '2026-03-06T00:00:00.000Z']]);
   });
 });

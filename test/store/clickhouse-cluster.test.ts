@@ -82,6 +82,7 @@ describe('ClickHouseEventStore on a cluster', { skip: NODES.length === 0 || CLUS
       // Each node counts the hits inserted into its own local table (day rollups' counts).
       assert.ok(tables.some((t) => /^day_changes_local\t(Replicated)?SummingMergeTree$/.test(t)), `${node.name}: ${tables.join(', ')}`);
       assert.ok(tables.includes('day_changes_view_local\tMaterializedView'), `${node.name}: ${tables.join(', ')}`);
+      assert.ok(tables.includes('day_edges_view_local\tMaterializedView'), `${node.name}: ${tables.join(', ')}`);
       assert.ok(tables.includes('day_rollups\tDistributed'), `${node.name}: ${tables.join(', ')}`);
     }
     // Whichever node answers, the cluster's one record of versions (processes opening at once may both record one).

@@ -1,12 +1,13 @@
-// Day rollups on ClickHouse: closed UTC days built from their hits answer pageviews and visitors exactly as the hits
-// do, for any zone, range, field, date grouping, sort and limit; a day whose hits change afterwards (a late hit, a
-// deletion, counts that do not tell the hits) is read from its hits until it is built again. Generated traffic over
+// Day rollups on ClickHouse: closed UTC days built from their hits answer pageviews, visitors, visits, uniques,
+// bounce rate and duration exactly as the hits do (visits crossing a midnight included), for any zone, range, field,
+// date grouping, sort and limit; a day whose hits change afterwards (a late hit, a deletion, a hit joining one of
+// its visits from past its midnight, counts that do not tell the hits) is read from its hits until it is built again. Generated traffic over
 // six days in two zones goes through the real import pipeline into DuckDB and is copied into a fresh ClickHouse
 // database; one engine reads the rollups, the other only the hits.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { StoredHit } from '../../src/domain/hits.js';
+import type { StoredHit, VisitRecord } from '../../src/domain/hits.js';
 import { demoTraffic } from '../../src/cli/demo-traffic.js';
 import { ClickHouseDialect } from '../../src/report/clickhouse-dialect.js';
 import { ReportCompiler } from '../../src/report/compiler.js';
@@ -24,6 +25,43 @@ const NOW = new Date('2026-03-10T12:00:00.250Z');
 const DAYS = ['2026-03-04', '2026-03-05', '2026-03-06', '2026-03-07', '2026-03-08', '2026-03-09'];
 
 type Params = Record<string, string>;
+
+/** A visit's stored record: from its first to its last hit, with that many pageviews. */
+function visitRecord(siteId: string, visitId: bigint, hits: readonly StoredHit[]): VisitRecord {
+  const pageviews = hits.filter((h) => h.type === 'pageview');
+  const times = hits.map((h) => h.timestamp.getTime());
+  return {
+    siteId, visitId, visitorId: hits[0]!.visitorId, startedAt: new Date(Math.min(...times)), lastSeenAt: new Date(Math.max(...times)),
+    entryPage: pageviews[0]?.pathname ?? '', exitPage: pageviews.at(-1)?.pathname ?? '', exitHostname: 'https://example.com',
+    pageviews: pageviews.length, events: hits.length - pageviews.length, pathsExact: true, journeyLength: 0, journeyPages: [],
+    referrerHostname: '', referrerPathname: '', referrerSource: '', utmCampaign: '', utmContent: '', utmMedium: '', utmSource: '', utmTerm: '', ref: '', keyword: '',
+  };
+}
+
+/**
+ * Visits crossing UTC midnights, written as the ingest would store them: one over each midnight of the week, one
+ * whose only hit after midnight is an event, and one going on for more than a whole day (hits every 25 minutes).
+ */
+async function writeCrossingVisits(ch: ClickHouseEventStore, siteId: string): Promise<void> {
+  let id = 7_000_000n;
+  const visit = async (times: string[], types?: ('pageview' | 'event')[]) => {
+    const visitId = id++;
+    // Pages repeat: only the first view of each is flagged, as the ingest flags them.
+    const hits = times.map((t, i) => storedHit(siteId, t, {
+      visitId, visitorId: visitId, pathname: ['/', '/pricing', '/night'][i % 3]!, referrerSource: 'Night', firstView: i < 3,
+      ...(types?.[i] === 'event' ? { type: 'event' as const, eventName: 'Signup' } : {}),
+    }));
+    await ch.write(hits, [visitRecord(siteId, visitId, hits)]);
+  };
+  for (const day of DAYS.slice(1)) {
+    const before = new Date(Date.parse(`${day}T00:00:00Z`) - 20 * 60_000).toISOString();
+    await visit([before, `${day}T00:05:00Z`, `${day}T00:25:00Z`]);
+  }
+  await visit(['2026-03-05T23:45:00Z', '2026-03-06T00:10:00Z'], ['pageview', 'event']);
+  const long: string[] = [];
+  for (let t = Date.parse('2026-03-06T23:50:00Z'); t <= Date.parse('2026-03-08T00:20:00Z'); t += 25 * 60_000) long.push(new Date(t).toISOString());
+  await visit(long);
+}
 
 describe('day rollups on ClickHouse', () => {
   let stores: PipelineStores;
@@ -47,7 +85,8 @@ describe('day rollups on ClickHouse', () => {
       assert.ok(result.imported > 500, JSON.stringify(result.errors));
     }
     ch = await stores.copyToClickHouse(Object.values(sites));
-    nyHits = await stores.duck.listHits(sites.ny.id);
+    for (const site of Object.values(sites)) await writeCrossingVisits(ch, site.id);
+    nyHits = await ch.listHits(sites.ny.id);
 
     const compiler = new ReportCompiler(new ClickHouseDialect(ch.features));
     fromHits = new ReportEngine(ch, compiler, new QueryGate(), () => NOW);
@@ -83,20 +122,34 @@ describe('day rollups on ClickHouse', () => {
   }
 
   const WEEK = { date_from: '2026-03-04 00:00:00', date_to: '2026-03-10 23:59:59' };
+  /** Every aggregate builds hold, alone and together (bounce rate and duration come with visits, in parts). */
+  const AGGREGATE_SETS = ['pageviews', 'visitors,pageviews', 'visits,uniques,avg_duration,bounce_rate', 'pageviews,visitors,bounce_rate,uniques'];
+
+  /** The UTC days whose counts take in some of the site's hits: each hit's own, and the one across a midnight within 30 minutes. */
+  const countedDays = (hits: readonly StoredHit[]) =>
+    [...new Set(hits.flatMap((h) => [-30 * 60_000, 0, 30 * 60_000].map((d) => new Date(h.timestamp.getTime() + d).toISOString().slice(0, 10))))].sort();
 
   it('builds every closed day of every site once, and no day still open', async () => {
     const first = await builder.runOnce();
-    assert.equal(first.built, DAYS.length * 3);
-    // Every day's hits were counted by the view as they were written: nothing to mend.
+    // Every day's hits were counted by the views as they were written: nothing to mend.
     assert.equal(first.healed, 0);
-    assert.deepEqual((await ch.dayRollups.validBuilds(sites.ny.id, '2026-03-01', '2026-03-11')).map((b) => b.day), DAYS);
+    const closed = (hits: readonly StoredHit[]) => countedDays(hits).filter((d) => d < '2026-03-10');
+    let expected = 0;
+    for (const site of Object.values(sites)) expected += closed(await ch.listHits(site.id)).length;
+    assert.equal(first.built, expected);
+    const built = (await ch.dayRollups.validBuilds(sites.ny.id, '2026-03-01', '2026-03-11')).map((b) => b.day);
+    assert.deepEqual(built, closed(nyHits));
+    assert.ok(DAYS.every((d) => built.includes(d)));
     assert.deepEqual(await builder.runOnce(), { healed: 0, built: 0 });
+    // The traffic has visits crossing UTC midnights, which each build lists (and reports read from their hits).
+    const crossed = (await ch.dayRollups.validBuilds(sites.ny.id, DAYS[1]!, DAYS[5]!)).filter((b) => b.headUntil > Date.parse(`${b.day}T00:00:00Z`));
+    assert.ok(crossed.length >= 2, 'visits cross midnight');
   });
 
   it('answers totals, every hit field and every date grouping as the hits do, in three zones', async () => {
     let read = 0;
     for (const site of Object.values(sites)) {
-      for (const aggregates of ['pageviews', 'visitors', 'visitors,pageviews']) {
+      for (const aggregates of AGGREGATE_SETS) {
         if (await same(site, { aggregates, ...WEEK })) read++;
         for (const field of ROLLUP_FIELDS) if (await same(site, { aggregates, field_grouping: field, ...WEEK })) read++;
         for (const date_grouping of ['day', 'month', 'year']) {
@@ -106,7 +159,7 @@ describe('day rollups on ClickHouse', () => {
       }
     }
     // Every case had whole UTC days in range (by day, only UTC's days fall in one local day each).
-    assert.equal(read, 3 * 3 * (1 + ROLLUP_FIELDS.length + 3 * 2) - 2 * 3 * 2);
+    assert.equal(read, 3 * AGGREGATE_SETS.length * (1 + ROLLUP_FIELDS.length + 3 * 2) - 2 * AGGREGATE_SETS.length * 2);
   });
 
   it('sorts, limits and cuts ranges as the hits do', async () => {
@@ -119,6 +172,11 @@ describe('day rollups on ClickHouse', () => {
       { aggregates: 'visitors', field_grouping: 'referrer_source', date_from: '2026-03-05 00:00:00', date_to: '2026-03-09 23:59:59', timezone: 'UTC' },
       { aggregates: 'visitors,pageviews', field_grouping: 'pathname' },
       { aggregates: 'pageviews', date_grouping: 'month', timezone: 'Pacific/Chatham', ...WEEK },
+      { aggregates: 'visits,bounce_rate', field_grouping: 'pathname', sort_by: 'bounce_rate:desc', limit: '5', ...WEEK },
+      { aggregates: 'avg_duration,pageviews', field_grouping: 'referrer_source', sort_by: 'avg_duration:asc', ...WEEK },
+      { aggregates: 'visits,uniques,visitors', date_from: '2026-03-05 13:30:00', date_to: '2026-03-08 06:15:00' },
+      { aggregates: 'visits,avg_duration', date_grouping: 'day', date_from: '2026-03-05 13:30:00', date_to: '2026-03-09 06:15:00', timezone: 'UTC' },
+      { aggregates: 'visits,uniques', field_grouping: 'browser', date_grouping: 'month' },
     ];
     for (const site of Object.values(sites)) for (const params of cases) assert.ok(await same(site, params), JSON.stringify(params));
     // By day in a zone whose midnight is not UTC's, every UTC day is cut in two: all from the hits.
@@ -127,8 +185,9 @@ describe('day rollups on ClickHouse', () => {
     assert.equal(await same(sites.ny, byDay), false);
     // A range inside one UTC day has no day to read from rollups.
     assert.equal(await same(sites.utc, { aggregates: 'pageviews', date_from: '2026-03-06 01:00:00', date_to: '2026-03-06 20:00:00' }), false);
-    // Visit-level filters, visits and hours are read from the hits.
-    assert.equal(await same(sites.ny, { aggregates: 'visits,visitors', ...WEEK }), false);
+    // Visit-level filters and groups, other aggregates and hours are read from the hits.
+    assert.equal(await same(sites.ny, { aggregates: 'visits', field_grouping: 'entry_page', ...WEEK }), false);
+    assert.equal(await same(sites.ny, { aggregates: 'visits,scroll_depth', ...WEEK }), false);
     assert.equal(await same(sites.ny, { aggregates: 'pageviews', filters: JSON.stringify([{ property: 'exit_page', operator: 'is not', value: '/' }]), ...WEEK }), false);
     assert.equal(await same(sites.ny, { aggregates: 'pageviews', date_grouping: 'hour', date_from: '2026-03-06 00:00:00', date_to: '2026-03-08 23:59:59' }), false);
   });
@@ -145,11 +204,15 @@ describe('day rollups on ClickHouse', () => {
       { aggregates: 'pageviews', filters: filters(['referrer_source', 'is not', '']), date_grouping: 'month' },
       { aggregates: 'visitors', filters: filters(['pathname', 'is', '/']) },
       { aggregates: 'visitors,pageviews', filters: filters(['country_code', 'is', 'US'], ['country_code', 'is', 'US']), date_grouping: 'year' },
+      { aggregates: 'visits,uniques,bounce_rate', field_grouping: 'pathname', filters: filters(['pathname', 'is not', '/']) },
+      { aggregates: 'visits,avg_duration', filters: filters(['pathname', 'is', '/']), date_grouping: 'month' },
+      { aggregates: 'visits,bounce_rate,pageviews', filters: filters(['referrer_source', 'is', 'Google']) },
     ];
     for (const site of [sites.utc, sites.kolkata]) for (const params of read) assert.ok(await same(site, { ...params, ...WEEK }), JSON.stringify(params));
     // Visitors over several values, or filters on another field than the grouped one: from the hits.
     const fromHitsOnly: Params[] = [
       { aggregates: 'visitors', filters: filters(['pathname', 'is not', '/']) },
+      { aggregates: 'visits', filters: filters(['pathname', 'matching', '^/(pricing|signup)']) },
       { aggregates: 'pageviews', field_grouping: 'browser', filters: filters(['pathname', 'is', '/']) },
       { aggregates: 'pageviews', filters: filters(['pathname', 'is', '/'], ['browser', 'is', 'Chrome']) },
       { aggregates: 'pageviews', filters: filters(['entry_page', 'is', '/']) },
@@ -203,10 +266,42 @@ describe('day rollups on ClickHouse', () => {
     assert.ok(await same(site, { aggregates: 'pageviews', field_grouping: 'pathname', limit: '1000', ...WEEK }));
   });
 
+  it('reads a day from its hits once a hit past its midnight joins one of its visits, until it is built again', async () => {
+    const site = sites.utc;
+    const visitId = 987_654_321n;
+    const at = (t: string) => new Date(`2026-03-07T${t}Z`);
+    // One page viewed again and again: its first view alone is flagged.
+    const hit = (timestamp: Date, firstView = false) => storedHit(site.id, timestamp.toISOString(), { visitId, visitorId: 42n, pathname: '/late-night', firstView });
+    // A visit wholly inside 7 March: its day is built again, and the visit is one of the day's own.
+    const first = [hit(at('23:40:00'), true), hit(at('23:50:00'))];
+    await ch.write(first, [visitRecord(site.id, visitId, first)]);
+    assert.ok((await builder.runOnce()).built >= 1);
+    const cases: Params[] = [
+      { aggregates: 'visits,pageviews,avg_duration,bounce_rate,uniques', ...WEEK },
+      { aggregates: 'visits,avg_duration', field_grouping: 'pathname', limit: '1000', ...WEEK },
+      { aggregates: 'visits,pageviews', date_grouping: 'day', ...WEEK },
+    ];
+    for (const params of cases) assert.ok(await same(site, params));
+    // A hit 20 minutes past midnight continues it (the ingest's 30-minute rule): 7 March's build no longer tells
+    // which of its visits lie inside it, though none of its own hits changed.
+    const joined = new Date('2026-03-08T00:10:00Z');
+    await ch.write([hit(joined)], [visitRecord(site.id, visitId, [...first, hit(joined)])]);
+    assert.deepEqual((await ch.dayRollups.validBuilds(site.id, '2026-03-07', '2026-03-09')).map((b) => b.day), []);
+    for (const params of cases) assert.ok(await same(site, params));
+    const shown = (await answer(withRollups, site, { aggregates: 'visits,avg_duration', field_grouping: 'pathname', limit: '1000', ...WEEK })) as Record<string, string>[];
+    assert.deepEqual(shown.find((r) => r.pathname === '/late-night'), { pathname: '/late-night', visits: '1', avg_duration: '1800' });
+    // Built again, both days list the visit as crossing their midnight, and it is still counted once.
+    assert.equal((await builder.runOnce()).built, 2);
+    const [day7, day8] = await ch.dayRollups.validBuilds(site.id, '2026-03-07', '2026-03-09');
+    assert.ok(day7!.tailFrom <= at('23:40:00').getTime() && day8!.headUntil > joined.getTime());
+    for (const params of cases) assert.ok(await same(site, params));
+  });
+
   it('reads a day from its hits once they change, until it is built again: a deletion', async () => {
     const site = sites.kolkata;
     const visitIds = [...new Set((await ch.listHits(site.id)).filter((h) => h.timestamp.toISOString().startsWith('2026-03-06')).map((h) => h.visitId))].sort((a, b) => (a < b ? -1 : 1));
-    await ch.deleteVisitRange(site.id, visitIds[0]!, visitIds[9]!);
+    // The day's last ten visit ids (ids begin with their visit's day: the other days keep theirs).
+    await ch.deleteVisitRange(site.id, visitIds.at(-10)!, visitIds.at(-1)!);
     assert.ok(!(await ch.dayRollups.validBuilds(site.id, '2026-03-06', '2026-03-07')).length, 'the day is no longer valid');
     for (const params of [{ aggregates: 'visitors,pageviews', ...WEEK }, { aggregates: 'pageviews', field_grouping: 'browser', ...WEEK }]) assert.ok(await same(site, params));
     assert.ok((await builder.runOnce()).built >= 1);

@@ -87,10 +87,10 @@ describe('ClickHouseEventStore', () => {
     const rows = await stores[0]!.query('SELECT version, count() AS n FROM schema_migrations GROUP BY version ORDER BY version', []);
     assert.deepEqual(rows.map((r) => Number(r.version)), MIGRATIONS.map((m) => m.version));
     // On a cluster (CLICKHOUSE_CLUSTER) each table also has its node-local `<name>_local` under the Distributed one,
-    // and the view that counts the day's hits is on the local tables only.
+    // and the views that count the days' hits are on the local tables only.
     const tables = await stores[0]!.query(`SELECT name FROM system.tables WHERE database = '${database}' AND NOT endsWith(name, '_local') ORDER BY name`, []);
-    const view = stores[0]!.cluster ? [] : ['day_changes_view'];
-    assert.deepEqual(tables.map((t) => t.name), ['day_changes', ...view, 'day_rollups', 'hit_log_marks', 'hits', 'imported_daily', 'schema_migrations', 'visits']);
+    const views = stores[0]!.cluster ? [] : ['day_changes_view', 'day_edges_view'];
+    assert.deepEqual(tables.map((t) => t.name), ['day_changes', ...views, 'day_rollups', 'hit_log_marks', 'hits', 'imported_daily', 'schema_migrations', 'visits']);
     // A later open finds nothing to do and still works.
     const again = await open(database);
     assert.deepEqual(await again.listHits('X'), []);

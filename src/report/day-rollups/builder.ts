@@ -5,12 +5,14 @@
 
 import { utcDay, utcDayStart } from '../../domain/time.js';
 import type { DayChanges, DayRollupRow, DayRollupStore } from '../../store/types.js';
-import type { ReportCompiler } from '../compiler.js';
+import type { Aggregate } from '../fields.js';
+import { ReportCompiler } from '../compiler.js';
 import { DAY_MS, type CompiledQuery } from '../dialect.js';
 import type { ReportQuery } from '../query.js';
 import { aggregateAlias, fieldAlias } from '../result-columns.js';
 import { integer } from '../imported.js';
-import { ROLLUP_FIELDS } from './recorded-rows.js';
+import { crossingBounds, type CrossingVisit } from './days.js';
+import { ROLLUP_FIELDS, VISIT_AGGREGATES } from './recorded-rows.js';
 
 /** A UTC day is built once it has been over this long (hits still in a process's write buffer have arrived). */
 export const CLOSED_AFTER_MS = 60 * 60_000;
@@ -36,7 +38,12 @@ export class DayRollupBuilder {
   private healedAt = Number.NEGATIVE_INFINITY;
   private closed = false;
 
-  constructor(private readonly deps: DayRollupBuilderDeps) {}
+  /** The compiler of the deps' dialect in parts mode: bounced visits and durations as sums, which subtract. */
+  private readonly parts: ReportCompiler;
+
+  constructor(private readonly deps: DayRollupBuilderDeps) {
+    this.parts = new ReportCompiler(deps.compiler.dialect, true, deps.compiler.topGroupRows);
+  }
 
   /**
    * Rounds about every `intervalMs`, the first after `firstMs`, each delayed by up to a fifth more at random:
@@ -95,6 +102,9 @@ export class DayRollupBuilder {
       return false;
     }
     const start = utcDayStart(day);
+    const end = start + DAY_MS;
+    const crossings = await this.crossings(siteId, start, end);
+    const bounds = crossingBounds(start, end, crossings);
     const rows: DayRollupRow[] = [];
     for (const field of ['', ...ROLLUP_FIELDS] as const) {
       const q: ReportQuery = {
@@ -105,20 +115,46 @@ export class DayRollupBuilder {
         filters: [],
         sort: { field: 'pageviews', direction: 'desc' },
         from: new Date(start),
-        until: new Date(start + DAY_MS),
+        until: new Date(end),
         timezone: 'UTC',
       };
-      for (const row of await this.deps.run(this.deps.compiler.aggregation(q))) {
+      // Pageviews and visitors as a report of them reads the day; the visit sums of the visits with a pageview in
+      // the day and no hit outside it (the contained visits), which add up over days. The day's hits are a scope:
+      // the plans then join only their visits.
+      const day = [new Date(start), new Date(end)] as const;
+      const contained: ReportQuery = {
+        ...q, aggregates: [...VISIT_AGGREGATES], sort: { field: 'visits', direction: 'desc' }, scope: { intervals: [day], except: { edgesOf: day } },
+      };
+      const [counted, visits] = await Promise.all([this.byValue(q), this.byValue(contained)]);
+      for (const value of new Set([...counted.keys(), ...visits.keys()])) {
+        const read = (from: Map<string, Record<string, unknown>>, a: Aggregate) => integer(from.get(value)?.[aggregateAlias(a)]);
         rows.push({
           field,
-          value: field === '' ? '' : String(row[fieldAlias(0)] ?? ''),
-          pageviews: integer(row[aggregateAlias('pageviews')]),
-          visitors: integer(row[aggregateAlias('visitors')]),
+          value,
+          pageviews: read(counted, 'pageviews'),
+          visitors: read(counted, 'visitors'),
+          visits: read(visits, 'visits'),
+          // Parts mode: bounced visits and durations in ms (ReportCompiler).
+          bounces: read(visits, 'bounce_rate'),
+          durationMs: read(visits, 'avg_duration'),
+          uniques: read(visits, 'uniques'),
         });
       }
     }
-    if (!rows.some((r) => r.field === '')) rows.push({ field: '', value: '', pageviews: 0n, visitors: 0n });
-    await rollups.insertBuild(siteId, day, builtAt, counts, rows);
+    if (!rows.some((r) => r.field === '')) rows.push({ field: '', value: '', pageviews: 0n, visitors: 0n, visits: 0n, bounces: 0n, durationMs: 0n, uniques: 0n });
+    await rollups.insertBuild(siteId, day, builtAt, counts, rows, { visitIds: crossings.map((c) => c.visitId), ...bounds });
     return true;
+  }
+
+  /** A part of a day's build: the rows of `q` by the value of its field ('' without one). */
+  private async byValue(q: ReportQuery): Promise<Map<string, Record<string, unknown>>> {
+    const rows = await this.deps.run(this.parts.aggregation(q));
+    return new Map(rows.map((row) => [q.fieldGrouping.length === 0 ? '' : String(row[fieldAlias(0)] ?? ''), row]));
+  }
+
+  /** The day's crossing visits: those with pageviews in it that are not wholly inside it. */
+  private async crossings(siteId: string, start: number, end: number): Promise<CrossingVisit[]> {
+    const rows = await this.deps.run(this.parts.crossingVisits(siteId, new Date(start), new Date(end)));
+    return rows.map((r) => ({ visitId: integer(r.visit_id), startedMs: Number(integer(r.started_ms)), lastSeenMs: Number(integer(r.last_seen_ms)) }));
   }
 }

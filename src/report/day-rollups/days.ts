@@ -1,6 +1,7 @@
-// Which UTC days of a report's range its day rollups may answer, the date bucket each falls in, and the parts of the
-// range left to the hits. A UTC day is answered whole or not at all: it must lie inside the range and inside one of
-// the report's date buckets (a bucket cut by the zone's midnight mid-day leaves that day to the hits).
+// Which UTC days of a report's range its day rollups may answer, the date bucket each falls in, the parts of the
+// range left to the hits, and where a day's crossing visits have their hits in it. A UTC day is answered whole or
+// not at all: it must lie inside the range and inside one of the report's date buckets (a bucket cut by the zone's
+// midnight mid-day leaves that day to the hits).
 
 import { utcDay, utcDayStart } from '../../domain/time.js';
 import { zoneOffsetMs } from '../../domain/zoned-time.js';
@@ -68,4 +69,34 @@ export function limitIntervals(fromMs: number, untilMs: number, covered: readonl
     if (!best) return days;
     days = [...days.slice(0, best.from), ...days.slice(best.to)];
   }
+}
+
+/** A visit of a day with hits outside it (its first and last hit, epoch ms). */
+export interface CrossingVisit {
+  visitId: bigint;
+  startedMs: number;
+  lastSeenMs: number;
+}
+
+/**
+ * Where the day `[start, end)`'s crossing visits have their hits in it: before `headUntil` (just after the last
+ * hit of those that began before the day) and from `tailFrom` (the first hit of those that go on after it).
+ */
+export function crossingBounds(start: number, end: number, visits: readonly CrossingVisit[]): { headUntil: number; tailFrom: number } {
+  let headUntil = start;
+  let tailFrom = end;
+  for (const v of visits) {
+    if (v.startedMs < start) headUntil = Math.max(headUntil, Math.min(v.lastSeenMs + 1, end));
+    if (v.lastSeenMs >= end) tailFrom = Math.min(tailFrom, Math.max(v.startedMs, start));
+  }
+  return { headUntil, tailFrom };
+}
+
+/** crossingBounds as at most two time windows of the day, none empty (one, the whole day, where they meet). */
+export function crossingWindows(start: number, end: number, { headUntil, tailFrom }: { headUntil: number; tailFrom: number }): [Date, Date][] {
+  if (headUntil >= tailFrom) return [[new Date(start), new Date(end)]];
+  const windows: [Date, Date][] = [];
+  if (headUntil > start) windows.push([new Date(start), new Date(headUntil)]);
+  if (tailFrom < end) windows.push([new Date(tailFrom), new Date(end)]);
+  return windows;
 }

@@ -1,18 +1,25 @@
 // A report's recorded rows with its closed UTC days read from their rollups: the valid builds' sums per value (and
-// date bucket) plus the hits of the rest of the range, as rows of the parts compiler, to be summed per group by
-// mergeImported (imported.ts). Exact for the numbers rollups hold: pageviews add up over days, and so do visitors,
-// each visitor id being one UTC day's (docs/reports.md, "Visitors").
+// date bucket) plus, from the hits, the rest of the range and the visits crossing a built day's midnight, as rows
+// of the parts compiler, to be summed per group by mergeImported (imported.ts). Exact for the numbers rollups
+// hold: pageviews add up over days, and so do visitors, each visitor id being one UTC day's (docs/reports.md,
+// "Visitors"); a visit lying wholly inside one day is counted in that day's build alone, and every other visit of
+// the range is counted from its hits, once.
 
+import { utcDayStart } from '../../domain/time.js';
 import type { DayBuild, DayRollupStore } from '../../store/types.js';
 import { valueConditions } from '../conditions.js';
-import { Binder, type CompiledQuery, type SqlDialect } from '../dialect.js';
+import { Binder, DAY_MS, type CompiledQuery, type SqlDialect } from '../dialect.js';
 import { GROUP_FIELDS, type Aggregate, type GroupField } from '../fields.js';
 import type { ReportQuery } from '../query.js';
 import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS } from '../result-columns.js';
-import { bucketOfDay, limitIntervals, uncoveredIntervals, wholeDays } from './days.js';
+import { bucketOfDay, crossingWindows, limitIntervals, uncoveredIntervals, wholeDays } from './days.js';
 
-/** The numbers a build holds per field value. */
-export const ROLLUP_AGGREGATES: ReadonlySet<Aggregate> = new Set(['pageviews', 'visitors']);
+/** The numbers a build holds per field value: over all its day's pageviews... */
+export const DAY_AGGREGATES = ['pageviews', 'visitors', 'visits', 'uniques', 'bounce_rate', 'avg_duration'] as const satisfies readonly Aggregate[];
+/** ...these over the visits lying wholly inside the day only (bounce_rate and avg_duration as their parts). */
+export const VISIT_AGGREGATES = ['visits', 'uniques', 'bounce_rate', 'avg_duration'] as const satisfies readonly Aggregate[];
+const ROLLUP_AGGREGATES: ReadonlySet<Aggregate> = new Set(DAY_AGGREGATES);
+const COUNTS_VISITS: ReadonlySet<Aggregate> = new Set(VISIT_AGGREGATES);
 
 /** The fields whose values a build holds: those of the hit itself (a visit's entry and exit pages are not). */
 export const ROLLUP_FIELDS = (Object.keys(GROUP_FIELDS) as GroupField[]).filter((f) => GROUP_FIELDS[f].table === 'hit');
@@ -22,10 +29,11 @@ const IS_ROLLUP_FIELD: ReadonlySet<string> = new Set(ROLLUP_FIELDS);
 const MAX_HIT_INTERVALS = 6;
 
 /**
- * The hit field whose rows of a build answer a report, '' for the totals, or undefined when builds cannot: pageviews
- * and visitors, by at most one hit field, by day or longer, filtered on at most that one field. A build's rows of a
- * field are one value each, so filters on it pick whole rows; summed over several values, pageviews add up, but
- * visitors do not (a visitor may view several pages), so filters without the grouping must pin one value.
+ * The hit field whose rows of a build answer a report, '' for the totals, or undefined when builds cannot: the
+ * aggregates builds hold (DAY_AGGREGATES), by at most one hit field, by day or longer, filtered on at most that one
+ * field. A build's rows of a field are one value each, so filters on it pick whole rows; summed over several
+ * values, pageviews add up, but nothing else does (a visitor or a visit may view several pages), so filters
+ * without the grouping must pin one value unless only pageviews are asked for.
  */
 export function rollupField(q: ReportQuery): string | undefined {
   if (
@@ -98,9 +106,37 @@ export async function recordedRowsWithRollups(q: ReportQuery, deps: RecordedRows
     ...(grouping ? { [TIMESTAMP_ALIAS]: s.bucket } : {}),
     [aggregateAlias('pageviews')]: s.pageviews,
     [aggregateAlias('visitors')]: s.visitors,
+    [aggregateAlias('visits')]: s.visits,
+    [aggregateAlias('uniques')]: s.uniques,
+    // As the parts compiler writes the ratios: bounced visits, durations in ms.
+    [aggregateAlias('bounce_rate')]: s.bounces,
+    [aggregateAlias('avg_duration')]: s.durationMs,
   }));
   const { limit: _limit, ...unlimited } = q;
+  // A part of the answer: some of its aggregates, in any order (mergeImported orders the sums).
+  const part = (aggregates: Aggregate[], rest: Partial<ReportQuery>) =>
+    deps.run(deps.compile({ ...unlimited, aggregates, sort: { field: aggregates[0]!, direction: 'desc' }, ...rest }));
   const intervals = uncoveredIntervals(fromMs, untilMs, used.map((b) => b.day));
-  const parts = await Promise.all(intervals.map(([from, until]) => deps.run(deps.compile({ ...unlimited, from: new Date(from), until: new Date(until) }))));
-  return rows.concat(...parts);
+  // Pageviews and visitors of the days without a build, an interval at a time...
+  const counted = q.aggregates.filter((a) => !COUNTS_VISITS.has(a));
+  const parts =
+    counted.length === 0
+      ? []
+      : intervals.map(([from, until]) => part(counted, { from: new Date(from), until: new Date(until) }));
+  // ...and the visits not wholly inside a build's day, in one statement over those days and the crossing visits'
+  // hits in the builds' days.
+  const visitAggregates = q.aggregates.filter((a) => COUNTS_VISITS.has(a));
+  if (visitAggregates.length > 0) {
+    const crossed = used
+      .map((b) => ({ build: b, windows: crossingWindows(utcDayStart(b.day), utcDayStart(b.day) + DAY_MS, b) }))
+      .filter((c) => c.windows.length > 0);
+    if (intervals.length > 0 || crossed.length > 0) {
+      const scope = {
+        intervals: intervals.map(([from, until]) => [new Date(from), new Date(until)] as const),
+        crossing: { windows: crossed.flatMap((c) => c.windows), visits: { builds: crossed.map((c) => c.build) } },
+      };
+      parts.push(part(visitAggregates, { scope }));
+    }
+  }
+  return rows.concat(...(await Promise.all(parts)));
 }

@@ -10,6 +10,7 @@ import { GROUP_FIELDS, type Aggregate } from '../fields.js';
 import { queryLevels } from '../plan-choice.js';
 import type { Filter, ReportQuery } from '../query.js';
 import { aggregateAlias, fieldAlias, PROP_ALIAS, TIMESTAMP_ALIAS } from '../result-columns.js';
+import { scopeConditions } from './hit-scope.js';
 import { Subqueries, type PlanContext } from './plan-sql.js';
 
 export interface GroupKey {
@@ -36,7 +37,7 @@ export interface HitSelection {
   groupBy: string;
 }
 
-/** Binds, in this order, the bucket's offsets, the property key, site, entity, event, range and hit filters. */
+/** Binds, in this order, the bucket's offsets, the property key, site, entity, event, range, hit filters and scope. */
 export function selectHits(ctx: PlanContext, q: ReportQuery, b: Binder): HitSelection {
   const d = ctx.dialect;
   const { hitFilters, visitFilters, visitLevel } = queryLevels(q);
@@ -71,6 +72,7 @@ export function selectHits(ctx: PlanContext, q: ReportQuery, b: Binder): HitSele
     ...filterConditions(d, hitFilters, b),
     ...propConditions(d, q, b, site, from, until),
     ...funnelConditions(d, q, b),
+    ...scopeConditions(d, q.scope, site, b),
     ...(propKey !== undefined ? [d.hasProp('h', propKey)] : []),
   ];
   const selected = [

@@ -31,6 +31,9 @@ export function perVisit(ctx: PlanContext, q: ReportQuery, b: Binder): string {
     ...visitFacts(ctx),
   };
   const visitWhere = filterConditions(d, visitFilters, b);
+  // A scope keeps a few of the range's hits (hit-scope.ts): the visits joined are narrowed to theirs, which a
+  // dialect finds by the visits' key instead of merging every visit of the range.
+  const joined = q.scope ? { few: true, where: [`v.visit_id IN (SELECT visit_id FROM ${w.ref('sel')})`] } : { where: [] };
   w.add('per_visit', `SELECT ${perVisitColumns.join(', ')} FROM ${w.ref('sel')} GROUP BY ${[...inner.map((g) => g.alias), 'visit_id'].join(', ')}`);
   return (
     w.with() +
@@ -38,7 +41,7 @@ export function perVisit(ctx: PlanContext, q: ReportQuery, b: Binder): string {
     // Every joined visit has a hit in the range, so overlaps it (a visit's started_at and last_seen_at span
     // all its hits, as plan 4 relies on too), and passes the visit filters.
     (needsVisitFacts || visitLevel
-      ? ` ${d.joinVisits('v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] })} ON v.visit_id = p.visit_id`
+      ? ` ${d.joinVisits('v', { site, few: joined.few, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...joined.where, ...visitWhere] })} ON v.visit_id = p.visit_id`
       : '') +
     (visitWhere.length > 0 ? ` WHERE ${visitWhere.join(' AND ')}` : '') +
     groupBy

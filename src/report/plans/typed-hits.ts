@@ -1,6 +1,6 @@
 // The hits of one type a report counts apart from its plan (`visitors` from pageviews, engagement from engagement
 // hits): their group keys, conditions and, where filters or groups need it, the join of their visits. The same
-// range, filters, property and funnel conditions as the plans, so both sides of the compiler's join agree.
+// range, filters, property, funnel and scope conditions as the plans, so both sides of the compiler's join agree.
 
 import { offsetSpans } from '../../domain/zoned-time.js';
 import { columnOf, filterConditions, propConditions } from '../conditions.js';
@@ -10,6 +10,7 @@ import { GROUP_FIELDS } from '../fields.js';
 import { queryLevels } from '../plan-choice.js';
 import type { ReportQuery } from '../query.js';
 import { fieldAlias, TIMESTAMP_ALIAS } from '../result-columns.js';
+import { scopeConditions } from './hit-scope.js';
 import type { PlanContext } from './plan-sql.js';
 
 export interface TypedHits {
@@ -23,7 +24,7 @@ export interface TypedHits {
   keyColumn(key: { alias: string }, from: string): string;
 }
 
-/** Binds, in this order, the bucket's offsets, site, range, filters, property and funnel conditions. */
+/** Binds, in this order, the bucket's offsets, site, range, filters, property, funnel and scope conditions. */
 export function typedHits(ctx: PlanContext, q: ReportQuery, b: Binder, type: 'pageview' | 'engagement'): TypedHits {
   const d = ctx.dialect;
   const { hitFilters, visitFilters, visitLevel } = queryLevels(q);
@@ -40,6 +41,7 @@ export function typedHits(ctx: PlanContext, q: ReportQuery, b: Binder, type: 'pa
     `h.site_id = ${site}`, `h.type = '${type}'`, `h.ts >= ${from}`, `h.ts < ${until}`, ...filterConditions(d, hitFilters, b), ...visitWhere,
     ...propConditions(d, q, b, site, from, until),
     ...funnelConditions(d, q, b),
+    ...scopeConditions(d, q.scope, site, b),
   ];
   const join = visitLevel
     ? ` ${d.joinVisitsOn('v', { site, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...visitWhere] }, 'h.visit_id')}`

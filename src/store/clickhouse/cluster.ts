@@ -97,13 +97,18 @@ export class ClickHouseCluster {
    */
   async run(conn: ClickHouseConnection, sql: string, runOne: (c: ClickHouseConnection, sql: string) => Promise<void> = (c, s) => c.exec(s)): Promise<void> {
     if (this.replicated) return runOne(conn, sql);
+    await this.onEveryNode((node) => runOne(node, sql));
+  }
+
+  /** Runs `work` on a connection to each node in turn (without a database: name tables with it). */
+  async onEveryNode(work: (node: ClickHouseConnection) => Promise<void>): Promise<void> {
     for (const address of new Set(this.nodes.map((n) => n.address))) {
       const port = new URL(this.target.origin).port;
       const host = address.includes(':') ? `[${address}]` : address;
       const origin = `${new URL(this.target.origin).protocol}//${host}${port ? `:${port}` : ''}`;
       const node = ClickHouseConnection.open({ ...this.target, origin }, { useDatabase: false, ...(this.transport ? { transport: this.transport } : {}) });
       try {
-        await runOne(node, sql);
+        await work(node);
       } finally {
         await node.close();
       }

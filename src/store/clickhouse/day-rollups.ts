@@ -1,19 +1,34 @@
-// Day rollups on ClickHouse (migration 9): each site's UTC days' counts of inserted and deleted hits (day_changes,
-// kept by a view as hits are written and by the deletions), and the builds of closed days (day_rollups), read in
-// place of their hits while those counts are the ones a build was made from. What is built: src/report/day-rollups/.
+// Day rollups on ClickHouse (migrations 9 and 10): each site's UTC days' counts of inserted and deleted hits
+// (day_changes, kept by views as hits are written and by the deletions; a day's counts take in the 30 minutes on
+// either side), and the builds of closed days (day_rollups), read in place of their hits while those counts are the
+// ones a build was made from. What is built: src/report/day-rollups/.
 
 import { utcDayStart } from '../../domain/time.js';
-import type { DayBuild, DayChanges, DayRollupRow, DayRollupStore, DayRollupSum } from '../types.js';
+import { CROSSING_FIELD, type DayBuild, type DayChanges, type DayCrossings, type DayRollupRow, type DayRollupStore, type DayRollupSum } from '../types.js';
 import type { ClickHouseConnection, Row } from './client.js';
+import type { ClickHouseCluster } from './cluster.js';
 import { sqlLiteral } from './literal.js';
 
+/** The builds read here (migration 10); format 1, of version 9, held no visits. */
+const FORMAT = 2;
+
+const DAY_MS = 86_400_000;
+/**
+ * How far from its day a hit can join one of the day's visits: the visit timeout (src/ingest/visits.ts), as
+ * migration 10's view counts it.
+ */
+const REACH_MS = 30 * 60_000;
+
 /** A hit's UTC day, as the view counts it (hits keep their times as epoch milliseconds). */
-export const HIT_UTC_DAY = "toDate(toDateTime(intDiv(ts, 1000), 'UTC'))";
+const utcDayOf = (ts: string) => `toDate(toDateTime(intDiv(${ts}, 1000), 'UTC'))`;
+/** Each day whose counts take in a hit: its own, and the one on the other side of a midnight within REACH_MS. */
+const HIT_DAYS =
+  `arrayJoin(if(ts % ${DAY_MS} < ${REACH_MS}, [${utcDayOf(`ts - ${REACH_MS}`)}, ${utcDayOf('ts')}], ` +
+  `if(ts % ${DAY_MS} >= ${DAY_MS - REACH_MS}, [${utcDayOf('ts')}, ${utcDayOf(`ts + ${REACH_MS}`)}], [${utcDayOf('ts')}])))`;
 
 /** Rows added to the counts in one statement when healing. */
 const CHANGES_PER_INSERT = 10_000;
 
-const DAY_MS = 86_400_000;
 const bigint = (v: unknown) => BigInt(String(v ?? 0));
 const date = (day: string) => `toDate(${sqlLiteral(day)})`;
 
@@ -22,22 +37,29 @@ const date = (day: string) => `toDate(${sqlLiteral(day)})`;
  * build of their days stops being read as soon as it is asked (the deletion runs in the background).
  */
 export function countDeletions(where: string): string {
-  return `INSERT INTO day_changes (site_id, day, inserted, deleted) SELECT site_id, ${HIT_UTC_DAY} AS day, toUInt64(0), count() FROM hits WHERE ${where} GROUP BY site_id, day`;
+  return `INSERT INTO day_changes (site_id, day, inserted, deleted) SELECT site_id, ${HIT_DAYS} AS day, toUInt64(0), count() FROM hits WHERE ${where} GROUP BY site_id, day`;
 }
 
 export class ClickHouseDayRollups implements DayRollupStore {
-  constructor(private readonly conn: ClickHouseConnection) {}
+  /** `cluster`: where builds are replicated, each replica is waited for before a build's totals row is written. */
+  constructor(
+    private readonly conn: ClickHouseConnection,
+    private readonly cluster?: ClickHouseCluster,
+  ) {}
 
   async validBuilds(siteId: string, fromDay: string, untilDay: string): Promise<DayBuild[]> {
     const site = sqlLiteral(siteId);
     const range = `day >= ${date(fromDay)} AND day < ${date(untilDay)}`;
     const rows = await this.conn.rows(
-      `SELECT toString(day) AS d, max(built_at) AS b, any(inserted) AS i, any(deleted) AS x FROM day_rollups
-       WHERE site_id = ${site} AND field = '' AND ${range} AND (day, inserted, deleted) IN
+      `SELECT toString(day) AS d, max(built_at) AS b, any(inserted) AS i, any(deleted) AS x,
+         argMax(head_until, built_at) AS h, argMax(tail_from, built_at) AS t FROM day_rollups
+       WHERE site_id = ${site} AND field = '' AND format = ${FORMAT} AND ${range} AND (day, inserted, deleted) IN
          (SELECT day, sum(inserted), sum(deleted) FROM day_changes WHERE site_id = ${site} AND ${range} GROUP BY day)
        GROUP BY day ORDER BY day`,
     );
-    return rows.map((r) => ({ day: String(r.d), builtAt: Number(r.b), inserted: bigint(r.i), deleted: bigint(r.x) }));
+    return rows.map((r) => ({
+      day: String(r.d), builtAt: Number(r.b), inserted: bigint(r.i), deleted: bigint(r.x), headUntil: Number(r.h), tailFrom: Number(r.t),
+    }));
   }
 
   async sums(siteId: string, field: string, builds: readonly DayBuild[], buckets?: ReadonlyMap<string, string>, valueWhere?: string): Promise<DayRollupSum[] | undefined> {
@@ -53,7 +75,8 @@ export class ClickHouseDayRollups implements DayRollupStore {
     }
     // The totals rows come along to tell that every build was found: one each.
     const rows = await this.conn.rows(
-      `SELECT field, value, ${bucket} AS bucket, sum(pageviews) AS pageviews, sum(visitors) AS visitors, count() AS builds
+      `SELECT field, value, ${bucket} AS bucket, sum(pageviews) AS pageviews, sum(visitors) AS visitors, sum(visits) AS visits,
+         sum(bounces) AS bounces, sum(duration_ms) AS duration_ms, sum(uniques) AS uniques, count() AS builds
        FROM day_rollups WHERE site_id = ${sqlLiteral(siteId)}
          AND (field = '' OR (field = ${sqlLiteral(field)}${valueWhere ? ` AND ${valueWhere}` : ''}))
          AND (day, built_at, inserted, deleted) IN (${keys})
@@ -65,7 +88,10 @@ export class ClickHouseDayRollups implements DayRollupStore {
     // A day of events alone has a totals row of no pageviews: no group, as reports of pageviews have none for it.
     return rows
       .filter((r) => r.field === field && bigint(r.pageviews) > 0n)
-      .map((r) => ({ value: String(r.value), ...(buckets ? { bucket: String(r.bucket) } : {}), pageviews: bigint(r.pageviews), visitors: bigint(r.visitors) }));
+      .map((r) => ({
+        value: String(r.value), ...(buckets ? { bucket: String(r.bucket) } : {}), pageviews: bigint(r.pageviews), visitors: bigint(r.visitors),
+        visits: bigint(r.visits), bounces: bigint(r.bounces), durationMs: bigint(r.duration_ms), uniques: bigint(r.uniques),
+      }));
   }
 
   async changes(siteId: string, day: string): Promise<DayChanges & { hits: bigint }> {
@@ -75,7 +101,7 @@ export class ClickHouseDayRollups implements DayRollupStore {
       `SELECT sum(inserted) AS inserted, sum(deleted) AS deleted FROM day_changes WHERE site_id = ${site} AND day = ${date(day)}`,
     );
     const [hits] = await this.conn.rows(
-      `SELECT count() AS hits FROM hits WHERE site_id = ${site} AND ts >= ${sqlLiteral(start)} AND ts < ${sqlLiteral(start + DAY_MS)}`,
+      `SELECT count() AS hits FROM hits WHERE site_id = ${site} AND ts >= ${sqlLiteral(start - REACH_MS)} AND ts < ${sqlLiteral(start + DAY_MS + REACH_MS)}`,
     );
     return { inserted: bigint(counts?.inserted), deleted: bigint(counts?.deleted), hits: bigint(hits?.hits) };
   }
@@ -89,7 +115,7 @@ export class ClickHouseDayRollups implements DayRollupStore {
   async heal(): Promise<number> {
     const key = (r: Row) => `${String(r.site_id)}\0${String(r.d)}`;
     const hits = new Map<string, { siteId: string; day: string; hits: bigint }>();
-    for (const r of await this.conn.rows(`SELECT site_id, toString(${HIT_UTC_DAY}) AS d, count() AS n FROM hits GROUP BY site_id, d`)) {
+    for (const r of await this.conn.rows(`SELECT site_id, toString(${HIT_DAYS}) AS d, count() AS n FROM hits GROUP BY site_id, d`)) {
       hits.set(key(r), { siteId: String(r.site_id), day: String(r.d), hits: bigint(r.n) });
     }
     const counted = new Map<string, { siteId: string; day: string; net: bigint }>();
@@ -120,21 +146,35 @@ export class ClickHouseDayRollups implements DayRollupStore {
       `SELECT site_id, toString(day) AS d FROM
          (SELECT site_id, day, sum(inserted) AS inserted, sum(deleted) AS deleted FROM day_changes WHERE ${before} GROUP BY site_id, day)
        WHERE inserted > deleted AND (site_id, day, inserted, deleted) NOT IN
-         (SELECT site_id, day, inserted, deleted FROM day_rollups WHERE field = '' AND ${before})
+         (SELECT site_id, day, inserted, deleted FROM day_rollups WHERE field = '' AND format = ${FORMAT} AND ${before})
        ORDER BY day DESC, site_id LIMIT ${sqlLiteral(limit)}`,
     );
     return rows.map((r) => ({ siteId: String(r.site_id), day: String(r.d) }));
   }
 
-  async insertBuild(siteId: string, day: string, builtAt: number, counts: DayChanges, rows: readonly DayRollupRow[]): Promise<void> {
-    const head = `${sqlLiteral(siteId)}, ${sqlLiteral(day)}, ${sqlLiteral(builtAt)}`;
-    const tail = `${sqlLiteral(counts.inserted)}, ${sqlLiteral(counts.deleted)}`;
-    // The totals row last: an insert too large for one block is committed block by block, and the build is read
-    // only once its totals row is there.
-    const ordered = [...rows.filter((r) => r.field !== ''), ...rows.filter((r) => r.field === '')];
-    const values = ordered.map((r) => `(${head}, ${sqlLiteral(r.field)}, ${sqlLiteral(r.value)}, ${sqlLiteral(r.pageviews)}, ${sqlLiteral(r.visitors)}, ${tail})`);
-    await this.conn.insert(
-      `INSERT INTO day_rollups (site_id, day, built_at, field, value, pageviews, visitors, inserted, deleted) VALUES ${values.join(', ')}`,
-    );
+  async insertBuild(siteId: string, day: string, builtAt: number, counts: DayChanges, rows: readonly DayRollupRow[], crossings: DayCrossings): Promise<void> {
+    const head = `${sqlLiteral(siteId)}, ${sqlLiteral(day)}, ${sqlLiteral(builtAt)}, ${sqlLiteral(counts.inserted)}, ${sqlLiteral(counts.deleted)}, ${FORMAT}`;
+    const row = (r: DayRollupRow, windows = '0, 0') =>
+      `(${head}, ${sqlLiteral(r.field)}, ${sqlLiteral(r.value)}, ${[r.pageviews, r.visitors, r.visits, r.bounces, r.durationMs, r.uniques].map(sqlLiteral).join(', ')}, ${windows})`;
+    const none = { pageviews: 0n, visitors: 0n, visits: 0n, bounces: 0n, durationMs: 0n, uniques: 0n };
+    const insert = (values: string[]) =>
+      this.conn.insert(
+        'INSERT INTO day_rollups (site_id, day, built_at, inserted, deleted, format, field, value, pageviews, visitors, visits, bounces, duration_ms, uniques, head_until, tail_from) ' +
+          `VALUES ${values.join(', ')}`,
+      );
+    const rest = [
+      ...rows.filter((r) => r.field !== '').map((r) => row(r)),
+      ...crossings.visitIds.map((id) => row({ field: CROSSING_FIELD, value: String(id), ...none })),
+    ];
+    const totals = rows.filter((r) => r.field === '').map((r) => row(r, `${sqlLiteral(crossings.headUntil)}, ${sqlLiteral(crossings.tailFrom)}`));
+    // The totals row last, and alone: a build is read only once it is there, and a report reads the crossing
+    // visits in a statement of its own, which on a replicated cluster may go to another replica: every replica
+    // must have the rest first.
+    if (rest.length > 0) {
+      await insert(rest);
+      const cluster = this.cluster;
+      if (cluster?.replicated) await cluster.onEveryNode((node) => node.exec(`SYSTEM SYNC REPLICA ${cluster.local('day_rollups')}`));
+    }
+    await insert(totals);
   }
 }

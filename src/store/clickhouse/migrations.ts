@@ -141,6 +141,24 @@ export const MIGRATIONS: Migration[] = [
       ) ENGINE = MergeTree PARTITION BY toYYYYMM(day) ORDER BY (site_id, field, day, value)`,
     ],
   },
+  {
+    version: 10,
+    name: 'day rollups of visits',
+    // Builds also hold the visits lying wholly inside their day (visits, bounces, durations, page pairs per field
+    // value) and list the day's other visits, which reports read from their hits: format 2 (builds of version 9,
+    // format 1, are never read and are built again). Whether a visit lies inside its day also depends on the hits
+    // up to the visit timeout (src/ingest/visits.ts, 30 minutes) before and after the day, which could join it:
+    // a second view counts each hit that close to a midnight for the day on the other side too, so a day's counts
+    // cover its day widened by 30 minutes each way. The builder mends every day's counts to that once (heal).
+    statements: [
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS day_edges_view TO day_changes AS
+        SELECT site_id, toDate(toDateTime(intDiv(ts + if(ts % 86400000 < 1800000, -1800000, 1800000), 1000), 'UTC')) AS day,
+          count() AS inserted, toUInt64(0) AS deleted
+        FROM hits WHERE ts % 86400000 < 1800000 OR ts % 86400000 >= 84600000 GROUP BY site_id, day`,
+      ...['format UInt8 DEFAULT 1', 'visits UInt64 DEFAULT 0', 'bounces UInt64 DEFAULT 0', 'duration_ms UInt64 DEFAULT 0', 'uniques UInt64 DEFAULT 0',
+        'head_until Int64 DEFAULT 0', 'tail_from Int64 DEFAULT 0'].map((c) => (f: ClickHouseFeatures) => `ALTER TABLE day_rollups ${addColumn(f)} ${c}`),
+    ],
+  },
 ];
 
 // ClickHouse's codes for "already exists": two processes creating the same thing at the same moment may see
