@@ -177,6 +177,10 @@ export class ClickHouseDialect extends SqlDialect {
     return `${this.joinVisits(alias, scope)} ON ${alias}.visit_id = ${left}`;
   }
 
+  override joinOneRowEach(): string {
+    return this.anyInnerJoin();
+  }
+
   /**
    * A join on a right side with one row per key. 18.16's ANY INNER JOIN keeps every left row (with one right row
    * each), about 10% faster than ALL there. From 19.14 ANY INNER JOIN joins each right row at most once (most hits

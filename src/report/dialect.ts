@@ -265,6 +265,11 @@ export class SqlDialect {
     return `JOIN ${this.table('visits', alias)}`;
   }
 
+  /** `JOIN` of a right side with at most one row per key (a subquery grouped by it). */
+  joinOneRowEach(): string {
+    return 'JOIN';
+  }
+
   /** joinVisits() with its condition: the visit of `left`, a left-side `visit_id` column. */
   joinVisitsOn(alias: string, scope: JoinScope, left: string): string {
     return `${this.joinVisits(alias, scope)} ON ${alias}.visit_id = ${left}`;

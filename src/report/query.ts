@@ -66,10 +66,19 @@ export interface HitScope {
   intervals: readonly (readonly [Date, Date])[];
   except?: VisitSet;
   crossing?: { windows: readonly (readonly [Date, Date])[]; visits: VisitSet };
+  /**
+   * Which visits have all their hits in the scope, so that the plans take their facts (pageviews, first and last
+   * hit) from those hits instead of reading the visits: 'all' of those it keeps, or those 'inside' the report's
+   * range (the visits crossing its ends are read from their rows).
+   */
+  factsFromHits?: 'all' | 'inside';
 }
 
-/** Visits a scope names: those overlapping `edgesOf` without lying inside it, or those builds list as crossing their day. */
-export type VisitSet = { edgesOf: readonly [Date, Date] } | { builds: readonly DayBuild[] };
+/**
+ * Visits a scope names: those overlapping `edgesOf` without lying inside it, those builds list as crossing their
+ * day, or these ids.
+ */
+export type VisitSet = { edgesOf: readonly [Date, Date] } | { builds: readonly DayBuild[] } | { ids: readonly bigint[] };
 
 /** A report's funnel filter (ReportQuery.funnel). */
 export interface FunnelFilter {

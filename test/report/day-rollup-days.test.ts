@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { utcDayStart } from '../../src/domain/time.js';
-import { bucketOfDay, crossingBounds, crossingWindows, limitIntervals, uncoveredIntervals, wholeDays } from '../../src/report/day-rollups/days.js';
+import { bucketOfDay, crossingBounds, crossingWindows, limitIntervals, mergedWindows, uncoveredIntervals, wholeDays } from '../../src/report/day-rollups/days.js';
 
 const at = (iso: string) => Date.parse(iso);
 
@@ -71,5 +71,14 @@ describe('day rollups: days of a range', () => {
     // A visit over the whole day, or windows that meet: the whole day, once.
     assert.deepEqual(windows([visit('2026-03-04T23:00:00Z', '2026-03-06T01:00:00Z')]), [['2026-03-05T00:00:00.000Z', '2026-03-06T00:00:00.000Z']]);
     assert.deepEqual(windows([visit('2026-03-04T23:00:00Z', '2026-03-05T14:00:00Z'), visit('2026-03-05T13:00:00Z', '2026-03-06T01:00:00Z')]), [['2026-03-05T00:00:00.000Z', '2026-03-06T00:00:00.000Z']]);
+  });
+
+  it('merges windows that meet or overlap', () => {
+    const w = (a: string, b: string) => [new Date(`2026-03-05T${a}Z`), new Date(`2026-03-05T${b}Z`)] as const;
+    const iso = (windows: [Date, Date][]) => windows.map(([a, b]) => `${a.toISOString().slice(11, 19)}-${b.toISOString().slice(11, 19)}`);
+    assert.deepEqual(iso(mergedWindows([w('10:00:00', '11:00:00'), w('00:00:00', '01:00:00'), w('01:00:00', '02:00:00'), w('10:30:00', '10:45:00'), w('12:00:00', '13:00:00')])), [
+      '00:00:00-02:00:00', '10:00:00-11:00:00', '12:00:00-13:00:00',
+    ]);
+    assert.deepEqual(mergedWindows([]), []);
   });
 });

@@ -100,3 +100,17 @@ export function crossingWindows(start: number, end: number, { headUntil, tailFro
   if (tailFrom < end) windows.push([new Date(tailFrom), new Date(end)]);
   return windows;
 }
+
+/** Time windows in order, those that meet or overlap as one (a day's tail and the next day's head meet at midnight). */
+export function mergedWindows(windows: readonly (readonly [Date, Date])[]): [Date, Date][] {
+  const out: [Date, Date][] = [];
+  for (const [from, until] of [...windows].sort((a, b) => a[0].getTime() - b[0].getTime())) {
+    const last = out.at(-1);
+    if (last && from.getTime() <= last[1].getTime()) {
+      if (until.getTime() > last[1].getTime()) last[1] = until;
+    } else {
+      out.push([from, until]);
+    }
+  }
+  return out;
+}

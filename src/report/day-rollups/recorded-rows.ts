@@ -10,9 +10,9 @@ import type { DayBuild, DayRollupStore } from '../../store/types.js';
 import { valueConditions } from '../conditions.js';
 import { Binder, DAY_MS, type CompiledQuery, type SqlDialect } from '../dialect.js';
 import { GROUP_FIELDS, type Aggregate, type GroupField } from '../fields.js';
-import type { ReportQuery } from '../query.js';
+import type { HitScope, ReportQuery } from '../query.js';
 import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS } from '../result-columns.js';
-import { bucketOfDay, crossingWindows, limitIntervals, uncoveredIntervals, wholeDays } from './days.js';
+import { bucketOfDay, crossingWindows, limitIntervals, mergedWindows, uncoveredIntervals, wholeDays } from './days.js';
 
 /** The numbers a build holds per field value: over all its day's pageviews... */
 export const DAY_AGGREGATES = ['pageviews', 'visitors', 'visits', 'uniques', 'bounce_rate', 'avg_duration'] as const satisfies readonly Aggregate[];
@@ -131,9 +131,12 @@ export async function recordedRowsWithRollups(q: ReportQuery, deps: RecordedRows
       .map((b) => ({ build: b, windows: crossingWindows(utcDayStart(b.day), utcDayStart(b.day) + DAY_MS, b) }))
       .filter((c) => c.windows.length > 0);
     if (intervals.length > 0 || crossed.length > 0) {
-      const scope = {
+      // Every visit counted here has all its hits in these intervals and windows, except those crossing the
+      // range's ends: the others' facts come from their hits.
+      const scope: HitScope = {
         intervals: intervals.map(([from, until]) => [new Date(from), new Date(until)] as const),
-        crossing: { windows: crossed.flatMap((c) => c.windows), visits: { builds: crossed.map((c) => c.build) } },
+        crossing: { windows: mergedWindows(crossed.flatMap((c) => c.windows)), visits: { builds: crossed.map((c) => c.build) } },
+        factsFromHits: 'inside',
       };
       parts.push(part(visitAggregates, { scope }));
     }

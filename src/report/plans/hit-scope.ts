@@ -10,8 +10,9 @@ function within(b: Binder, [from, until]: readonly [Date, Date]): string {
   return `(h.ts >= ${b.value(from)} AND h.ts < ${b.value(until)})`;
 }
 
-/** `SELECT` of the visit ids `visits` names. */
+/** The visit ids `visits` names, for an IN: a SELECT, or the ids themselves (at least one). */
 function visitIds(d: SqlDialect, visits: VisitSet, site: string, b: Binder): string {
+  if ('ids' in visits) return visits.ids.map((id) => b.value(id)).join(', ');
   if ('edgesOf' in visits) return d.edgeVisitIds(site, b.value(visits.edgesOf[0]), b.value(visits.edgesOf[1]), []);
   return d.dayRollupCrossings(site, visits.builds.map((k) => `(${d.date(b.value(k.day))}, ${b.value(k.builtAt)}, ${b.value(k.inserted)}, ${b.value(k.deleted)})`));
 }
@@ -25,12 +26,32 @@ export function scopeConditions(d: SqlDialect, scope: HitScope | undefined, site
   const parts: string[] = [];
   if (scope.intervals.length > 0) {
     const times = scope.intervals.map((i) => within(b, i)).join(' OR ');
-    parts.push(scope.except ? `((${times}) AND h.visit_id NOT IN (${visitIds(d, scope.except, site, b)}))` : `(${times})`);
+    const except = scope.except && !('ids' in scope.except && scope.except.ids.length === 0) ? scope.except : undefined;
+    parts.push(except ? `((${times}) AND h.visit_id NOT IN (${visitIds(d, except, site, b)}))` : `(${times})`);
   }
   const crossing = scope.crossing;
-  if (crossing && crossing.windows.length > 0) {
+  if (crossing && crossing.windows.length > 0 && !('ids' in crossing.visits && crossing.visits.ids.length === 0)) {
     parts.push(`((${crossing.windows.map((w) => within(b, w)).join(' OR ')}) AND h.visit_id IN (${visitIds(d, crossing.visits, site, b)}))`);
   }
   // No interval and no window: no hit.
   return [parts.length > 0 ? `(${parts.join(' OR ')})` : '1 = 0'];
+}
+
+/**
+ * With `scope.factsFromHits`, the facts the plans read from a visit's row (`visit_id`, `pageviews`, `started_at`,
+ * `last_seen_at`) for every visit the scope keeps: taken from its hits in the scope, as the ingest derives the row
+ * from them (engagement hits change no visit), and, with 'inside', from the rows of the visits crossing the range's
+ * ends, whose other hits the scope does not hold. Undefined without.
+ */
+export function scopedVisitFacts(d: SqlDialect, scope: HitScope | undefined, site: string, range: { from: string; until: string }, b: Binder): string | undefined {
+  if (!scope?.factsFromHits) return undefined;
+  const fromHits =
+    `SELECT h.visit_id AS visit_id, sum(CASE WHEN h.type = 'pageview' THEN 1 ELSE 0 END) AS pageviews, min(h.ts) AS started_at, max(h.ts) AS last_seen_at ` +
+    `FROM ${d.table('hits', 'h')} WHERE h.site_id = ${site} AND h.type IN ('pageview', 'event') AND ${scopeConditions(d, scope, site, b).join(' AND ')} GROUP BY h.visit_id`;
+  if (scope.factsFromHits === 'all') return fromHits;
+  const edge = d.edgeVisitIds(site, range.from, range.until, []);
+  return (
+    `SELECT f.visit_id AS visit_id, f.pageviews AS pageviews, f.started_at AS started_at, f.last_seen_at AS last_seen_at FROM (${fromHits}) f WHERE f.visit_id NOT IN (${edge}) ` +
+    `UNION ALL ${d.visitIds(site, [`v.visit_id IN (${edge})`], 'v.visit_id AS visit_id, v.pageviews AS pageviews, v.started_at AS started_at, v.last_seen_at AS last_seen_at')}`
+  );
 }

@@ -5,6 +5,7 @@
 import { filterConditions } from '../conditions.js';
 import type { Binder } from '../dialect.js';
 import type { ReportQuery } from '../query.js';
+import { scopedVisitFacts } from './hit-scope.js';
 import { selectHits } from './hit-selection.js';
 import { visitFacts, type PlanContext } from './plan-sql.js';
 
@@ -32,17 +33,21 @@ export function perVisit(ctx: PlanContext, q: ReportQuery, b: Binder): string {
   };
   const visitWhere = filterConditions(d, visitFilters, b);
   // A scope keeps a few of the range's hits (hit-scope.ts): the visits joined are narrowed to theirs, which a
-  // dialect finds by the visits' key instead of merging every visit of the range.
+  // dialect finds by the visits' key instead of merging every visit of the range; with whole visits, their facts
+  // come from their hits and no visit is read.
   const joined = q.scope ? { few: true, where: [`v.visit_id IN (SELECT visit_id FROM ${w.ref('sel')})`] } : { where: [] };
+  const facts = visitLevel ? undefined : scopedVisitFacts(d, q.scope, site, { from, until }, b);
   w.add('per_visit', `SELECT ${perVisitColumns.join(', ')} FROM ${w.ref('sel')} GROUP BY ${[...inner.map((g) => g.alias), 'visit_id'].join(', ')}`);
   return (
     w.with() +
     `SELECT ${select(perGroup)} FROM ${w.ref('per_visit', 'p')}` +
     // Every joined visit has a hit in the range, so overlaps it (a visit's started_at and last_seen_at span
     // all its hits, as plan 4 relies on too), and passes the visit filters.
-    (needsVisitFacts || visitLevel
-      ? ` ${d.joinVisits('v', { site, few: joined.few, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...joined.where, ...visitWhere] })} ON v.visit_id = p.visit_id`
-      : '') +
+    (facts && needsVisitFacts
+      ? ` ${d.joinOneRowEach()} (${facts}) AS v ON v.visit_id = p.visit_id`
+      : needsVisitFacts || visitLevel
+        ? ` ${d.joinVisits('v', { site, few: joined.few, where: [`v.started_at < ${until}`, `v.last_seen_at >= ${from}`, ...joined.where, ...visitWhere] })} ON v.visit_id = p.visit_id`
+        : '') +
     (visitWhere.length > 0 ? ` WHERE ${visitWhere.join(' AND ')}` : '') +
     groupBy
   );

@@ -3,11 +3,14 @@
 
 import type { Binder } from '../dialect.js';
 import type { ReportQuery } from '../query.js';
+import { scopedVisitFacts } from './hit-scope.js';
 import { selectHits } from './hit-selection.js';
 import { visitFacts, type PlanContext } from './plan-sql.js';
 
 export function semiJoinTotals(ctx: PlanContext, q: ReportQuery, b: Binder): string {
-  const { w, select } = selectHits(ctx, q, b);
+  const { w, select, site, from, until } = selectHits(ctx, q, b);
+  // With a scope holding its visits' hits, their facts come from those hits (hit-scope.ts).
+  const facts = scopedVisitFacts(ctx.dialect, q.scope, site, { from, until }, b);
   const totals = {
     pageviews: `(SELECT count(*) FROM ${w.ref('sel')})`,
     conversions: `(SELECT count(*) FROM ${w.ref('sel')})`,
@@ -16,5 +19,6 @@ export function semiJoinTotals(ctx: PlanContext, q: ReportQuery, b: Binder): str
     unique_conversions: 'count(*)',
     ...visitFacts(ctx),
   };
-  return w.with() + `SELECT ${select(totals)} FROM ${ctx.dialect.table('visits', 'v')} WHERE v.visit_id IN (SELECT visit_id FROM ${w.ref('sel')})`;
+  const visits = facts ? `(${facts}) AS v` : ctx.dialect.table('visits', 'v');
+  return w.with() + `SELECT ${select(totals)} FROM ${visits} WHERE v.visit_id IN (SELECT visit_id FROM ${w.ref('sel')})`;
 }
