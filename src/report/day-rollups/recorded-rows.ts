@@ -99,19 +99,6 @@ export async function recordedRowsWithRollups(q: ReportQuery, deps: RecordedRows
   const used = builds.filter((b) => kept.has(b.day));
   if (used.length === 0) return undefined;
 
-  const sums = await deps.rollups.sums(q.siteId, field, used, grouping ? buckets : undefined, valueWhere || undefined);
-  if (!sums) return undefined;
-  const rows: Record<string, unknown>[] = sums.map((s) => ({
-    ...(q.fieldGrouping.length > 0 ? { [fieldAlias(0)]: s.value } : {}),
-    ...(grouping ? { [TIMESTAMP_ALIAS]: s.bucket } : {}),
-    [aggregateAlias('pageviews')]: s.pageviews,
-    [aggregateAlias('visitors')]: s.visitors,
-    [aggregateAlias('visits')]: s.visits,
-    [aggregateAlias('uniques')]: s.uniques,
-    // As the parts compiler writes the ratios: bounced visits, durations in ms.
-    [aggregateAlias('bounce_rate')]: s.bounces,
-    [aggregateAlias('avg_duration')]: s.durationMs,
-  }));
   const { limit: _limit, ...unlimited } = q;
   // A part of the answer: some of its aggregates, in any order (mergeImported orders the sums).
   const part = (aggregates: Aggregate[], rest: Partial<ReportQuery>) =>
@@ -141,5 +128,19 @@ export async function recordedRowsWithRollups(q: ReportQuery, deps: RecordedRows
       parts.push(part(visitAggregates, { scope }));
     }
   }
-  return rows.concat(...(await Promise.all(parts)));
+  // The builds' sums are read beside the hits' parts (when a build is not found whole, the parts are not used).
+  const [sums, ...read] = await Promise.all([deps.rollups.sums(q.siteId, field, used, grouping ? buckets : undefined, valueWhere || undefined), ...parts]);
+  if (!sums) return undefined;
+  const rows: Record<string, unknown>[] = sums.map((s) => ({
+    ...(q.fieldGrouping.length > 0 ? { [fieldAlias(0)]: s.value } : {}),
+    ...(grouping ? { [TIMESTAMP_ALIAS]: s.bucket } : {}),
+    [aggregateAlias('pageviews')]: s.pageviews,
+    [aggregateAlias('visitors')]: s.visitors,
+    [aggregateAlias('visits')]: s.visits,
+    [aggregateAlias('uniques')]: s.uniques,
+    // As the parts compiler writes the ratios: bounced visits, durations in ms.
+    [aggregateAlias('bounce_rate')]: s.bounces,
+    [aggregateAlias('avg_duration')]: s.durationMs,
+  }));
+  return rows.concat(...read);
 }
