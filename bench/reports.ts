@@ -40,14 +40,20 @@ const VISIT_ID_RANDOM_MASK = (1n << VISIT_ID_RANDOM_BITS) - 1n;
 
 /**
  * Fills hits and visits with SQL (a pipeline import of 10 M hits would take minutes): visits spread over 30 days
- * with 1-4 pageviews a minute apart (about 45% bounces; a visit lasts until up to a minute after its last
- * pageview), Zipf-like pages, a handful of sources and countries, and each visit's first view of a page flagged
+ * with 1-4 pageviews a minute apart, the last up to a minute later (about 45% bounces; a visit's record ends at its
+ * last pageview, as the pipeline records it from its hits), Zipf-like pages, a handful of sources and countries, and each visit's first view of a page flagged
  * as the pipeline flags it. Visit ids are made as the pipeline makes them (randomVisitId, src/ingest/visits.ts): the
  * start's UTC day number modulo 4,096 in the top 12 bits, 52 random bits (a hash of the row number) below. About a million
  * people come back over the month; each hit carries the person's id for its UTC day (the person's number xor a hash
  * of the day: a visitor-day, as the pipeline's daily salt makes them, so a visit across midnight has two), which
  * reports may rely on (plans/visitor-days.ts); the visit carries the id of the day it started.
  */
+/**
+ * A generated pageview's time: a minute apart within its visit, the last at the visit's end, which the visit's
+ * record gives as its last hit's time (as the pipeline records a visit from its hits).
+ */
+const HIT_TS = 'CASE WHEN k = v.pageviews - 1 THEN v.last_seen_at ELSE v.started_at + to_milliseconds(CAST(k * 60000 AS BIGINT)) END';
+
 export async function load(db: DuckDatabase, siteId: string, pageviews: number, end: Date): Promise<{ visits: number }> {
   const visits = Math.round(pageviews / 2.1); // 45% bounce, the rest 2-4 pageviews: 2.1 on average
   const start = end.getTime() - 30 * DAY;
@@ -59,7 +65,7 @@ export async function load(db: DuckDatabase, siteId: string, pageviews: number, 
               '/page-' || CAST(floor(pow(r1, 3) * 400) AS INTEGER), '/page-' || CAST(floor(pow(r2, 3) * 400) AS INTEGER),
               'https://bench.example', pv, 0, '', '', true, '', '', '', '', '', '', '', '', 0, '', '', '', '', 0, 0, 0, 0, 0
        FROM (SELECT i, to_timestamp(CAST(? AS DOUBLE) / 1000 + i * (30 * 86400.0 / ?)) :: TIMESTAMP AS ts, random() AS r1, random() AS r2,
-                    pv, (pv - 1) * 60000 + floor(random() * 60000) AS dur
+                    pv, CASE WHEN pv = 1 THEN 0 ELSE (pv - 1) * 60000 + floor(random() * 60000) END AS dur
              FROM (SELECT i, CASE WHEN random() < 0.45 THEN 1 ELSE 2 + CAST(floor(random() * 3) AS INTEGER) END AS pv FROM range(?) t(i)))`,
       [siteId, start, visits, visits],
     );
@@ -67,9 +73,9 @@ export async function load(db: DuckDatabase, siteId: string, pageviews: number, 
       `INSERT INTO hits
        SELECT * EXCLUDE (k), row_number() OVER (PARTITION BY visit_id, pathname ORDER BY ts, k) = 1 AS first_view,
               NULL AS prop_keys, NULL AS prop_values, 0 AS scroll_depth, 0 AS engaged_ms FROM (
-       SELECT v.site_id, 'pageview' AS type, v.started_at + to_milliseconds(CAST(k * 60000 AS BIGINT)) AS ts,
+       SELECT v.site_id, 'pageview' AS type, ${HIT_TS} AS ts,
               -- The person's id for the hit's own day: the visit's xor its day's hash xor the hit's day's.
-              xor(v.visitor_id, xor(hash(CAST(v.started_at AS DATE)), hash(CAST(v.started_at + to_milliseconds(CAST(k * 60000 AS BIGINT)) AS DATE)))) AS visitor_id,
+              xor(v.visitor_id, xor(hash(CAST(v.started_at AS DATE)), hash(CAST(${HIT_TS} AS DATE)))) AS visitor_id,
               v.visit_id AS visit_id,
               v.exit_hostname,
               CASE WHEN k = 0 THEN v.entry_page WHEN k = v.pageviews - 1 THEN v.exit_page
@@ -120,7 +126,7 @@ async function generateInClickHouse(conn: ClickHouseConnection, siteId: string, 
   await conn.insert(
     `INSERT INTO visits (visit_id, site_id, visitor_id, started_at, last_seen_at, entry_page, exit_page, exit_hostname, pageviews, events, paths_exact, version)
      SELECT bitOr(bitShiftLeft(toUInt64(intDiv(st, ${DAY}) % ${VISIT_ID_DAYS}), ${VISIT_ID_RANDOM_BITS}), bitAnd(sipHash64(number, ${sqlLiteral(start)}), ${VISIT_ID_RANDOM_MASK})), ${site}, bitXor((number * 7919) % 1000003, sipHash64(toDate(st, 'UTC'))), ${sqlLiteral(start)} + toInt64(number * ${sqlLiteral((30 * DAY) / visits)}) AS st,
-            st + (pv - 1) * 60000 + toInt64(floor(${uniform(3)} * 60000)),
+            st + if(pv = 1, 0, (pv - 1) * 60000 + toInt64(floor(${uniform(3)} * 60000))),
             concat('/page-', toString(toUInt32(floor(pow(${uniform(4)}, 3) * 400)))), concat('/page-', toString(toUInt32(floor(pow(${uniform(5)}, 3) * 400)))),
             'https://bench.example', if(${uniform(1)} < 0.45, 1, 2 + toUInt32(floor(${uniform(2)} * 3))) AS pv, 0, 1, pv
      FROM numbers(${sqlLiteral(visits)})`,
@@ -128,7 +134,7 @@ async function generateInClickHouse(conn: ClickHouseConnection, siteId: string, 
   // Each visit's pages as an array: the first view of a page is its first index in it (as the pipeline flags it).
   await conn.insert(
     `INSERT INTO hits (site_id, type, ts, visitor_id, visit_id, hostname, pathname, referrer_hostname, referrer_source, browser, operating_system, device_type, country_code, first_view)
-     SELECT site_id, 'pageview', started_at + k * 60000 AS hit_ts, bitXor(visitor_id, bitXor(sipHash64(toDate(started_at, 'UTC')), sipHash64(toDate(hit_ts, 'UTC')))),
+     SELECT site_id, 'pageview', if(k = pageviews - 1, last_seen_at, started_at + k * 60000) AS hit_ts, bitXor(visitor_id, bitXor(sipHash64(toDate(started_at, 'UTC')), sipHash64(toDate(hit_ts, 'UTC')))),
             visit_id, exit_hostname, paths[k + 1] AS p,
             ['', 'https://www.google.com', 'https://t.co', 'https://news.ycombinator.com', 'https://www.reddit.com'][1 + visit_id % 5],
             ['', 'Google', 'Twitter', 'Hacker News', 'Reddit'][1 + visit_id % 5],

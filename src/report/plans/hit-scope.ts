@@ -10,6 +10,9 @@ function within(b: Binder, [from, until]: readonly [Date, Date]): string {
   return `(h.ts >= ${b.value(from)} AND h.ts < ${b.value(until)})`;
 }
 
+/** Whether `visits` names no visit by listing none. */
+const listsNone = (visits: VisitSet) => 'ids' in visits && visits.ids.length === 0;
+
 /** The visit ids `visits` names, for an IN: a SELECT, or the ids themselves (at least one). */
 function visitIds(d: SqlDialect, visits: VisitSet, site: string, b: Binder): string {
   if ('ids' in visits) return visits.ids.map((id) => b.value(id)).join(', ');
@@ -26,11 +29,11 @@ export function scopeConditions(d: SqlDialect, scope: HitScope | undefined, site
   const parts: string[] = [];
   if (scope.intervals.length > 0) {
     const times = scope.intervals.map((i) => within(b, i)).join(' OR ');
-    const except = scope.except && !('ids' in scope.except && scope.except.ids.length === 0) ? scope.except : undefined;
+    const except = scope.except && !listsNone(scope.except) ? scope.except : undefined;
     parts.push(except ? `((${times}) AND h.visit_id NOT IN (${visitIds(d, except, site, b)}))` : `(${times})`);
   }
   const crossing = scope.crossing;
-  if (crossing && crossing.windows.length > 0 && !('ids' in crossing.visits && crossing.visits.ids.length === 0)) {
+  if (crossing && crossing.windows.length > 0 && !listsNone(crossing.visits)) {
     parts.push(`((${crossing.windows.map((w) => within(b, w)).join(' OR ')}) AND h.visit_id IN (${visitIds(d, crossing.visits, site, b)}))`);
   }
   // No interval and no window: no hit.
