@@ -36,6 +36,8 @@ export interface DayRollupBuilderDeps {
   /** How report statements run (the engine's gate), so builds queue behind requests like any report. */
   run: (c: CompiledQuery) => Promise<Record<string, unknown>[]>;
   now?: () => Date;
+  /** Crossing visits named in a build's statements at most (default INLINE_CROSSINGS). */
+  inlineCrossings?: number;
   log: (err: unknown, message: string) => void;
   info?: (fields: Record<string, unknown>, message: string) => void;
 }
@@ -116,7 +118,8 @@ export class DayRollupBuilder {
     // The crossing visits are left out of the contained visits' sums: named in the statements when few enough
     // (they are read once, and each statement then reads only the day's hits), else found again by each.
     const dayRange = [new Date(start), new Date(end)] as const;
-    const except: VisitSet = crossings.length <= INLINE_CROSSINGS ? { ids: crossings.map((c) => c.visitId) } : { edgesOf: dayRange };
+    const inline = crossings.length <= (this.deps.inlineCrossings ?? INLINE_CROSSINGS);
+    const except: VisitSet = inline ? { ids: crossings.map((c) => c.visitId) } : { edgesOf: dayRange };
     const rows: DayRollupRow[] = [];
     for (const field of ['', ...ROLLUP_FIELDS] as const) {
       const q: ReportQuery = {
