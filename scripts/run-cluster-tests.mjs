@@ -2,12 +2,14 @@
 // against ClickHouse clusters (CLICKHOUSE_CLUSTER):
 // for each layout, starts the cluster with scripts/clickhouse/cluster.mjs, points the tests at one node with the
 // cluster named, runs them, and stops the cluster (also when a suite fails or the run is interrupted). Prints each
-// layout's wall time. PostgreSQL and Redis are the ones the scale-out suite uses (test/helpers/).
+// layout's wall time. PostgreSQL and Redis are the ones the scale-out suite uses (test/helpers/). Each run of suites
+// is stopped after PLUMB_CLUSTER_SUITE_LIMIT_S seconds (default 900: they take 40-140 s), so a node that stops
+// answering fails the run instead of holding it; a failed layout prints the end of every node's error log.
 //
 // Usage: node scripts/run-cluster-tests.mjs [2x1] [1x2] [--reports] [path-filter ...]   (default: both layouts)
 
 import { spawn } from 'node:child_process';
-import { describe, LAYOUTS, startCluster } from './clickhouse/cluster.mjs';
+import { describe, errorLogs, LAYOUTS, startCluster } from './clickhouse/cluster.mjs';
 import { compileForTests, compiledTest } from './compile-tests.mjs';
 import { isBehaviour, testFiles } from './test-files.mjs';
 
@@ -18,6 +20,7 @@ const REPORT_SUITES = ['aggregations', 'attribution', 'injection', 'engagement',
 /** By default the whole behaviour suite, in scale-out mode, the report suites among it. */
 const BEHAVIOUR_SUITE = testFiles().filter(isBehaviour);
 const CONCURRENCY = Number(process.env.PLUMB_TEST_CONCURRENCY ?? 2);
+const SUITE_LIMIT_MS = Number(process.env.PLUMB_CLUSTER_SUITE_LIMIT_S ?? 900) * 1000;
 
 const args = process.argv.slice(2);
 const layouts = args.filter((a) => a in LAYOUTS);
@@ -29,10 +32,18 @@ if (!compileForTests()) process.exit(1);
 
 let current;
 let child;
+/** Stops the test runner and the test processes it started (its own process group). */
+const stopTests = () => {
+  try {
+    if (child?.exitCode === null) process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+};
 // Interrupted: stop the tests, then the cluster, so no server or ZooKeeper outlives the run.
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, async () => {
-    child?.kill('SIGTERM');
+    stopTests();
     await current?.stop();
     process.exit(130);
   });
@@ -44,8 +55,16 @@ function run(files, env) {
     child = spawn(process.execPath, ['--enable-source-maps', '--test', `--test-concurrency=${CONCURRENCY}`, '--test-reporter=spec', ...files.map(compiledTest)], {
       stdio: 'inherit',
       env: { ...process.env, ...env },
+      detached: true,
     });
-    child.on('exit', (code) => resolve(code ?? 1));
+    const limit = setTimeout(() => {
+      console.error(`\nThe suites did not finish within ${SUITE_LIMIT_MS / 1000} s: stopped (PLUMB_CLUSTER_SUITE_LIMIT_S).`);
+      stopTests();
+    }, SUITE_LIMIT_MS);
+    child.on('exit', (code) => {
+      clearTimeout(limit);
+      resolve(code ?? 1);
+    });
   });
 }
 
@@ -65,8 +84,10 @@ for (const name of layouts.length > 0 ? layouts : Object.keys(LAYOUTS)) {
       PLUMB_TEST_CLUSTER_LAYOUT: name,
       PLUMB_TEST_CLUSTER_NODES: JSON.stringify(current.nodes.map((n) => ({ name: n.name, url: n.url, shard: n.shard }))),
     };
-    status = (await run(pick(STORE_SUITES), { ...env, PLUMB_TEST_STORE: 'embedded' })) || status;
-    status = (await run(pick(reportsOnly ? REPORT_SUITES : BEHAVIOUR_SUITE), { ...env, PLUMB_TEST_STORE: 'scale-out' })) || status;
+    const stores = await run(pick(STORE_SUITES), { ...env, PLUMB_TEST_STORE: 'embedded' });
+    const failed = (await run(pick(reportsOnly ? REPORT_SUITES : BEHAVIOUR_SUITE), { ...env, PLUMB_TEST_STORE: 'scale-out' })) || stores;
+    if (failed) console.error(`\nThe ${name} layout failed. What its servers logged last:\n${errorLogs(current)}`);
+    status = failed || status;
   } finally {
     const done = Date.now();
     await current.stop();

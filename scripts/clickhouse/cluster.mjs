@@ -253,12 +253,17 @@ async function zookeeperSession(node, deadline) {
   }
 }
 
-function tail(file) {
+function tail(file, lines = 5) {
   try {
-    return readFileSync(file, 'utf8').split('\n').slice(-5).join('\n');
+    return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
   } catch {
     return '(no log)';
   }
+}
+
+/** The last `lines` lines of each node's error log, for a failed run to show what the servers said. */
+export function errorLogs(cluster, lines = 20) {
+  return cluster.nodes.map((n) => `--- ${n.name} error.log (last ${lines} lines):\n${tail(join(n.dir, 'log', 'error.log'), lines)}`).join('\n');
 }
 
 /** One line per node: the layout as an operator reads it. */

@@ -18,6 +18,9 @@ const START_OF: Record<DateGrouping, string> = {
 /** The visit columns a report reads from a joined visit (the plans in src/report/plans/: visit facts, groups, filters). */
 const JOINED_VISIT_COLUMNS = ['visit_id', 'started_at', 'last_seen_at', 'pageviews', 'entry_page', 'exit_page'];
 
+/** FUNCTION_THROW_IF_VALUE_IS_NON_ZERO (395), a throwIf() that fired (dayRollupCrossings' guard): the HTTP client's code, or in the message (18.16, chdb). */
+const THROW_IF_FIRED = { code: '395', message: /\bCode: 395\b/ };
+
 export class ClickHouseDialect extends SqlDialect {
   override readonly name: string = 'clickhouse';
   // 18.16's WITH names expressions only, not subqueries.
@@ -204,11 +207,23 @@ export class ClickHouseDialect extends SqlDialect {
     return this.visitIds(site, ['v.pageviews > 0', `v.started_at < ${until}`, `v.last_seen_at >= ${from}`, `NOT (${inside})`], columns);
   }
 
+  /**
+   * The ids and the builds' totals rows in one read: on a replicated cluster this subquery may go to another replica
+   * than the one that named the builds, and one without a build would list none of its visits. A build is one part
+   * (ClickHouseDayRollups.insertBuild), so a replica that has its totals row has its ids: every totals row found,
+   * or the statement fails (throwIf's code 395, missingBuild) and the report reads the hits.
+   */
   override dayRollupCrossings(site: string, builds: readonly string[]): string {
     return (
-      `SELECT toUInt64(value) FROM day_rollups WHERE site_id = ${site} AND field = ${sqlLiteral(CROSSING_FIELD)}` +
-      ` AND (day, built_at, inserted, deleted) IN (${builds.join(', ')})`
+      `SELECT arrayJoin(c.ids) FROM (SELECT groupArrayIf(toUInt64OrZero(value), field = ${sqlLiteral(CROSSING_FIELD)}) AS ids, ` +
+      `countIf(field = '') AS found FROM day_rollups WHERE site_id = ${site} AND field IN (${sqlLiteral(CROSSING_FIELD)}, '')` +
+      ` AND (day, built_at, inserted, deleted) IN (${builds.join(', ')})) c WHERE throwIf(c.found != ${builds.length}) = 0`
     );
+  }
+
+  override missingBuild(err: unknown): boolean {
+    const e = err as { code?: unknown; message?: unknown } | undefined;
+    return e?.code === THROW_IF_FIRED.code || THROW_IF_FIRED.message.test(String(e?.message ?? '').slice(0, 4000));
   }
 
   /**

@@ -304,10 +304,16 @@ export class SqlDialect {
 
   /**
    * `SELECT` of the visit ids that day rollups' builds list as crossing their day, the builds given as
-   * `(day, built_at, inserted, deleted)` tuples of bound values. Only stores that keep day rollups have it.
+   * `(day, built_at, inserted, deleted)` tuples of bound values; the statement fails (missingBuild) where one of
+   * the builds is not there, as on a replica that has not yet received it. Only stores that keep day rollups have it.
    */
   dayRollupCrossings(_site: string, _builds: readonly string[]): string {
     throw new Error(`the ${this.name} store keeps no day rollups`);
+  }
+
+  /** Whether `err` is a statement's dayRollupCrossings failing because a build was not there. */
+  missingBuild(_err: unknown): boolean {
+    return false;
   }
 
   /** The earliest of a timestamp column, as the engine reads it: a Date, or UTC text `YYYY-MM-DD HH:MM:SS[.mmm]`. */

@@ -75,6 +75,7 @@ class ChdbTransport implements ClickHouseTransport {
     await this.run(sql, 'TabSeparated');
   }
 
+  /** Without the settings: they shape how a server splits an insert into parts, which matters to its replicas; this engine has none. */
   async insert(sql: string): Promise<void> {
     await this.run(sql, 'TabSeparated');
   }

@@ -128,8 +128,16 @@ export async function recordedRowsWithRollups(q: ReportQuery, deps: RecordedRows
       parts.push(part(visitAggregates, { scope }));
     }
   }
-  // The builds' sums are read beside the hits' parts (when a build is not found whole, the parts are not used).
-  const [sums, ...read] = await Promise.all([deps.rollups.sums(q.siteId, field, used, grouping ? buckets : undefined, valueWhere || undefined), ...parts]);
+  // The builds' sums are read beside the hits' parts. When a statement does not find every build (a replica that
+  // has not yet received one), the report reads the hits.
+  let sums: Awaited<ReturnType<typeof deps.rollups.sums>>;
+  let read: Record<string, unknown>[][];
+  try {
+    [sums, ...read] = await Promise.all([deps.rollups.sums(q.siteId, field, used, grouping ? buckets : undefined, valueWhere || undefined), ...parts]);
+  } catch (err) {
+    if (deps.dialect.missingBuild(err)) return undefined;
+    throw err;
+  }
   if (!sums) return undefined;
   const rows: Record<string, unknown>[] = sums.map((s) => ({
     ...(q.fieldGrouping.length > 0 ? { [fieldAlias(0)]: s.value } : {}),

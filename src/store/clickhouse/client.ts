@@ -72,9 +72,9 @@ export class ClickHouseConnection {
     await this.transport.command(sql);
   }
 
-  /** An INSERT ... VALUES statement built from literals. */
-  async insert(sql: string): Promise<void> {
-    await this.transport.insert(sql);
+  /** An INSERT ... VALUES statement built from literals; `settings` for this insert (where the transport sends any). */
+  async insert(sql: string, settings?: QuerySettings): Promise<void> {
+    await this.transport.insert(sql, settings);
   }
 
   close(): Promise<void> {

@@ -77,7 +77,7 @@ export class ClickHouseEventStore implements EventStore {
     /** The cluster the tables are spread over; undefined: one server. */
     readonly cluster: ClickHouseCluster | undefined,
   ) {
-    this.dayRollups = new ClickHouseDayRollups(conn, cluster);
+    this.dayRollups = new ClickHouseDayRollups(conn);
   }
 
   /** Connects, creates the database if missing and applies migrations (safe when several processes start at once). */

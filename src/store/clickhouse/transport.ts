@@ -16,8 +16,11 @@ export interface ClickHouseTransport {
   query(sql: string): Promise<JsonResult>;
   /** A statement without a result: DDL, ALTER, SYSTEM, OPTIMIZE. */
   command(sql: string): Promise<void>;
-  /** An `INSERT ... VALUES` statement whose rows are already literals (src/store/clickhouse/literal.ts). */
-  insert(sql: string): Promise<void>;
+  /**
+   * An `INSERT ... VALUES` statement whose rows are already literals (src/store/clickhouse/literal.ts); `settings`
+   * for this insert beside it (18.16 has no SETTINGS clause on INSERT), where they matter: on a server.
+   */
+  insert(sql: string, settings?: Readonly<Record<string, string | number>>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -71,8 +74,9 @@ class HttpTransport implements ClickHouseTransport {
     await this.client.command({ query: sql });
   }
 
-  insert(sql: string): Promise<void> {
-    return this.command(sql);
+  async insert(sql: string, settings?: Readonly<Record<string, string | number>>): Promise<void> {
+    // The client adds these to its own (the cluster's).
+    await this.client.command({ query: sql, ...(settings ? { clickhouse_settings: { ...settings } } : {}) });
   }
 
   close(): Promise<void> {
