@@ -590,6 +590,9 @@ export interface DayRollupSum extends DaySums {
 /** The field of a build's rows that list its day's crossing visits, one visit id each as the row's value. */
 export const CROSSING_FIELD = '#crossing';
 
+/** The field of a build's rows of its day's UTC hours, the hour's start (`YYYY-MM-DD HH:00:00`) as the row's value. */
+export const HOUR_FIELD = '#hour';
+
 /** What a build records of its day's crossing visits (DayBuild). */
 export interface DayCrossings {
   visitIds: readonly bigint[];

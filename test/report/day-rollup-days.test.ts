@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { utcDayStart } from '../../src/domain/time.js';
-import { bucketOfDay, crossingBounds, crossingWindows, limitIntervals, mergedWindows, uncoveredIntervals, wholeDays } from '../../src/report/day-rollups/days.js';
+import { bucketOfDay, crossingBounds, crossingWindows, hoursAlign, limitIntervals, localHourBucket, mergedWindows, uncoveredIntervals, wholeDays } from '../../src/report/day-rollups/days.js';
 
 const at = (iso: string) => Date.parse(iso);
 
@@ -34,6 +34,22 @@ describe('day rollups: days of a range', () => {
     // London is UTC in winter, an hour ahead in summer.
     assert.equal(bucketOfDay('2026-01-10', 'day', 'Europe/London'), '2026-01-10 00:00:00');
     assert.equal(bucketOfDay('2026-07-10', 'day', 'Europe/London'), undefined);
+  });
+
+  it('reads a UTC day by hour only where each of its hours is one of the zone\'s', () => {
+    assert.equal(hoursAlign('2026-03-07', 'America/New_York'), true);
+    // The clocks go forward at 07:00 UTC that day; back on 2026-11-01 at 06:00 UTC (02:00 local twice over).
+    assert.equal(hoursAlign('2026-03-08', 'America/New_York'), false);
+    assert.equal(hoursAlign('2026-11-01', 'America/New_York'), false);
+    assert.equal(hoursAlign('2026-11-02', 'America/New_York'), true);
+    assert.equal(hoursAlign('2026-03-08', 'UTC'), true);
+    assert.equal(hoursAlign('2026-03-08', 'Asia/Kolkata'), false);
+    assert.equal(hoursAlign('2026-03-08', 'Asia/Kathmandu'), false);
+    assert.equal(hoursAlign('2026-03-08', 'Pacific/Kiritimati'), true);
+    assert.equal(localHourBucket('2026-03-09 13:00:00', 'America/New_York'), '2026-03-09 09:00:00');
+    assert.equal(localHourBucket('2026-03-09 03:00:00', 'America/New_York'), '2026-03-08 23:00:00');
+    assert.equal(localHourBucket('2026-12-31 23:00:00', 'Europe/Berlin'), '2027-01-01 00:00:00');
+    assert.equal(localHourBucket('2026-03-09 13:00:00', 'UTC'), '2026-03-09 13:00:00');
   });
 
   it('leaves the rest of the range to the hits, merged into few intervals', () => {

@@ -122,6 +122,13 @@ describe('day rollups on ClickHouse', () => {
     return sumsRead > before;
   }
 
+  /** The hours of a report by hour (both engines' answers equal), and whether the rollups were read for it. */
+  async function hourRows(site: Site, params: Params): Promise<{ read: boolean; hours: string[] }> {
+    const read = await same(site, params);
+    const rows = (await answer(withRollups, site, params)) as Record<string, string>[];
+    return { read, hours: rows.map((r) => r.timestamp!) };
+  }
+
   const WEEK = { date_from: '2026-03-04 00:00:00', date_to: '2026-03-10 23:59:59' };
   /** Every aggregate builds hold, alone and together (bounce rate and duration come with visits, in parts). */
   const AGGREGATE_SETS = ['pageviews', 'visitors,pageviews', 'visits,uniques,avg_duration,bounce_rate', 'pageviews,visitors,bounce_rate,uniques'];
@@ -186,11 +193,30 @@ describe('day rollups on ClickHouse', () => {
     assert.equal(await same(sites.ny, byDay), false);
     // A range inside one UTC day has no day to read from rollups.
     assert.equal(await same(sites.utc, { aggregates: 'pageviews', date_from: '2026-03-06 01:00:00', date_to: '2026-03-06 20:00:00' }), false);
-    // Visit-level filters and groups, other aggregates and hours are read from the hits.
+    // Visit-level filters and groups and other aggregates are read from the hits.
     assert.equal(await same(sites.ny, { aggregates: 'visits', field_grouping: 'entry_page', ...WEEK }), false);
     assert.equal(await same(sites.ny, { aggregates: 'visits,scroll_depth', ...WEEK }), false);
     assert.equal(await same(sites.ny, { aggregates: 'pageviews', filters: JSON.stringify([{ property: 'exit_page', operator: 'is not', value: '/' }]), ...WEEK }), false);
-    assert.equal(await same(sites.ny, { aggregates: 'pageviews', date_grouping: 'hour', date_from: '2026-03-06 00:00:00', date_to: '2026-03-08 23:59:59' }), false);
+  });
+
+  it('answers by hour as the hits do: days of whole-hour zones from the builds, days the clocks change and half-hour zones from the hits', async () => {
+    const days = { date_from: '2026-03-05 00:00:00', date_to: '2026-03-09 23:59:59' };
+    for (const site of Object.values(sites)) {
+      for (const aggregates of AGGREGATE_SETS) {
+        assert.equal(await same(site, { aggregates, date_grouping: 'hour', ...days }), site !== sites.kolkata, `${site.timezone} ${aggregates}`);
+      }
+    }
+    // New York's clocks change on 2026-03-08 (07:00 UTC): that day from the hits, a day before and after from builds.
+    const dst = await hourRows(sites.ny, { aggregates: 'pageviews', date_grouping: 'hour', date_from: '2026-03-07 19:00:00', date_to: '2026-03-09 19:59:59' });
+    assert.equal(dst.read, true);
+    assert.ok(!dst.hours.includes('2026-03-08 02:00:00'), 'no hour that the clocks skip');
+    // Another zone than the site's: whole hours from builds; Kathmandu's quarter hours from the hits only.
+    assert.ok(await same(sites.utc, { aggregates: 'visits,pageviews,visitors', date_grouping: 'hour', timezone: 'Europe/Berlin', ...days }));
+    assert.equal(await same(sites.utc, { aggregates: 'visits,pageviews', date_grouping: 'hour', timezone: 'Asia/Kathmandu', ...days }), false);
+    // By hour with a field or a filter: from the hits.
+    assert.equal(await same(sites.utc, { aggregates: 'pageviews', date_grouping: 'hour', field_grouping: 'pathname', ...days }), false);
+    const filters = JSON.stringify([{ property: 'pathname', operator: 'is', value: '/' }]);
+    assert.equal(await same(sites.utc, { aggregates: 'pageviews', date_grouping: 'hour', filters, ...days }), false);
   });
 
   it('answers filters on the field it groups by, and pageviews (or one value\'s visitors) filtered on one hit field', async () => {

@@ -1,17 +1,17 @@
 // Builds day rollups: every round, each closed UTC day of a site whose counts of inserted and deleted hits match no
 // build gets one, made of the report compiler's own answers for that day (pageviews and visitors, and the visits,
-// bounces, durations and page pairs of the visits lying wholly inside the day, the totals and per value of every
-// hit field), with the ids of the day's other visits, so a build holds what the hits answer. Any number of
+// bounces, durations and page pairs of the visits lying wholly inside the day, the totals, per value of every
+// hit field and per UTC hour), with the ids of the day's other visits, so a build holds what the hits answer. Any number of
 // processes may build: two builds of one day made from the same counts hold the same numbers, and readers take the
 // newest.
 
 import { utcDay, utcDayStart } from '../../domain/time.js';
-import type { DayChanges, DayRollupRow, DayRollupStore } from '../../store/types.js';
+import { HOUR_FIELD, type DayChanges, type DayRollupRow, type DayRollupStore } from '../../store/types.js';
 import type { Aggregate } from '../fields.js';
 import { ReportCompiler } from '../compiler.js';
 import { DAY_MS, type CompiledQuery } from '../dialect.js';
 import type { ReportQuery, VisitSet } from '../query.js';
-import { aggregateAlias, fieldAlias } from '../result-columns.js';
+import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS } from '../result-columns.js';
 import { integer } from '../imported.js';
 import { crossingBounds, type CrossingVisit } from './days.js';
 import { ROLLUP_FIELDS, VISIT_AGGREGATES } from './recorded-rows.js';
@@ -121,12 +121,14 @@ export class DayRollupBuilder {
     const inline = crossings.length <= (this.deps.inlineCrossings ?? INLINE_CROSSINGS);
     const except: VisitSet = inline ? { ids: crossings.map((c) => c.visitId) } : { edgesOf: dayRange };
     const rows: DayRollupRow[] = [];
-    for (const field of ['', ...ROLLUP_FIELDS] as const) {
+    // Each hit field's values, the totals (''), and the day's UTC hours (HOUR_FIELD: the totals by hour).
+    for (const field of ['', ...ROLLUP_FIELDS, HOUR_FIELD] as const) {
       const q: ReportQuery = {
         entity: 'pageview',
         siteId,
         aggregates: ['pageviews', 'visitors'],
-        fieldGrouping: field === '' ? [] : [field],
+        fieldGrouping: field === '' || field === HOUR_FIELD ? [] : [field],
+        ...(field === HOUR_FIELD ? { dateGrouping: 'hour' as const } : {}),
         filters: [],
         sort: { field: 'pageviews', direction: 'desc' },
         from: new Date(start),
@@ -134,7 +136,8 @@ export class DayRollupBuilder {
         timezone: 'UTC',
       };
       // Pageviews and visitors as a report of them reads the day; the visit sums of the visits with a pageview in
-      // the day and no hit outside it (the contained visits), which add up over days, their facts from their hits.
+      // the day (or hour) and no hit outside the day (the contained visits), which add up over days (a visit
+      // counts in each hour it has a pageview in, as reports by hour count it), their facts from their hits.
       const contained: ReportQuery = { ...q, aggregates: [...VISIT_AGGREGATES], sort: { field: 'visits', direction: 'desc' }, scope: { intervals: [dayRange], except, factsFromHits: 'all' } };
       const [counted, visits] = await Promise.all([this.byValue(q), this.byValue(contained)]);
       for (const value of new Set([...counted.keys(), ...visits.keys()])) {
@@ -157,10 +160,11 @@ export class DayRollupBuilder {
     return true;
   }
 
-  /** A part of a day's build: the rows of `q` by the value of its field ('' without one). */
+  /** A part of a day's build: the rows of `q` by the value of its field or its hour ('' without either). */
   private async byValue(q: ReportQuery): Promise<Map<string, Record<string, unknown>>> {
     const rows = await this.deps.run(this.parts.aggregation(q));
-    return new Map(rows.map((row) => [q.fieldGrouping.length === 0 ? '' : String(row[fieldAlias(0)] ?? ''), row]));
+    const key = q.dateGrouping ? TIMESTAMP_ALIAS : q.fieldGrouping.length > 0 ? fieldAlias(0) : undefined;
+    return new Map(rows.map((row) => [key === undefined ? '' : String(row[key] ?? ''), row]));
   }
 
   /** The day's crossing visits: those with pageviews in it that are not wholly inside it. */

@@ -1,7 +1,7 @@
 // Which UTC days of a report's range its day rollups may answer, the date bucket each falls in, the parts of the
 // range left to the hits, and where a day's crossing visits have their hits in it. A UTC day is answered whole or
 // not at all: it must lie inside the range and inside one of the report's date buckets (a bucket cut by the zone's
-// midnight mid-day leaves that day to the hits).
+// midnight mid-day leaves that day to the hits); by hour, each of its hours inside one of the zone's hours.
 
 import { utcDay, utcDayStart } from '../../domain/time.js';
 import { zoneOffsetMs } from '../../domain/zoned-time.js';
@@ -30,6 +30,29 @@ export function bucketOfDay(day: string, grouping: Exclude<DateGrouping, 'hour'>
   const last = start + DAY_MS - 1;
   const first = bucketStart(grouping, start + zoneOffsetMs(zone, start));
   return first === bucketStart(grouping, last + zoneOffsetMs(zone, last)) ? first : undefined;
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * Whether UTC day `day`'s hours are the zone's hours one for one (each lies in one hour bucket, and no two in the
+ * same): the zone's offset is of whole hours and stays so all day (a day its clocks change on is left to the hits).
+ */
+export function hoursAlign(day: string, zone: string): boolean {
+  const start = utcDayStart(day);
+  const offset = zoneOffsetMs(zone, start);
+  if (offset % HOUR_MS !== 0) return false;
+  for (let at = start; at < start + DAY_MS; at += HOUR_MS) {
+    if (zoneOffsetMs(zone, at) !== offset || zoneOffsetMs(zone, at + HOUR_MS - 1) !== offset) return false;
+  }
+  return true;
+}
+
+/** The zone's hour bucket (`YYYY-MM-DD HH:00:00`, as reports write it) of the UTC hour starting at `utcHour` (the same form, UTC). */
+export function localHourBucket(utcHour: string, zone: string): string {
+  const utcMs = Date.parse(`${utcHour.slice(0, 10)}T${utcHour.slice(11, 13)}:00:00Z`);
+  const local = new Date(utcMs + zoneOffsetMs(zone, utcMs)).toISOString();
+  return `${local.slice(0, 10)} ${local.slice(11, 13)}:00:00`;
 }
 
 /**

@@ -1,18 +1,18 @@
 // A report's recorded rows with its closed UTC days read from their rollups: the valid builds' sums per value (and
-// date bucket) plus, from the hits, the rest of the range and the visits crossing a built day's midnight, as rows
+// date bucket, or UTC hour) plus, from the hits, the rest of the range and the visits crossing a built day's midnight, as rows
 // of the parts compiler, to be summed per group by mergeImported (imported.ts). Exact for the numbers rollups
 // hold: pageviews add up over days, and so do visitors, each visitor id being one UTC day's (docs/reports.md,
 // "Visitors"); a visit lying wholly inside one day is counted in that day's build alone, and every other visit of
 // the range is counted from its hits, once.
 
 import { utcDayStart } from '../../domain/time.js';
-import type { DayBuild, DayRollupStore } from '../../store/types.js';
+import { HOUR_FIELD, type DayBuild, type DayRollupStore } from '../../store/types.js';
 import { valueConditions } from '../conditions.js';
 import { Binder, DAY_MS, type CompiledQuery, type SqlDialect } from '../dialect.js';
 import { GROUP_FIELDS, type Aggregate, type GroupField } from '../fields.js';
 import type { HitScope, ReportQuery } from '../query.js';
 import { aggregateAlias, fieldAlias, TIMESTAMP_ALIAS } from '../result-columns.js';
-import { bucketOfDay, crossingWindows, limitIntervals, mergedWindows, uncoveredIntervals, wholeDays } from './days.js';
+import { bucketOfDay, crossingWindows, hoursAlign, limitIntervals, localHourBucket, mergedWindows, uncoveredIntervals, wholeDays } from './days.js';
 
 /** The numbers a build holds per field value: over all its day's pageviews... */
 export const DAY_AGGREGATES = ['pageviews', 'visitors', 'visits', 'uniques', 'bounce_rate', 'avg_duration'] as const satisfies readonly Aggregate[];
@@ -29,9 +29,9 @@ const IS_ROLLUP_FIELD: ReadonlySet<string> = new Set(ROLLUP_FIELDS);
 const MAX_HIT_INTERVALS = 6;
 
 /**
- * The hit field whose rows of a build answer a report, '' for the totals, or undefined when builds cannot: the
- * aggregates builds hold (DAY_AGGREGATES), by at most one hit field, by day or longer, filtered on at most that one
- * field. A build's rows of a field are one value each, so filters on it pick whole rows; summed over several
+ * The hit field whose rows of a build answer a report, '' for the totals (HOUR_FIELD by hour), or undefined when
+ * builds cannot: the aggregates builds hold (DAY_AGGREGATES), by at most one hit field (by hour: none, unfiltered),
+ * filtered on at most that one field. A build's rows of a field are one value each, so filters on it pick whole rows; summed over several
  * values, pageviews add up, but nothing else does (a visitor or a visit may view several pages), so filters
  * without the grouping must pin one value unless only pageviews are asked for.
  */
@@ -44,11 +44,12 @@ export function rollupField(q: ReportQuery): string | undefined {
     q.propGroup !== undefined ||
     q.funnel !== undefined ||
     q.fieldGrouping.length > 1 ||
-    !q.fieldGrouping.every((f) => IS_ROLLUP_FIELD.has(f)) ||
-    q.dateGrouping === 'hour'
+    !q.fieldGrouping.every((f) => IS_ROLLUP_FIELD.has(f))
   ) {
     return undefined;
   }
+  // By hour, the totals only (a build's hours are not split by field).
+  if (q.dateGrouping === 'hour') return q.fieldGrouping.length === 0 && q.filters.length === 0 ? HOUR_FIELD : undefined;
   const grouped = q.fieldGrouping[0];
   const filtered = [...new Set(q.filters.map((f) => f.property))];
   if (filtered.length === 0) return grouped ?? '';
@@ -84,10 +85,12 @@ export async function recordedRowsWithRollups(q: ReportQuery, deps: RecordedRows
   const untilMs = q.until.getTime();
   const { first, afterLast } = wholeDays(fromMs, untilMs);
   if (first === afterLast) return undefined;
+  const hourly = q.dateGrouping === 'hour';
   const grouping = q.dateGrouping === 'hour' ? undefined : q.dateGrouping;
   const buckets = new Map<string, string>();
   const builds: DayBuild[] = [];
   for (const build of await deps.rollups.validBuilds(q.siteId, first, afterLast)) {
+    if (hourly && !hoursAlign(build.day, q.timezone)) continue;
     if (grouping) {
       const bucket = bucketOfDay(build.day, grouping, q.timezone);
       if (bucket === undefined) continue;
@@ -142,6 +145,8 @@ export async function recordedRowsWithRollups(q: ReportQuery, deps: RecordedRows
   const rows: Record<string, unknown>[] = sums.map((s) => ({
     ...(q.fieldGrouping.length > 0 ? { [fieldAlias(0)]: s.value } : {}),
     ...(grouping ? { [TIMESTAMP_ALIAS]: s.bucket } : {}),
+    // By hour, each row is one UTC hour of a build: the zone's hour it is (hoursAlign).
+    ...(hourly ? { [TIMESTAMP_ALIAS]: localHourBucket(s.value, q.timezone) } : {}),
     [aggregateAlias('pageviews')]: s.pageviews,
     [aggregateAlias('visitors')]: s.visitors,
     [aggregateAlias('visits')]: s.visits,

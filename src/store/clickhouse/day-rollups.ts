@@ -8,8 +8,8 @@ import { CROSSING_FIELD, type DayBuild, type DayChanges, type DayCrossings, type
 import type { ClickHouseConnection, Row } from './client.js';
 import { sqlLiteral } from './literal.js';
 
-/** The builds read here (migration 10); format 1, of version 9, held no visits. */
-const FORMAT = 2;
+/** The builds read here: format 3 holds the day's UTC hours too; 2 (migration 10) did not, 1 (version 9) no visits. */
+const FORMAT = 3;
 
 const DAY_MS = 86_400_000;
 /**
