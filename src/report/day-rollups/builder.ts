@@ -1,9 +1,9 @@
 // Builds day rollups: every round, each closed UTC day of a site whose counts of inserted and deleted hits match no
 // build gets one, made of the report compiler's own answers for that day (pageviews and visitors, and the visits,
 // bounces, durations and page pairs of the visits lying wholly inside the day, the totals, per value of every
-// hit field and per UTC hour), with the ids of the day's other visits, so a build holds what the hits answer. Any number of
-// processes may build: two builds of one day made from the same counts hold the same numbers, and readers take the
-// newest.
+// hit field and per UTC hour), with the ids of the day's other visits, so a build holds what the hits answer. Any
+// number of processes may build: two builds of one day made from the same counts hold the same numbers, and readers
+// take the newest.
 
 import { utcDay, utcDayStart } from '../../domain/time.js';
 import { HOUR_FIELD, type DayChanges, type DayRollupRow, type DayRollupStore } from '../../store/types.js';

@@ -1,9 +1,9 @@
 // A report's recorded rows with its closed UTC days read from their rollups: the valid builds' sums per value (and
-// date bucket, or UTC hour) plus, from the hits, the rest of the range and the visits crossing a built day's midnight, as rows
-// of the parts compiler, to be summed per group by mergeImported (imported.ts). Exact for the numbers rollups
-// hold: pageviews add up over days, and so do visitors, each visitor id being one UTC day's (docs/reports.md,
-// "Visitors"); a visit lying wholly inside one day is counted in that day's build alone, and every other visit of
-// the range is counted from its hits, once.
+// date bucket, or UTC hour) plus, from the hits, the rest of the range and the visits crossing a built day's
+// midnight, as rows of the parts compiler, to be summed per group by mergeImported (imported.ts). Exact for the
+// numbers rollups hold: pageviews add up over days, and so do visitors, each visitor id being one UTC day's
+// (docs/reports.md, "Visitors"); a visit lying wholly inside one day is counted in that day's build alone, and every
+// other visit of the range is counted from its hits, once.
 
 import { utcDayStart } from '../../domain/time.js';
 import { HOUR_FIELD, type DayBuild, type DayRollupStore } from '../../store/types.js';
@@ -31,8 +31,8 @@ const MAX_HIT_INTERVALS = 6;
 /**
  * The hit field whose rows of a build answer a report, '' for the totals (HOUR_FIELD by hour), or undefined when
  * builds cannot: the aggregates builds hold (DAY_AGGREGATES), by at most one hit field (by hour: none, unfiltered),
- * filtered on at most that one field. A build's rows of a field are one value each, so filters on it pick whole rows; summed over several
- * values, pageviews add up, but nothing else does (a visitor or a visit may view several pages), so filters
+ * filtered on at most that one field. A build's rows of a field are one value each, so filters on it pick whole
+ * rows; summed over several values, pageviews add up, but nothing else does (a visitor or a visit may view several pages), so filters
  * without the grouping must pin one value unless only pageviews are asked for.
  */
 export function rollupField(q: ReportQuery): string | undefined {
